@@ -1,0 +1,145 @@
+"""Errors raised by regista.
+
+Every error derives from :class:`RegistaError`, so one ``except`` catches them all::
+
+    RegistaError
+    ├── UserError                  misuse: a bad argument, path, edit or agent reference
+    │   ├── AgentLoadError         an ``module:attr`` reference that cannot be imported
+    │   ├── InvalidEditError       a fork edit that does not fit the step it targets
+    │   └── MissingCredentialsError  no API key where a live provider needs one
+    ├── TraceError                 a trace that cannot be read
+    │   ├── TraceFormatError       a corrupt line (names the file and line)
+    │   └── UnsupportedSchemaVersion  a trace written by a newer regista
+    ├── ProviderError              the model provider failed (network, HTTP, bad response)
+    └── ReplayDivergence           a live request left the recorded path (carries step and diff)
+
+Warnings: :class:`ReplayDivergenceWarning` (``warn`` mode), :class:`TraceWarning`
+(a truncated last line was dropped), :class:`PricingWarning` (unknown model price).
+
+Messages are written for people: the CLI and the TUI print ``str(error)`` and nothing else.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "AgentLoadError",
+    "InvalidEditError",
+    "MissingCredentialsError",
+    "PricingWarning",
+    "ProviderError",
+    "RegistaError",
+    "ReplayDivergence",
+    "ReplayDivergenceWarning",
+    "TraceError",
+    "TraceFormatError",
+    "TraceWarning",
+    "UnsupportedSchemaVersion",
+    "UserError",
+]
+
+
+class RegistaError(Exception):
+    """Root of every error regista raises."""
+
+
+class UserError(RegistaError):
+    """The caller asked for something that cannot be done as asked."""
+
+
+class AgentLoadError(UserError):
+    """An agent reference (``module:attr``) could not be turned into an ``Agent``."""
+
+
+class InvalidEditError(UserError):
+    """A fork edit does not fit the step it targets."""
+
+
+class MissingCredentialsError(UserError):
+    """A live provider was asked to run without credentials."""
+
+
+class TraceError(RegistaError):
+    """A trace file cannot be read."""
+
+
+class TraceFormatError(TraceError):
+    """A line of a trace is not a valid event.
+
+    Attributes:
+        path: The trace file.
+        line: 1-based line number of the bad line (``None`` when not line-specific).
+    """
+
+    def __init__(self, path: str | Path, line: int | None, reason: str) -> None:
+        self.path = Path(path)
+        self.line = line
+        self.reason = reason
+        where = f"{self.path}:{line}" if line is not None else str(self.path)
+        super().__init__(f"{where}: {reason}")
+
+
+class UnsupportedSchemaVersion(TraceError):
+    """A trace was written with a schema newer than this regista understands."""
+
+    def __init__(self, path: str | Path, found: int, supported: int) -> None:
+        self.path = Path(path)
+        self.found = found
+        self.supported = supported
+        super().__init__(
+            f"{self.path} was written with trace schema version {found}, but this regista "
+            f"understands versions up to {supported}. Upgrade regista "
+            f"(pip install -U regista-harness) to read it."
+        )
+
+
+class ProviderError(RegistaError):
+    """The model provider failed to answer.
+
+    Attributes:
+        trace_path: The trace of the session that failed, when there is one.
+    """
+
+    def __init__(self, message: str, *, trace_path: Path | None = None) -> None:
+        super().__init__(message)
+        self.trace_path = trace_path
+
+
+class ReplayDivergence(RegistaError):
+    """A live request no longer matches the recording.
+
+    Attributes:
+        step: The step at which the run left the recorded path.
+        kind: ``"model"`` or ``"tool"``.
+        diffs: Structural differences (``regista.structdiff.Change``), most specific first.
+        trace_path: The recording that was being replayed.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        step: int,
+        kind: str = "model",
+        diffs: list[Any] | None = None,
+        trace_path: Path | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.step = step
+        self.kind = kind
+        self.diffs = list(diffs or [])
+        self.trace_path = trace_path
+
+
+class ReplayDivergenceWarning(UserWarning):
+    """A replay in ``warn`` mode saw a request that differs from the recording."""
+
+
+class TraceWarning(UserWarning):
+    """A trace was readable, but not completely (e.g. a half-written last line)."""
+
+
+class PricingWarning(UserWarning):
+    """The cost of a call is unknown because the model is not in the price table."""

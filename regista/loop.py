@@ -1,0 +1,478 @@
+"""The agent loop: model call → tool calls → model call …, every step written to the trace.
+
+One loop serves live runs, replays, resumes and forks. What differs is plugged in:
+the provider (live, a replay tape, or a tape with a fork's edit) and a ``ToolTape`` that
+may answer a tool call from the recording instead of running it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from ulid import ULID
+
+from regista._version import __version__
+from regista.context import (
+    ContextConfig,
+    compaction_request,
+    estimate_tokens,
+    plan_compaction,
+    summary_message,
+)
+from regista.errors import ProviderError, RegistaError, ReplayDivergence
+from regista.policy import ToolCallInfo, evaluate_policy, policy_name
+from regista.pricing import cost_usd
+from regista.providers.base import Provider, meta_of
+from regista.tools import ToolOutcome, ToolRegistry
+from regista.trace.events import (
+    ContextCompaction,
+    ErrorEvent,
+    LlmRequestEvent,
+    LlmResponseEvent,
+    PermissionDecision,
+    SessionEnd,
+    SessionStart,
+    ToolCall,
+    ToolResult,
+)
+from regista.trace.writer import TraceWriter
+from regista.types import LlmRequest, LlmResponse, Message, Usage
+
+__all__ = ["RecordedOutcome", "RunResult", "SessionConfig", "ToolTape", "run_session"]
+
+DENIED_PREFIX = "Permission denied"
+
+
+@dataclass
+class SessionConfig:
+    """Everything the loop needs to run a session (an ``Agent`` is a friendly front)."""
+
+    model: str
+    instructions: str | None = None
+    tools: ToolRegistry = field(default_factory=ToolRegistry)
+    policy: Callable[[ToolCallInfo], Any] | None = None
+    max_turns: int = 20
+    max_tokens: int = 4096
+    params: dict[str, Any] = field(default_factory=dict)
+    tool_choice: dict[str, Any] | None = None
+    context: ContextConfig | None = None
+    agent_ref: str | None = None
+    trace_dir: Path = Path(".regista/traces")
+    fsync: bool = False
+    metadata: dict[str, Any] = field(default_factory=dict)
+    policy_label: str | None = None
+
+
+@dataclass
+class RecordedOutcome:
+    """A tool call answered from a tape (or a fork's edit) instead of being run."""
+
+    content: str | list[dict[str, Any]]
+    is_error: bool
+    allowed: bool = True
+    reason: str | None = None
+    source: str = "recorded"
+
+
+class ToolTape(Protocol):
+    def lookup(self, call: ToolCallInfo, step: int) -> RecordedOutcome | None:
+        """The recorded outcome of ``call``, ``None`` to run it live; may raise
+        :class:`ReplayDivergence`."""
+        ...
+
+
+@dataclass
+class RunResult:
+    """How a session ended."""
+
+    trace_path: Path
+    session_id: str
+    output: str | None
+    stop_reason: str
+    usage: Usage
+    cost_usd: float | None
+    turns: int
+    steps: int
+    tool_calls: int
+    #: Steps served from a recording / answered by an edit / run live (replay, resume, fork).
+    recorded_steps: int = 0
+    edited_steps: int = 0
+    live_steps: int = 0
+    error: str | None = None
+    diverged_at: int | None = None
+
+    def trace(self) -> Any:
+        from regista.trace.reader import Trace
+
+        return Trace.load(self.trace_path)
+
+
+class _Run:
+    def __init__(
+        self,
+        config: SessionConfig,
+        provider: Provider,
+        writer: TraceWriter,
+        tool_tape: ToolTape | None,
+        on_text: Callable[[int, str], Any] | None,
+    ) -> None:
+        self.c = config
+        self.provider = provider
+        self.w = writer
+        self.tape = tool_tape
+        self.on_text = on_text
+        self.step = 0
+        self.turns = 0
+        self.tool_calls = 0
+        self.usage = Usage()
+        self.cost: float | None = 0.0
+        self.sources = {"recorded": 0, "edit": 0, "live": 0}
+        self.prev_messages: list[Message] = []
+        self.diverged_at: int | None = None
+
+    # -- accounting ----------------------------------------------------------------------
+
+    def _account(self, model: str, provider: str, source: str, usage: Usage) -> float | None:
+        self.usage = self.usage + usage
+        if source != "live" or provider == "scripted":
+            cost: float | None = 0.0
+        else:
+            cost = cost_usd(model, usage)
+        self.cost = None if self.cost is None or cost is None else self.cost + cost
+        return cost
+
+    # -- model calls ---------------------------------------------------------------------
+
+    async def _complete(self, request: LlmRequest, step: int) -> LlmResponse:
+        cb = None
+        if self.on_text is not None:
+            on_text = self.on_text
+
+            def cb(delta: str) -> Any:
+                return on_text(step, delta)
+
+        try:
+            return await self.provider.complete(request, on_text=cb)
+        except (RegistaError, asyncio.CancelledError):
+            raise
+        except Exception as exc:  # a provider bug must still end the trace cleanly
+            raise ProviderError(f"{type(exc).__name__}: {exc}") from exc
+
+    async def model_call(self, messages: list[Message]) -> LlmResponse:
+        c = self.c
+        request = LlmRequest(
+            model=c.model,
+            system=c.instructions,
+            messages=messages,
+            tools=c.tools.schemas(),
+            tool_choice=c.tool_choice,
+            max_tokens=c.max_tokens,
+            params=c.params,
+        )
+        prefix = _common_prefix(self.prev_messages, messages)
+        step = self.step
+        self.step += 1
+        self.w.write(
+            LlmRequestEvent,
+            step=step,
+            turn=self.turns,
+            request_hash=request.hash,
+            model=request.model,
+            system=request.system,
+            tools=request.tools,
+            tool_choice=request.tool_choice,
+            max_tokens=request.max_tokens,
+            params=request.params,
+            messages_prefix=prefix,
+            messages=messages[prefix:],
+        )
+        self.prev_messages = list(messages)
+        t0 = time.perf_counter()
+        response = await self._fail_step(step, self._complete(request, step))
+        meta = meta_of(response, self.provider.name)
+        cost = self._account(response.model or c.model, meta.provider, meta.source, response.usage)
+        self.sources[meta.source] = self.sources.get(meta.source, 0) + 1
+        self.w.write(
+            LlmResponseEvent,
+            step=step,
+            turn=self.turns,
+            response=response.payload(),
+            provider=meta.provider,
+            source=meta.source,
+            cost_usd=cost,
+            duration_ms=_ms(t0),
+        )
+        self.turns += 1
+        return response
+
+    async def _fail_step(self, step: int, coro: Any) -> Any:
+        try:
+            return await coro
+        except ReplayDivergence as exc:
+            self.diverged_at = exc.step
+            self.w.write(
+                ErrorEvent, step=step, where="replay", error_type="ReplayDivergence",
+                message=str(exc),
+            )
+            raise
+        except RegistaError as exc:
+            self.w.write(
+                ErrorEvent, step=step, where="provider", error_type=type(exc).__name__,
+                message=str(exc),
+            )
+            raise
+
+    # -- compaction ----------------------------------------------------------------------
+
+    async def maybe_compact(self, messages: list[Message]) -> list[Message]:
+        cfg = self.c.context
+        if cfg is None:
+            return messages
+        tokens = estimate_tokens(messages)
+        if tokens <= cfg.max_tokens:
+            return messages
+        cut = plan_compaction(messages, cfg.keep_last)
+        if cut is None:
+            return messages
+        replaced = messages[:cut]
+        request = compaction_request(self.c.model, replaced, cfg)
+        step = self.step
+        self.step += 1
+        t0 = time.perf_counter()
+        response = await self._fail_step(step, self._complete(request, step))
+        meta = meta_of(response, self.provider.name)
+        cost = self._account(response.model or self.c.model, meta.provider, meta.source,
+                             response.usage)
+        self.sources[meta.source] = self.sources.get(meta.source, 0) + 1
+        summary = response.text
+        self.w.write(
+            ContextCompaction,
+            step=step,
+            turn=self.turns,
+            replaced=replaced,
+            summary=summary,
+            request_hash=request.hash,
+            tokens_before=tokens,
+            provider=meta.provider,
+            source=meta.source,
+            usage=response.usage.model_dump(),
+            cost_usd=cost,
+            duration_ms=_ms(t0),
+        )
+        return [summary_message(summary), *messages[cut:]]
+
+    # -- tool calls ----------------------------------------------------------------------
+
+    async def tool_step(self, block: dict[str, Any], step: int) -> dict[str, Any]:
+        call = ToolCallInfo(id=str(block.get("id")), name=str(block.get("name")),
+                            input=dict(block.get("input") or {}))
+        t0 = time.perf_counter()
+        recorded = self.tape.lookup(call, step) if self.tape is not None else None
+        if recorded is not None:
+            self.w.write(
+                PermissionDecision, step=step, tool_use_id=call.id, allowed=recorded.allowed,
+                reason=recorded.reason, by="recorded",
+            )
+            outcome = ToolOutcome(recorded.content, recorded.is_error)
+            source = recorded.source
+        else:
+            decision = await evaluate_policy(self.c.policy, call)
+            self.w.write(
+                PermissionDecision, step=step, tool_use_id=call.id, allowed=decision.allowed,
+                reason=decision.reason, by="policy" if self.c.policy is not None else "default",
+            )
+            source = "live"
+            if not decision.allowed:
+                why = f": {decision.reason}" if decision.reason else ""
+                outcome = ToolOutcome(f"{DENIED_PREFIX}{why}", True)
+            else:
+                outcome = await self._execute(call, step)
+        self.sources[source] = self.sources.get(source, 0) + 1
+        self.w.write(
+            ToolResult, step=step, tool_use_id=call.id, name=call.name,
+            content=outcome.content, is_error=outcome.is_error, source=source,
+            duration_ms=_ms(t0),
+        )
+        block_out: dict[str, Any] = {
+            "type": "tool_result", "tool_use_id": call.id, "content": outcome.content,
+        }
+        if outcome.is_error:
+            block_out["is_error"] = True
+        return block_out
+
+    async def _execute(self, call: ToolCallInfo, step: int) -> ToolOutcome:
+        t = self.c.tools.get(call.name)
+        if t is None:
+            return ToolOutcome(f"Unknown tool {call.name!r}", True)
+        try:
+            return await t.invoke(call.input)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            message = f"{type(exc).__name__}: {exc}"
+            self.w.write(ErrorEvent, step=step, where="tool", error_type=type(exc).__name__,
+                         message=message)
+            return ToolOutcome(f"Tool {call.name} failed: {message}", True)
+
+    async def tool_calls_of(self, response: LlmResponse) -> list[dict[str, Any]]:
+        blocks = response.tool_uses
+        steps = []
+        for block in blocks:
+            steps.append(self.step)
+            self.step += 1
+            self.w.write(
+                ToolCall, step=steps[-1], turn=self.turns - 1, tool_use_id=str(block.get("id")),
+                name=str(block.get("name")), input=dict(block.get("input") or {}),
+            )
+        self.tool_calls += len(blocks)
+        # Parallel tool_use blocks run concurrently; each result is written the moment it
+        # completes, and the model gets them back in tool_use order.
+        return list(await asyncio.gather(
+            *(self.tool_step(b, s) for b, s in zip(blocks, steps, strict=True))
+        ))
+
+    # -- the loop ------------------------------------------------------------------------
+
+    async def run(self, task: str) -> tuple[str, str | None]:
+        messages: list[Message] = [{"role": "user", "content": [{"type": "text", "text": task}]}]
+        output: str | None = None
+        while True:
+            if self.turns >= self.c.max_turns:
+                return "max_turns", output
+            if self.turns > 0:
+                messages = await self.maybe_compact(messages)
+            response = await self.model_call(messages)
+            output = response.text or output
+            messages = [*messages, {"role": "assistant", "content": response.content}]
+            if not response.tool_uses:
+                return response.stop_reason or "end_turn", output
+            results = await self.tool_calls_of(response)
+            messages = [*messages, {"role": "user", "content": results}]
+
+
+def _common_prefix(prev: list[Message], cur: list[Message]) -> int:
+    n = min(len(prev), len(cur))
+    i = 0
+    while i < n and prev[i] == cur[i]:
+        i += 1
+    return i
+
+
+def _ms(t0: float) -> float:
+    return round((time.perf_counter() - t0) * 1000, 3)
+
+
+def new_session_id() -> str:
+    return str(ULID())
+
+
+async def run_session(
+    config: SessionConfig,
+    task: str,
+    provider: Provider,
+    *,
+    provider_label: str | None = None,
+    tool_tape: ToolTape | None = None,
+    replay_of: str | None = None,
+    forked_from: dict[str, Any] | None = None,
+    on_event: Callable[[Any], Any] | None = None,
+    on_text: Callable[[int, str], Any] | None = None,
+    trace_path: Path | None = None,
+) -> RunResult:
+    """Run one session and write its trace.
+
+    Raises:
+        ProviderError: The provider failed (the trace is complete, ending in ``error``).
+        ReplayDivergence: A strict replay left the recording (likewise recorded).
+    """
+    session_id = new_session_id()
+    path = trace_path or Path(config.trace_dir) / f"{session_id}.jsonl"
+    writer = TraceWriter(path, session_id, fsync=config.fsync)
+    if on_event is not None:
+        writer.add_listener(on_event)
+    t0 = time.perf_counter()
+    run = _Run(config, provider, writer, tool_tape, on_text)
+    stop_reason = "error"
+    output: str | None = None
+    error: str | None = None
+    try:
+        writer.write(
+            SessionStart,
+            task=task,
+            instructions=config.instructions,
+            model=config.model,
+            provider=provider_label or provider.name,
+            tools=config.tools.schemas(),
+            policy=config.policy_label or policy_name(config.policy),
+            context=config.context.to_dict() if config.context else None,
+            max_turns=config.max_turns,
+            max_tokens=config.max_tokens,
+            params=config.params,
+            agent_ref=config.agent_ref,
+            replay_of=replay_of,
+            forked_from=forked_from,
+            metadata=config.metadata,
+            regista_version=__version__,
+        )
+        stop_reason, output = await run.run(task)
+    except ReplayDivergence as exc:
+        stop_reason, error = "diverged", str(exc)
+        raise
+    except RegistaError as exc:
+        error = str(exc)
+        if isinstance(exc, ProviderError):
+            exc.trace_path = path
+        raise
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        stop_reason, error = "cancelled", "the run was cancelled"
+        raise
+    except BaseException as exc:
+        error = f"{type(exc).__name__}: {exc}"
+        writer.write(ErrorEvent, where="agent", error_type=type(exc).__name__, message=error)
+        raise
+    finally:
+        if not writer.closed:
+            replay_stats = None
+            if run.sources["recorded"] or run.sources["edit"] or replay_of or forked_from:
+                replay_stats = {**run.sources, "diverged_at": run.diverged_at}
+            writer.write(
+                SessionEnd,
+                stop_reason=stop_reason,
+                output=output,
+                turns=run.turns,
+                steps=run.step,
+                tool_calls=run.tool_calls,
+                usage=run.usage.model_dump(),
+                cost_usd=run.cost,
+                duration_ms=_ms(t0),
+                error=error,
+                replay=replay_stats,
+            )
+            writer.close()
+    return RunResult(
+        trace_path=path,
+        session_id=session_id,
+        output=output,
+        stop_reason=stop_reason,
+        usage=run.usage,
+        cost_usd=run.cost,
+        turns=run.turns,
+        steps=run.step,
+        tool_calls=run.tool_calls,
+        recorded_steps=run.sources.get("recorded", 0),
+        edited_steps=run.sources.get("edit", 0),
+        live_steps=run.sources.get("live", 0),
+        diverged_at=run.diverged_at,
+    )
+
+
+def is_async_callable(fn: Any) -> bool:
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
+        getattr(fn, "__call__", None)  # noqa: B004
+    )

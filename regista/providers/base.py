@@ -1,0 +1,58 @@
+"""The ``Provider`` protocol: the seam between the agent loop and a model.
+
+A provider takes a normalised :class:`~regista.types.LlmRequest` and returns a
+:class:`~regista.types.LlmResponse`. Anthropic, the scripted test model and the replay
+tape all implement it, so the loop never knows which one answered; the trace does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from regista.types import LlmRequest, LlmResponse
+
+__all__ = ["Provider", "ResponseMeta", "TextCallback", "meta_of", "set_meta"]
+
+#: Receives text deltas while a streaming provider generates them.
+TextCallback = Callable[[str], Any | Awaitable[Any]]
+
+
+@runtime_checkable
+class Provider(Protocol):
+    """Anything that can answer a model request.
+
+    Attributes:
+        name: Shown wherever a person sees who answered ("anthropic", "scripted", …).
+    """
+
+    name: str
+
+    async def complete(
+        self, request: LlmRequest, *, on_text: TextCallback | None = None
+    ) -> LlmResponse:
+        """Answer ``request``; call ``on_text`` with text deltas when streaming."""
+        ...
+
+
+class ResponseMeta:
+    """Who answered a call and how: kept off the recorded payload."""
+
+    __slots__ = ("provider", "source")
+
+    def __init__(self, provider: str, source: Literal["live", "recorded", "edit"]) -> None:
+        self.provider = provider
+        self.source = source
+
+
+def set_meta(response: LlmResponse, provider: str, source: str = "live") -> LlmResponse:
+    """Attach who answered (``provider``) and how (``source``) to a response."""
+    object.__setattr__(response, "__regista_meta__", ResponseMeta(provider, source))  # type: ignore[arg-type]
+    return response
+
+
+def meta_of(response: LlmResponse, default_provider: str) -> ResponseMeta:
+    meta = getattr(response, "__regista_meta__", None)
+    if isinstance(meta, ResponseMeta):
+        return meta
+    return ResponseMeta(default_provider, "live")

@@ -1,0 +1,95 @@
+"""``ScriptedProvider``: the offline model for tests and demos.
+
+Each item of the script is a response in the Anthropic Messages response shape, or a
+callable that takes the :class:`LlmRequest` and returns one. A single callable may stand
+for the whole script (it answers every call). It is recorded like any other provider and
+says "scripted" wherever a person sees which model answered.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from pydantic import ValidationError
+
+from regista.errors import ProviderError
+from regista.providers.base import TextCallback, set_meta
+from regista.types import LlmRequest, LlmResponse
+
+__all__ = ["ScriptFn", "ScriptedProvider"]
+
+ScriptFn = Callable[[LlmRequest], Any]
+
+
+class ScriptedProvider:
+    """Plays a fixed script of responses, in order.
+
+    Args:
+        script: Response dicts and/or callables ``(request) -> dict``; or one callable
+            that answers every call.
+        stream_chunk: When set, text blocks are fed to ``on_text`` in chunks of this many
+            characters, imitating a streaming model.
+    """
+
+    name = "scripted"
+
+    def __init__(self, script: Iterable[Any] | ScriptFn, *, stream_chunk: int | None = None):
+        self._fn: ScriptFn | None = None
+        self._items: list[Any] = []
+        if callable(script) and not isinstance(script, list | tuple):
+            self._fn = script
+        else:
+            self._items = list(script)
+        self.stream_chunk = stream_chunk
+        self.calls = 0
+        self.requests: list[LlmRequest] = []
+
+    async def complete(
+        self, request: LlmRequest, *, on_text: TextCallback | None = None
+    ) -> LlmResponse:
+        n = self.calls
+        self.calls += 1
+        self.requests.append(request)
+        if self._fn is not None:
+            item: Any = self._fn
+        elif n < len(self._items):
+            item = self._items[n]
+        else:
+            raise ProviderError(
+                f"ScriptedProvider: the script has {len(self._items)} responses and call "
+                f"{n + 1} asked for another"
+            )
+        raw = item(request) if callable(item) else item
+        if inspect.isawaitable(raw):
+            raw = await raw
+        try:
+            response = (
+                raw if isinstance(raw, LlmResponse) else LlmResponse.model_validate(raw)
+            ).model_copy(deep=True)
+        except ValidationError as exc:
+            raise ProviderError(f"ScriptedProvider: response {n + 1} is invalid: {exc}") from None
+        response.id = response.id or f"msg_scripted_{n + 1:04d}"
+        response.model = "scripted"
+        for i, block in enumerate(response.content):
+            if block.get("type") == "tool_use":
+                block.setdefault("id", f"toolu_scripted_{n + 1:04d}_{i}")
+                block.setdefault("input", {})
+        if response.stop_reason is None:
+            response.stop_reason = "tool_use" if response.tool_uses else "end_turn"
+        if on_text is not None:
+            await _feed(on_text, response, self.stream_chunk)
+        return set_meta(response, self.name)
+
+
+async def _feed(on_text: TextCallback, response: LlmResponse, chunk: int | None) -> None:
+    for block in response.content:
+        if block.get("type") != "text":
+            continue
+        text = str(block.get("text", ""))
+        size = chunk or max(len(text), 1)
+        for i in range(0, len(text), size):
+            r = on_text(text[i : i + size])
+            if inspect.isawaitable(r):
+                await r

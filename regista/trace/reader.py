@@ -1,0 +1,292 @@
+"""Reading traces: ``Trace.load(path)`` and the views built on it.
+
+A half-written last line (a crash mid-write) is dropped with a :class:`TraceWarning`;
+a corrupt line anywhere else raises :class:`TraceFormatError` naming file and line; a
+trace newer than :data:`SCHEMA_VERSION` raises :class:`UnsupportedSchemaVersion`.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import orjson
+from pydantic import ValidationError
+
+from regista.errors import TraceError, TraceFormatError, TraceWarning, UnsupportedSchemaVersion
+from regista.trace.events import (
+    SCHEMA_VERSION,
+    ContextCompaction,
+    ErrorEvent,
+    EventAdapter,
+    LlmRequestEvent,
+    LlmResponseEvent,
+    PermissionDecision,
+    SessionEnd,
+    SessionStart,
+    ToolCall,
+    ToolResult,
+)
+from regista.trace.migrations import migrate
+from regista.trace.steps import Step, build_steps
+from regista.types import LlmRequest, LlmResponse, Usage
+
+__all__ = ["Trace", "TraceSummary", "parse_line"]
+
+
+@dataclass(frozen=True)
+class TraceSummary:
+    """What a person wants to know about a session at a glance."""
+
+    session_id: str
+    task: str
+    model: str
+    provider: str
+    turns: int
+    steps: int
+    tool_calls: int
+    cost_usd: float | None
+    stop_reason: str | None
+    usage: Usage = field(default_factory=Usage)
+    output: str | None = None
+    replay_of: str | None = None
+    forked_from: dict[str, Any] | None = None
+    complete: bool = True
+    errors: int = 0
+    denials: int = 0
+    compactions: int = 0
+
+
+def parse_line(raw: bytes, path: Path, lineno: int) -> Any:
+    """Decode, version-check, migrate and validate one trace line."""
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise TraceFormatError(path, lineno, f"not valid JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise TraceFormatError(path, lineno, "an event must be a JSON object")
+    version = data.get("schema_version")
+    if not isinstance(version, int) or version < 1:
+        raise TraceFormatError(path, lineno, "missing or invalid schema_version")
+    if version > SCHEMA_VERSION:
+        raise UnsupportedSchemaVersion(path, version, SCHEMA_VERSION)
+    data = migrate(data)
+    try:
+        return EventAdapter.validate_python(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(p) for p in first["loc"])
+        kind = data.get("type", "?")
+        raise TraceFormatError(
+            path, lineno, f"invalid {kind!r} event: {loc}: {first['msg']}"
+        ) from None
+
+
+class Trace:
+    """A loaded trace: its events in ``seq`` order and the views people use.
+
+    Build with :meth:`load`; the constructor takes already-validated events.
+    """
+
+    def __init__(self, events: list[Any], path: Path | None = None, *, truncated: bool = False):
+        self.events = events
+        self.path = path
+        #: True when a half-written last line was dropped.
+        self.truncated = truncated
+
+    # -- loading -------------------------------------------------------------------------
+
+    @classmethod
+    def load(cls, path: str | Path) -> Trace:
+        """Read and validate a trace file.
+
+        Raises:
+            TraceError: The file is missing or empty.
+            TraceFormatError: A line (other than a half-written last one) is corrupt.
+            UnsupportedSchemaVersion: The trace is newer than this regista.
+        """
+        path = Path(path)
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            raise TraceError(f"{path}: no such trace file") from None
+        except IsADirectoryError:
+            raise TraceError(f"{path}: is a directory, not a trace file") from None
+        except OSError as exc:
+            raise TraceError(f"{path}: cannot read ({exc.strerror})") from None
+        return cls.from_bytes(data, path)
+
+    @classmethod
+    def from_bytes(cls, data: bytes, path: Path | str = "<memory>") -> Trace:
+        path = Path(path)
+        lines = data.split(b"\n")
+        if lines and lines[-1] == b"":
+            lines.pop()
+        events: list[Any] = []
+        truncated = False
+        last = len(lines)
+        for lineno, raw in enumerate(lines, start=1):
+            if not raw.strip():
+                if lineno == last:
+                    continue
+                raise TraceFormatError(path, lineno, "empty line")
+            try:
+                event = parse_line(raw, path, lineno)
+            except TraceFormatError:
+                if lineno == last and events:
+                    warnings.warn(
+                        f"{path}:{lineno}: dropped a half-written last line "
+                        "(the writing process probably died mid-write)",
+                        TraceWarning,
+                        stacklevel=3,
+                    )
+                    truncated = True
+                    break
+                raise
+            if event.seq != len(events):
+                raise TraceFormatError(
+                    path, lineno, f"seq {event.seq} out of order (expected {len(events)})"
+                )
+            events.append(event)
+        if not events:
+            raise TraceError(f"{path}: empty trace (no events)")
+        if not isinstance(events[0], SessionStart):
+            raise TraceFormatError(path, 1, "a trace must begin with a session.start event")
+        sid = events[0].session_id
+        for i, ev in enumerate(events):
+            if ev.session_id != sid:
+                raise TraceFormatError(path, i + 1, "a trace holds exactly one session")
+        return cls(events, path, truncated=truncated)
+
+    # -- basic views ---------------------------------------------------------------------
+
+    @property
+    def session_id(self) -> str:
+        return str(self.start.session_id)
+
+    @property
+    def start(self) -> SessionStart:
+        ev = self.events[0]
+        assert isinstance(ev, SessionStart)
+        return ev
+
+    @property
+    def end(self) -> SessionEnd | None:
+        """The ``session.end`` event, or ``None`` for a session that did not finish."""
+        ev = self.events[-1]
+        return ev if isinstance(ev, SessionEnd) else None
+
+    @property
+    def complete(self) -> bool:
+        return self.end is not None
+
+    def of_type(self, cls: type[Any]) -> list[Any]:
+        return [ev for ev in self.events if isinstance(ev, cls)]
+
+    # -- the public views ----------------------------------------------------------------
+
+    @cached_property
+    def _requests(self) -> dict[int, LlmRequest]:
+        """Full requests by seq, rebuilt from their deltas."""
+        out: dict[int, LlmRequest] = {}
+        prev: list[dict[str, Any]] = []
+        for ev in self.events:
+            if isinstance(ev, LlmRequestEvent):
+                messages = prev[: ev.messages_prefix] + ev.messages
+                out[ev.seq] = LlmRequest(
+                    model=ev.model,
+                    system=ev.system,
+                    messages=messages,
+                    tools=ev.tools,
+                    tool_choice=ev.tool_choice,
+                    max_tokens=ev.max_tokens,
+                    params=ev.params,
+                )
+                prev = messages
+        return out
+
+    def request_for(self, event: LlmRequestEvent) -> LlmRequest:
+        """The full request that ``event`` records."""
+        return self._requests[event.seq]
+
+    def llm_calls(self) -> list[tuple[LlmRequest, LlmResponse]]:
+        """(request, response) pairs of the agent's model calls, in order.
+
+        A request whose response was never written (a crash) is left out.
+        """
+        responses = {ev.step: ev for ev in self.events if isinstance(ev, LlmResponseEvent)}
+        out = []
+        for ev in self.events:
+            if isinstance(ev, LlmRequestEvent) and ev.step in responses:
+                resp = LlmResponse.model_validate(responses[ev.step].response)
+                out.append((self._requests[ev.seq], resp))
+        return out
+
+    def tool_results(self) -> dict[str, ToolResult]:
+        """Recorded tool results by ``tool_use_id`` (denials included, as error results)."""
+        return {ev.tool_use_id: ev for ev in self.events if isinstance(ev, ToolResult)}
+
+    def steps(self) -> list[Step]:
+        """The session's steps, numbered from 0 (see ``regista.trace.steps``)."""
+        return self._steps
+
+    @cached_property
+    def _steps(self) -> list[Step]:
+        return build_steps(self.events, self._requests)
+
+    def request_hashes(self) -> list[str]:
+        """The chain of request hashes (model calls and compactions) in order."""
+        return [
+            ev.request_hash
+            for ev in self.events
+            if isinstance(ev, LlmRequestEvent | ContextCompaction)
+        ]
+
+    def summary(self) -> TraceSummary:
+        start, end = self.start, self.end
+        usage = Usage()
+        cost: float | None = 0.0
+        turns = 0
+        for ev in self.events:
+            if isinstance(ev, LlmResponseEvent):
+                usage = usage + Usage.model_validate(ev.response.get("usage") or {})
+                turns = max(turns, ev.turn + 1)
+                cost = None if cost is None or ev.cost_usd is None else cost + ev.cost_usd
+            elif isinstance(ev, ContextCompaction):
+                usage = usage + Usage.model_validate(ev.usage or {})
+                cost = None if cost is None or ev.cost_usd is None else cost + ev.cost_usd
+        if end is not None:
+            cost = end.cost_usd
+            turns = end.turns
+        steps = self.steps()
+        return TraceSummary(
+            session_id=self.session_id,
+            task=start.task,
+            model=start.model,
+            provider=start.provider,
+            turns=turns,
+            steps=len(steps),
+            tool_calls=sum(1 for ev in self.events if isinstance(ev, ToolCall)),
+            cost_usd=cost,
+            stop_reason=end.stop_reason if end else None,
+            usage=usage,
+            output=end.output if end else None,
+            replay_of=start.replay_of,
+            forked_from=start.forked_from,
+            complete=end is not None,
+            errors=sum(1 for ev in self.events if isinstance(ev, ErrorEvent))
+            + sum(1 for ev in self.events if isinstance(ev, ToolResult) and ev.is_error),
+            denials=sum(
+                1 for ev in self.events if isinstance(ev, PermissionDecision) and not ev.allowed
+            ),
+            compactions=sum(1 for ev in self.events if isinstance(ev, ContextCompaction)),
+        )
+
+    def __len__(self) -> int:
+        return len(self.events)
+
+    def __repr__(self) -> str:
+        return f"<Trace {self.session_id} events={len(self.events)} path={self.path}>"

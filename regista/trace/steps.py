@@ -1,0 +1,147 @@
+"""Steps: the unit people scrub, fork and diff.
+
+A step is one model call (``llm.request`` + ``llm.response``), one tool call
+(``tool.call`` + ``permission.decision`` + ``tool.result``) or one compaction, numbered
+from 0 in trace order. Every event that belongs to a step carries its ``step``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from regista.trace.events import (
+    ContextCompaction,
+    ErrorEvent,
+    LlmRequestEvent,
+    LlmResponseEvent,
+    PermissionDecision,
+    ToolCall,
+    ToolResult,
+)
+from regista.types import LlmRequest, LlmResponse
+
+__all__ = ["Step", "StepKind", "build_steps"]
+
+StepKind = Literal["model", "tool", "compaction"]
+
+
+@dataclass
+class Step:
+    """One step and the events that make it up (in trace order)."""
+
+    index: int
+    kind: StepKind
+    events: list[Any] = field(default_factory=list)
+    request: LlmRequest | None = None
+
+    def _first(self, cls: type[Any]) -> Any:
+        for ev in self.events:
+            if isinstance(ev, cls):
+                return ev
+        return None
+
+    @property
+    def request_event(self) -> LlmRequestEvent | None:
+        return self._first(LlmRequestEvent)  # type: ignore[no-any-return]
+
+    @property
+    def response_event(self) -> LlmResponseEvent | None:
+        return self._first(LlmResponseEvent)  # type: ignore[no-any-return]
+
+    @property
+    def response(self) -> LlmResponse | None:
+        ev = self.response_event
+        return LlmResponse.model_validate(ev.response) if ev else None
+
+    @property
+    def tool_call(self) -> ToolCall | None:
+        return self._first(ToolCall)  # type: ignore[no-any-return]
+
+    @property
+    def decision(self) -> PermissionDecision | None:
+        return self._first(PermissionDecision)  # type: ignore[no-any-return]
+
+    @property
+    def result(self) -> ToolResult | None:
+        return self._first(ToolResult)  # type: ignore[no-any-return]
+
+    @property
+    def compaction(self) -> ContextCompaction | None:
+        return self._first(ContextCompaction)  # type: ignore[no-any-return]
+
+    @property
+    def errors(self) -> list[ErrorEvent]:
+        return [ev for ev in self.events if isinstance(ev, ErrorEvent)]
+
+    @property
+    def turn(self) -> int:
+        for ev in self.events:
+            turn = getattr(ev, "turn", None)
+            if turn is not None:
+                return int(turn)
+        return 0
+
+    @property
+    def complete(self) -> bool:
+        """False for a step the process died in the middle of."""
+        if self.kind == "model":
+            return self.response_event is not None
+        if self.kind == "tool":
+            return self.result is not None
+        return True
+
+    @property
+    def is_error(self) -> bool:
+        res = self.result
+        return bool(self.errors) or (res is not None and res.is_error)
+
+    @property
+    def denied(self) -> bool:
+        dec = self.decision
+        return dec is not None and not dec.allowed
+
+    @property
+    def source(self) -> str:
+        """``live``, ``recorded`` (served from a tape) or ``edit`` (a fork's edit)."""
+        for ev in self.events:
+            if isinstance(ev, LlmResponseEvent | ToolResult | ContextCompaction):
+                return str(ev.source)
+        return "live"
+
+    @property
+    def title(self) -> str:
+        """Tool name, or the model for model calls and compactions."""
+        if self.kind == "tool":
+            call = self.tool_call
+            return call.name if call else "?"
+        if self.kind == "model":
+            req = self.request_event
+            return req.model if req else "?"
+        return "compaction"
+
+
+_KIND_OF: dict[type[Any], StepKind] = {
+    LlmRequestEvent: "model",
+    ToolCall: "tool",
+    ContextCompaction: "compaction",
+}
+
+
+def build_steps(events: list[Any], requests: dict[int, LlmRequest] | None = None) -> list[Step]:
+    """Group events into steps by their ``step`` field."""
+    steps: dict[int, Step] = {}
+    for ev in events:
+        n = getattr(ev, "step", None)
+        if n is None:
+            continue
+        step = steps.get(n)
+        if step is None:
+            kind = _KIND_OF.get(type(ev))
+            if kind is None:  # e.g. an error event of a step whose opener was lost
+                continue
+            step = steps[n] = Step(index=n, kind=kind)
+            if requests is not None and isinstance(ev, LlmRequestEvent):
+                step.request = requests.get(ev.seq)
+        step.events.append(ev)
+    return [steps[k] for k in sorted(steps)]

@@ -1,0 +1,79 @@
+"""Append-only trace writer: one line per event, flushed per event, never rewritten.
+
+The file is opened unbuffered in append mode, so each event reaches the OS in a single
+``write``: a crash (even ``kill -9``) loses at most the event being written. ``fsync=True``
+also survives a power cut, at the cost of a disk flush per event.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from regista.trace.events import _Base
+
+__all__ = ["TraceWriter"]
+
+
+class TraceWriter:
+    """Writes the events of one session to ``path``.
+
+    Args:
+        path: The trace file; created (with its folder) if missing. An existing file is
+            never truncated.
+        session_id: Stamped on every event.
+        fsync: ``os.fsync`` after every event.
+    """
+
+    def __init__(self, path: str | Path, session_id: str, *, fsync: bool = False) -> None:
+        self.path = Path(path)
+        self.session_id = session_id
+        self.fsync = fsync
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._file = open(self.path, "ab", buffering=0)  # noqa: SIM115 - lives with the writer
+        self._seq = 0
+        self._listeners: list[Any] = []
+
+    @property
+    def next_seq(self) -> int:
+        return self._seq
+
+    @property
+    def closed(self) -> bool:
+        return self._file.closed
+
+    def add_listener(self, callback: Any) -> None:
+        """Call ``callback(event)`` after each event is on disk (the TUI streams forks so)."""
+        self._listeners.append(callback)
+
+    def write(self, event_cls: type[_Base], **fields: Any) -> Any:
+        """Create an event of ``event_cls`` with the next ``seq`` and append it.
+
+        Returns:
+            The event that was written.
+        """
+        event = event_cls(session_id=self.session_id, seq=self._seq, **fields)
+        line = orjson.dumps(event.model_dump(mode="json")) + b"\n"
+        view = memoryview(line)
+        while view:  # a raw write may be partial for very large lines
+            written = self._file.write(view)
+            view = view[written or 0 :]
+        if self.fsync:
+            os.fsync(self._file.fileno())
+        self._seq += 1
+        for listener in self._listeners:
+            listener(event)
+        return event
+
+    def close(self) -> None:
+        if not self._file.closed:
+            self._file.close()
+
+    def __enter__(self) -> TraceWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,134 @@
+"""Normalised model I/O: the request a provider receives and the response it returns.
+
+Messages and content blocks use the Anthropic Messages shape (``{"role": "user",
+"content": [{"type": "text", "text": "…"}]}``) as plain JSON-able dicts: every provider
+converts to and from it at its edge, and the trace stores exactly this.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from regista.trace.canonical import request_hash
+
+__all__ = [
+    "ContentBlock",
+    "LlmRequest",
+    "LlmResponse",
+    "Message",
+    "Usage",
+    "text_of",
+    "tool_uses_of",
+]
+
+ContentBlock = dict[str, Any]
+Message = dict[str, Any]
+
+
+class Usage(BaseModel):
+    """Token counts of one model call."""
+
+    model_config = ConfigDict(extra="allow")
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cache_creation_input_tokens=self.cache_creation_input_tokens
+            + other.cache_creation_input_tokens,
+            cache_read_input_tokens=self.cache_read_input_tokens + other.cache_read_input_tokens,
+        )
+
+    @property
+    def total_tokens(self) -> int:
+        return (
+            self.input_tokens
+            + self.output_tokens
+            + self.cache_creation_input_tokens
+            + self.cache_read_input_tokens
+        )
+
+
+class LlmRequest(BaseModel):
+    """Everything sent to the model for one call (never headers or credentials).
+
+    ``params`` holds every sampling parameter that was set (temperature, top_p, top_k,
+    stop_sequences, thinking, …); unset parameters are absent, not ``None``.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str
+    system: str | None = None
+    messages: list[Message]
+    tools: list[dict[str, Any]] = Field(default_factory=list)
+    tool_choice: dict[str, Any] | None = None
+    max_tokens: int = 4096
+    params: dict[str, Any] = Field(default_factory=dict)
+
+    def canonical(self) -> dict[str, Any]:
+        """The dict that ``request_hash`` is computed over."""
+        return {
+            "model": self.model,
+            "system": self.system,
+            "messages": self.messages,
+            "tools": self.tools,
+            "tool_choice": self.tool_choice,
+            "max_tokens": self.max_tokens,
+            "params": self.params,
+        }
+
+    @property
+    def hash(self) -> str:
+        """SHA-256 hex of the canonical JSON of the full request."""
+        return request_hash(self.canonical())
+
+
+StopReason = Literal[
+    "end_turn", "tool_use", "max_tokens", "stop_sequence", "pause_turn", "refusal"
+]
+
+
+class LlmResponse(BaseModel):
+    """A model's complete answer in the Anthropic Messages shape."""
+
+    model_config = ConfigDict(extra="allow")
+
+    id: str | None = None
+    model: str | None = None
+    role: Literal["assistant"] = "assistant"
+    content: list[ContentBlock] = Field(default_factory=list)
+    stop_reason: str | None = "end_turn"
+    stop_sequence: str | None = None
+    usage: Usage = Field(default_factory=Usage)
+
+    def payload(self) -> dict[str, Any]:
+        """The JSON form stored in the trace and served back on replay."""
+        return self.model_dump(mode="json", exclude_none=False)
+
+    @property
+    def text(self) -> str:
+        return text_of(self.content)
+
+    @property
+    def tool_uses(self) -> list[ContentBlock]:
+        return tool_uses_of(self.content)
+
+
+def text_of(content: str | list[ContentBlock]) -> str:
+    """The concatenated text blocks of a message's content."""
+    if isinstance(content, str):
+        return content
+    return "".join(b.get("text", "") for b in content if b.get("type") == "text")
+
+
+def tool_uses_of(content: list[ContentBlock]) -> list[ContentBlock]:
+    """The ``tool_use`` blocks of a message's content, in order."""
+    return [b for b in content if b.get("type") == "tool_use"]

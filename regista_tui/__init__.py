@@ -1,0 +1,1 @@
+"""regista-tui: a time-travel debugger for regista traces."""
