@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from regista.context import ContextConfig
-from regista.loop import RunResult, SessionConfig, run_session
+from regista.loop import Clock, RunResult, SessionConfig, run_session
 from regista.policy import ToolCallInfo
 from regista.providers.base import Provider
 from regista.tools import Tool, ToolRegistry
@@ -36,6 +36,8 @@ class Agent:
             agents bound to a module global or made by a module-level factory.
         fsync: ``fsync`` the trace after every event.
         metadata: Free-form data recorded in ``session.start``.
+        clock: Timestamps and durations (``regista.loop.FakeClock`` for byte-identical
+            traces in tests and samples).
     """
 
     def __init__(
@@ -55,6 +57,7 @@ class Agent:
         agent_ref: str | None = None,
         fsync: bool = False,
         metadata: dict[str, Any] | None = None,
+        clock: Clock | None = None,
     ) -> None:
         self.model = model
         self.instructions = instructions
@@ -70,6 +73,7 @@ class Agent:
         self.fsync = fsync
         self.metadata = dict(metadata or {})
         self._agent_ref = agent_ref
+        self.clock = clock
         self._origin = _creator(sys._getframe(1))
 
     @property
@@ -119,6 +123,7 @@ class Agent:
             trace_dir=self.trace_dir,
             fsync=self.fsync,
             metadata=self.metadata,
+            clock=self.clock,
         )
 
     async def run(
@@ -170,8 +175,7 @@ def _no_required_args(fn: Any) -> bool:
     except (TypeError, ValueError):
         return False
     return all(
-        p.default is not inspect.Parameter.empty
-        or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+        p.default is not inspect.Parameter.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
         for p in sig.parameters.values()
     )
 

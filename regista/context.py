@@ -92,9 +92,7 @@ def _render(messages: list[Message]) -> str:
     return "\n".join(lines)
 
 
-def compaction_request(
-    model: str, replaced: list[Message], config: ContextConfig
-) -> LlmRequest:
+def compaction_request(model: str, replaced: list[Message], config: ContextConfig) -> LlmRequest:
     """The model request that summarises ``replaced``."""
     return LlmRequest(
         model=model,

@@ -40,11 +40,21 @@ from regista.trace.events import (
     SessionStart,
     ToolCall,
     ToolResult,
+    now_ts,
 )
 from regista.trace.writer import TraceWriter
 from regista.types import LlmRequest, LlmResponse, Message, Usage
 
-__all__ = ["RecordedOutcome", "RunResult", "SessionConfig", "ToolTape", "run_session"]
+__all__ = [
+    "Clock",
+    "FakeClock",
+    "RecordedOutcome",
+    "RunResult",
+    "SessionConfig",
+    "SystemClock",
+    "ToolTape",
+    "run_session",
+]
 
 DENIED_PREFIX = "Permission denied"
 
@@ -67,6 +77,49 @@ class SessionConfig:
     fsync: bool = False
     metadata: dict[str, Any] = field(default_factory=dict)
     policy_label: str | None = None
+    #: Deterministic runs (sample traces, golden tests): fixed ids, timestamps, durations.
+    session_id: str | None = None
+    clock: Clock | None = None
+
+
+class Clock(Protocol):
+    """Time as the loop sees it; a fake clock makes byte-identical traces."""
+
+    def ts(self) -> str:
+        """The timestamp of an event being written."""
+        ...
+
+    def perf(self) -> float:
+        """A monotonic time in seconds, for durations."""
+        ...
+
+
+class SystemClock:
+    def ts(self) -> str:
+        return now_ts()
+
+    def perf(self) -> float:
+        return time.perf_counter()
+
+
+class FakeClock:
+    """Starts at ``start`` and advances ``tick_ms`` each time it is read."""
+
+    def __init__(self, start: str = "2026-01-01T00:00:00", tick_ms: int = 250) -> None:
+        from datetime import datetime
+
+        self._t = datetime.fromisoformat(start).timestamp()
+        self._tick = tick_ms / 1000
+
+    def ts(self) -> str:
+        from datetime import UTC, datetime
+
+        self._t += self._tick
+        d = datetime.fromtimestamp(self._t, UTC)
+        return d.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+    def perf(self) -> float:
+        return self._t
 
 
 @dataclass
@@ -135,6 +188,10 @@ class _Run:
         self.sources = {"recorded": 0, "edit": 0, "live": 0}
         self.prev_messages: list[Message] = []
         self.diverged_at: int | None = None
+        self.clock: Clock = config.clock or SystemClock()
+
+    def _ms(self, t0: float) -> float:
+        return round((self.clock.perf() - t0) * 1000, 3)
 
     # -- accounting ----------------------------------------------------------------------
 
@@ -193,7 +250,7 @@ class _Run:
             messages=messages[prefix:],
         )
         self.prev_messages = list(messages)
-        t0 = time.perf_counter()
+        t0 = self.clock.perf()
         response = await self._fail_step(step, self._complete(request, step))
         meta = meta_of(response, self.provider.name)
         cost = self._account(response.model or c.model, meta.provider, meta.source, response.usage)
@@ -206,7 +263,7 @@ class _Run:
             provider=meta.provider,
             source=meta.source,
             cost_usd=cost,
-            duration_ms=_ms(t0),
+            duration_ms=self._ms(t0),
         )
         self.turns += 1
         return response
@@ -217,13 +274,19 @@ class _Run:
         except ReplayDivergence as exc:
             self.diverged_at = exc.step
             self.w.write(
-                ErrorEvent, step=step, where="replay", error_type="ReplayDivergence",
+                ErrorEvent,
+                step=step,
+                where="replay",
+                error_type="ReplayDivergence",
                 message=str(exc),
             )
             raise
         except RegistaError as exc:
             self.w.write(
-                ErrorEvent, step=step, where="provider", error_type=type(exc).__name__,
+                ErrorEvent,
+                step=step,
+                where="provider",
+                error_type=type(exc).__name__,
                 message=str(exc),
             )
             raise
@@ -244,11 +307,12 @@ class _Run:
         request = compaction_request(self.c.model, replaced, cfg)
         step = self.step
         self.step += 1
-        t0 = time.perf_counter()
+        t0 = self.clock.perf()
         response = await self._fail_step(step, self._complete(request, step))
         meta = meta_of(response, self.provider.name)
-        cost = self._account(response.model or self.c.model, meta.provider, meta.source,
-                             response.usage)
+        cost = self._account(
+            response.model or self.c.model, meta.provider, meta.source, response.usage
+        )
         self.sources[meta.source] = self.sources.get(meta.source, 0) + 1
         summary = response.text
         self.w.write(
@@ -263,29 +327,40 @@ class _Run:
             source=meta.source,
             usage=response.usage.model_dump(),
             cost_usd=cost,
-            duration_ms=_ms(t0),
+            duration_ms=self._ms(t0),
         )
         return [summary_message(summary), *messages[cut:]]
 
     # -- tool calls ----------------------------------------------------------------------
 
     async def tool_step(self, block: dict[str, Any], step: int) -> dict[str, Any]:
-        call = ToolCallInfo(id=str(block.get("id")), name=str(block.get("name")),
-                            input=dict(block.get("input") or {}))
-        t0 = time.perf_counter()
+        call = ToolCallInfo(
+            id=str(block.get("id")),
+            name=str(block.get("name")),
+            input=dict(block.get("input") or {}),
+        )
+        t0 = self.clock.perf()
         recorded = self.tape.lookup(call, step) if self.tape is not None else None
         if recorded is not None:
             self.w.write(
-                PermissionDecision, step=step, tool_use_id=call.id, allowed=recorded.allowed,
-                reason=recorded.reason, by="recorded",
+                PermissionDecision,
+                step=step,
+                tool_use_id=call.id,
+                allowed=recorded.allowed,
+                reason=recorded.reason,
+                by="recorded",
             )
             outcome = ToolOutcome(recorded.content, recorded.is_error)
             source = recorded.source
         else:
             decision = await evaluate_policy(self.c.policy, call)
             self.w.write(
-                PermissionDecision, step=step, tool_use_id=call.id, allowed=decision.allowed,
-                reason=decision.reason, by="policy" if self.c.policy is not None else "default",
+                PermissionDecision,
+                step=step,
+                tool_use_id=call.id,
+                allowed=decision.allowed,
+                reason=decision.reason,
+                by="policy" if self.c.policy is not None else "default",
             )
             source = "live"
             if not decision.allowed:
@@ -295,12 +370,19 @@ class _Run:
                 outcome = await self._execute(call, step)
         self.sources[source] = self.sources.get(source, 0) + 1
         self.w.write(
-            ToolResult, step=step, tool_use_id=call.id, name=call.name,
-            content=outcome.content, is_error=outcome.is_error, source=source,
-            duration_ms=_ms(t0),
+            ToolResult,
+            step=step,
+            tool_use_id=call.id,
+            name=call.name,
+            content=outcome.content,
+            is_error=outcome.is_error,
+            source=source,
+            duration_ms=self._ms(t0),
         )
         block_out: dict[str, Any] = {
-            "type": "tool_result", "tool_use_id": call.id, "content": outcome.content,
+            "type": "tool_result",
+            "tool_use_id": call.id,
+            "content": outcome.content,
         }
         if outcome.is_error:
             block_out["is_error"] = True
@@ -316,8 +398,9 @@ class _Run:
             raise
         except Exception as exc:
             message = f"{type(exc).__name__}: {exc}"
-            self.w.write(ErrorEvent, step=step, where="tool", error_type=type(exc).__name__,
-                         message=message)
+            self.w.write(
+                ErrorEvent, step=step, where="tool", error_type=type(exc).__name__, message=message
+            )
             return ToolOutcome(f"Tool {call.name} failed: {message}", True)
 
     async def tool_calls_of(self, response: LlmResponse) -> list[dict[str, Any]]:
@@ -327,15 +410,21 @@ class _Run:
             steps.append(self.step)
             self.step += 1
             self.w.write(
-                ToolCall, step=steps[-1], turn=self.turns - 1, tool_use_id=str(block.get("id")),
-                name=str(block.get("name")), input=dict(block.get("input") or {}),
+                ToolCall,
+                step=steps[-1],
+                turn=self.turns - 1,
+                tool_use_id=str(block.get("id")),
+                name=str(block.get("name")),
+                input=dict(block.get("input") or {}),
             )
         self.tool_calls += len(blocks)
         # Parallel tool_use blocks run concurrently; each result is written the moment it
         # completes, and the model gets them back in tool_use order.
-        return list(await asyncio.gather(
-            *(self.tool_step(b, s) for b, s in zip(blocks, steps, strict=True))
-        ))
+        return list(
+            await asyncio.gather(
+                *(self.tool_step(b, s) for b, s in zip(blocks, steps, strict=True))
+            )
+        )
 
     # -- the loop ------------------------------------------------------------------------
 
@@ -362,10 +451,6 @@ def _common_prefix(prev: list[Message], cur: list[Message]) -> int:
     while i < n and prev[i] == cur[i]:
         i += 1
     return i
-
-
-def _ms(t0: float) -> float:
-    return round((time.perf_counter() - t0) * 1000, 3)
 
 
 def new_session_id() -> str:
@@ -396,8 +481,8 @@ async def run_session(
     writer = TraceWriter(path, session_id, fsync=config.fsync)
     if on_event is not None:
         writer.add_listener(on_event)
-    t0 = time.perf_counter()
     run = _Run(config, provider, writer, tool_tape, on_text)
+    t0 = run.clock.perf()
     stop_reason = "error"
     output: str | None = None
     error: str | None = None
@@ -450,7 +535,7 @@ async def run_session(
                 tool_calls=run.tool_calls,
                 usage=run.usage.model_dump(),
                 cost_usd=run.cost,
-                duration_ms=_ms(t0),
+                duration_ms=run._ms(t0),
                 error=error,
                 replay=replay_stats,
             )

@@ -91,9 +91,7 @@ class LlmRequest(BaseModel):
         return request_hash(self.canonical())
 
 
-StopReason = Literal[
-    "end_turn", "tool_use", "max_tokens", "stop_sequence", "pause_turn", "refusal"
-]
+StopReason = Literal["end_turn", "tool_use", "max_tokens", "stop_sequence", "pause_turn", "refusal"]
 
 
 class LlmResponse(BaseModel):

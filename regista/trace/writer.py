@@ -8,6 +8,7 @@ also survives a power cut, at the cost of a disk flush per event.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,10 +27,20 @@ class TraceWriter:
             never truncated.
         session_id: Stamped on every event.
         fsync: ``os.fsync`` after every event.
+        clock: Makes each event's ``ts`` (default: the current UTC time); a fixed clock
+            makes byte-identical traces (the sample traces use one).
     """
 
-    def __init__(self, path: str | Path, session_id: str, *, fsync: bool = False) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        session_id: str,
+        *,
+        fsync: bool = False,
+        clock: Callable[[], str] | None = None,
+    ) -> None:
         self.path = Path(path)
+        self.clock = clock
         self.session_id = session_id
         self.fsync = fsync
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -55,6 +66,8 @@ class TraceWriter:
         Returns:
             The event that was written.
         """
+        if self.clock is not None:
+            fields.setdefault("ts", self.clock())
         event = event_cls(session_id=self.session_id, seq=self._seq, **fields)
         line = orjson.dumps(event.model_dump(mode="json")) + b"\n"
         view = memoryview(line)

@@ -1,0 +1,5 @@
+"""``python -m regista``."""
+
+from regista.cli.main import run
+
+run()

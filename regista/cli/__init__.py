@@ -1,0 +1,1 @@
+"""The ``regista`` command line."""

@@ -1,0 +1,74 @@
+"""``regista``: the command-line entry point.
+
+Each subcommand lives in its own module under ``regista.cli`` and exposes
+``register(subparsers)``, which adds its parser and sets ``func`` (``args -> int``).
+Errors from regista print one line on stderr and exit non-zero; never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import sys
+import warnings
+from collections.abc import Sequence
+
+from regista._version import __version__
+from regista.errors import RegistaError, UserError
+
+COMMANDS = ["show", "replay", "resume", "fork", "diff", "test", "export"]
+
+EXIT_ERROR = 1
+EXIT_USAGE = 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="regista",
+        description="Inspect, replay, resume, fork and diff agent traces.",
+    )
+    parser.add_argument("--version", action="version", version=f"regista {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMANDS:
+        module = importlib.import_module(f"regista.cli.cmd_{name}")
+        module.register(sub)
+    return parser
+
+
+def _format_warning(
+    message: Warning | str, category: type[Warning], *_: object, **__: object
+) -> str:
+    return f"warning: {message}\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; returns the exit code (also used by ``python -m regista``)."""
+    warnings.formatwarning = _format_warning  # type: ignore[assignment]
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return EXIT_USAGE
+    try:
+        result = args.func(args)
+        if asyncio.iscoroutine(result):
+            result = asyncio.run(result)
+        return int(result or 0)
+    except UserError as exc:
+        print(f"regista: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except RegistaError as exc:
+        print(f"regista: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print("regista: interrupted", file=sys.stderr)
+        return 130
+
+
+def run() -> None:
+    sys.exit(main())
+
+
+if __name__ == "__main__":
+    run()
