@@ -476,9 +476,12 @@ async def run_session(
         ProviderError: The provider failed (the trace is complete, ending in ``error``).
         ReplayDivergence: A strict replay left the recording (likewise recorded).
     """
-    session_id = new_session_id()
+    session_id = config.session_id or new_session_id()
     path = trace_path or Path(config.trace_dir) / f"{session_id}.jsonl"
-    writer = TraceWriter(path, session_id, fsync=config.fsync)
+    clock = config.clock
+    writer = TraceWriter(
+        path, session_id, fsync=config.fsync, clock=clock.ts if clock is not None else None
+    )
     if on_event is not None:
         writer.add_listener(on_event)
     run = _Run(config, provider, writer, tool_tape, on_text)
