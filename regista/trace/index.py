@@ -1,0 +1,299 @@
+"""A lazy index of a trace file, for viewers of huge traces.
+
+``Trace.load`` decodes and validates every event, which is right for replay but far too slow
+for a person opening a 200 MB trace. :class:`TraceIndex` instead scans the file for line
+offsets (reading the envelope from the first bytes of each line, where the writer puts
+``schema_version, session_id, seq, ts, type, step``), groups the lines of each step, and
+decodes a step's events only when asked, through a small LRU cache. ``session.start`` and
+``session.end`` are decoded eagerly for a header.
+
+The scan is incremental (:meth:`TraceIndex.scan` reads what was appended since the last
+call), so the same index follows a trace that is still being written. It is safe to scan
+in one thread while another reads steps that are already indexed.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from regista.errors import TraceError, TraceFormatError
+from regista.trace.events import LlmRequestEvent, SessionEnd, SessionStart
+from regista.trace.reader import parse_line
+from regista.trace.steps import Step, StepKind
+
+__all__ = ["StepEntry", "TraceIndex"]
+
+_HEAD = 512
+_TAIL = 160
+_CHUNK = 4 * 1024 * 1024
+_TYPE = re.compile(rb'"type":"([a-z.]+)"')
+_STEP = re.compile(rb'"step":(\d+)')
+_NAME = re.compile(rb'"name":"((?:[^"\\]|\\.){0,200})"')
+_KIND_OF: dict[bytes, StepKind] = {
+    b"llm.request": "model",
+    b"tool.call": "tool",
+    b"context.compaction": "compaction",
+}
+
+
+@dataclass
+class StepEntry:
+    """What the scan learnt about one step without decoding it.
+
+    Attributes:
+        index: The step number.
+        kind: ``model``, ``tool`` or ``compaction``.
+        lines: 0-based line numbers of the step's events, in order.
+        tool: The tool name of a tool step (``None`` otherwise).
+        error: An ``error`` event or an error tool result belongs to the step.
+        denied: The policy denied the tool call.
+        complete: The step's closing event (response / result) was seen.
+    """
+
+    index: int
+    kind: StepKind
+    lines: list[int] = field(default_factory=list)
+    tool: str | None = None
+    error: bool = False
+    denied: bool = False
+    complete: bool = False
+
+
+class TraceIndex:
+    """Line offsets and per-step groups of one trace file; steps decoded on demand.
+
+    Args:
+        path: The trace file.
+        cache_size: How many decoded steps to keep.
+
+    Raises:
+        TraceError: The file is missing, a directory or unreadable (from the constructor).
+    """
+
+    def __init__(self, path: str | Path, *, cache_size: int = 256) -> None:
+        self.path = Path(path)
+        if self.path.is_dir():
+            raise TraceError(f"{self.path}: is a directory, not a trace file")
+        try:
+            self._file = open(self.path, "rb")  # noqa: SIM115 - lives with the index
+        except FileNotFoundError:
+            raise TraceError(f"{self.path}: no such trace file") from None
+        except OSError as exc:
+            raise TraceError(f"{self.path}: cannot read ({exc.strerror})") from None
+        self._lock = threading.Lock()
+        self.offsets: list[int] = []
+        self.lengths: list[int] = []
+        self.steps: list[StepEntry] = []
+        self._by_number: dict[int, int] = {}
+        self.start: SessionStart | None = None
+        self.end: SessionEnd | None = None
+        #: The file ends in a half-written line (kept out of the index until completed).
+        self.truncated = False
+        self.size = 0
+        self._pos = 0
+        self._cache: OrderedDict[int, Step] = OrderedDict()
+        self._cache_size = cache_size
+
+    # -- scanning ------------------------------------------------------------------------
+
+    @property
+    def scanned(self) -> int:
+        """Bytes of the file indexed so far."""
+        return self._pos
+
+    def scan(self, max_bytes: int | None = None) -> bool:
+        """Index lines appended since the last call (at most about ``max_bytes`` of them).
+
+        Returns:
+            True when the scan reached the current end of the file.
+
+        Raises:
+            TraceError: The file is empty or does not begin with ``session.start``.
+            TraceFormatError: A complete line is not a valid event envelope.
+            UnsupportedSchemaVersion: The trace is newer than this regista.
+        """
+        budget = max_bytes if max_bytes is not None else 1 << 62
+        self._file.seek(0, 2)
+        size = self._file.tell()
+        self.size = size
+        stuck = False
+        while self._pos < size and budget > 0:
+            self._file.seek(self._pos)
+            chunk = self._file.read(min(_CHUNK, size - self._pos))
+            consumed = self._scan_chunk(chunk, self._pos)
+            if consumed == 0 and len(chunk) < size - self._pos:  # a line longer than a chunk
+                consumed = self._scan_long_line(self._pos, size)
+            if consumed == 0:
+                stuck = True
+                break
+            self._pos += consumed
+            budget -= consumed
+        self.truncated = stuck
+        if not self.offsets:
+            if size == 0:
+                raise TraceError(f"{self.path}: empty trace (no events)")
+            if stuck:
+                raise TraceError(f"{self.path}: no complete event in the trace")
+        return self._pos >= size or stuck
+
+    def _scan_long_line(self, pos: int, size: int) -> int:
+        """Find the end of a line longer than one chunk; 0 when it is not complete yet."""
+        self._file.seek(pos)
+        end = pos
+        while end < size:
+            block = self._file.read(_CHUNK)
+            nl = block.find(b"\n")
+            if nl >= 0:
+                end += nl
+                self._file.seek(pos)
+                head = self._file.read(_HEAD)
+                self._file.seek(max(pos, end - _TAIL))
+                tail = self._file.read(end - max(pos, end - _TAIL))
+                self._add_line(pos, end - pos, head, tail)
+                return end - pos + 1
+            end += len(block)
+        return 0
+
+    def _scan_chunk(self, chunk: bytes, base: int) -> int:
+        start = 0
+        find = chunk.find
+        while True:
+            nl = find(b"\n", start)
+            if nl < 0:
+                return start
+            if nl > start:
+                self._add_line(
+                    base + start,
+                    nl - start,
+                    chunk[start : min(nl, start + _HEAD)],
+                    chunk[max(start, nl - _TAIL) : nl],
+                )
+            start = nl + 1
+
+    def _add_line(self, offset: int, length: int, head: bytes, tail: bytes) -> None:
+        lineno = len(self.offsets)
+        m = _TYPE.search(head)
+        if m is None:
+            raise TraceFormatError(self.path, lineno + 1, "not a trace event (no type)")
+        etype = m.group(1)
+        if lineno == 0 or etype == b"session.end":
+            event = self._decode_line(offset, length, lineno)
+            if lineno == 0 and not isinstance(event, SessionStart):
+                raise TraceFormatError(self.path, 1, "a trace must begin with a session.start")
+            if isinstance(event, SessionStart):
+                self.start = event
+            elif isinstance(event, SessionEnd):
+                self.end = event
+        with self._lock:
+            self.offsets.append(offset)
+            self.lengths.append(length)
+            sm = _STEP.search(head)
+            if sm is None:
+                return
+            number = int(sm.group(1))
+            pos = self._by_number.get(number)
+            if pos is None:
+                kind = _KIND_OF.get(etype)
+                if kind is None:  # an event of a step whose opener was lost
+                    return
+                pos = self._by_number[number] = len(self.steps)
+                self.steps.append(StepEntry(index=number, kind=kind))
+            entry = self.steps[pos]
+            entry.lines.append(lineno)
+            if etype == b"tool.call":
+                nm = _NAME.search(head)
+                entry.tool = nm.group(1).decode("utf-8", "replace") if nm else "?"
+            elif etype == b"error":
+                entry.error = True
+            elif etype == b"permission.decision":
+                entry.denied = b'"allowed":false' in head
+            elif etype == b"tool.result":
+                entry.error = entry.error or b'"is_error":true' in tail
+                entry.complete = True
+            elif etype in (b"llm.response", b"context.compaction"):
+                entry.complete = True
+
+    # -- reading -------------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return len(self.steps)
+
+    def raw_line(self, lineno: int) -> bytes:
+        """The bytes of line ``lineno`` (0-based), without its newline."""
+        with self._lock:
+            self._file.seek(self.offsets[lineno])
+            return self._file.read(self.lengths[lineno])
+
+    def _decode_line(self, offset: int, length: int, lineno: int) -> Any:
+        self._file.seek(offset)
+        return parse_line(self._file.read(length), self.path, lineno + 1)
+
+    def event(self, lineno: int) -> Any:
+        """The validated event on line ``lineno`` (0-based)."""
+        return parse_line(self.raw_line(lineno), self.path, lineno + 1)
+
+    def step(self, pos: int) -> Step:
+        """The ``pos``-th step (its events decoded and validated), cached.
+
+        ``Step.request`` is left ``None``: use :meth:`request_messages` for the full list.
+        """
+        hit = self._cache.get(pos)
+        if hit is not None:
+            self._cache.move_to_end(pos)
+            return hit
+        entry = self.steps[pos]
+        step = Step(index=entry.index, kind=entry.kind)
+        step.events = [self.event(n) for n in list(entry.lines)]
+        if entry.complete:  # a growing step is decoded again next time
+            self._cache[pos] = step
+            if len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)
+        return step
+
+    def position_of(self, number: int) -> int | None:
+        """The position in :attr:`steps` of step number ``number``."""
+        return self._by_number.get(number)
+
+    def step_text(self, pos: int) -> bytes:
+        """The raw bytes of a step's lines, for searching."""
+        return b"\n".join(self.raw_line(n) for n in list(self.steps[pos].lines))
+
+    # -- full requests -------------------------------------------------------------------
+
+    def _previous_request(self, pos: int) -> int | None:
+        for p in range(pos - 1, -1, -1):
+            if self.steps[p].kind == "model":
+                return p
+        return None
+
+    def request_event(self, pos: int) -> LlmRequestEvent | None:
+        """The ``llm.request`` event of a model step."""
+        return self.step(pos).request_event
+
+    def request_messages(self, pos: int, start: int = 0) -> list[dict[str, Any]]:
+        """Messages ``start:`` of the full request of model step ``pos``.
+
+        Rebuilt from the deltas, walking back only as far as ``start`` needs.
+        """
+        ev = self.request_event(pos)
+        if ev is None:
+            return []
+        prefix = ev.messages_prefix
+        if start >= prefix:
+            return list(ev.messages[start - prefix :])
+        prev = self._previous_request(pos)
+        if prev is None:
+            return list(ev.messages)
+        return self.request_messages(prev, start)[: prefix - start] + list(ev.messages)
+
+    def previous_request(self, pos: int) -> int | None:
+        """Position of the model step before ``pos``, if any."""
+        return self._previous_request(pos)
+
+    def close(self) -> None:
+        self._file.close()
