@@ -38,6 +38,8 @@ class Agent:
         metadata: Free-form data recorded in ``session.start``.
         clock: Timestamps and durations (``regista.loop.FakeClock`` for byte-identical
             traces in tests and samples).
+        session_id: A fixed session id (byte-identical traces); ``None`` makes a new ULID
+            per run, which is what every other use wants.
     """
 
     def __init__(
@@ -58,6 +60,7 @@ class Agent:
         fsync: bool = False,
         metadata: dict[str, Any] | None = None,
         clock: Clock | None = None,
+        session_id: str | None = None,
     ) -> None:
         self.model = model
         self.instructions = instructions
@@ -74,6 +77,7 @@ class Agent:
         self.metadata = dict(metadata or {})
         self._agent_ref = agent_ref
         self.clock = clock
+        self.session_id = session_id
         self._origin = _creator(sys._getframe(1))
 
     @property
@@ -124,6 +128,7 @@ class Agent:
             fsync=self.fsync,
             metadata=self.metadata,
             clock=self.clock,
+            session_id=self.session_id,
         )
 
     async def run(
