@@ -22,20 +22,21 @@ from regista.errors import (
     UnsupportedSchemaVersion,
     UserError,
 )
+from regista.fork import ForkResult, ModelAnswerEdit, ToolResultEdit, fork, rewind
 from regista.loop import RunResult
 from regista.policy import Decision, ToolCallInfo, allow, deny
+from regista.replay import replay, resume
 from regista.tools import Tool, ToolOutcome, tool
 
 if TYPE_CHECKING:
     from regista.diff import RunDiff, diff_runs
-    from regista.fork import ModelAnswerEdit, ToolResultEdit, fork, rewind
-    from regista.replay import replay, resume
 
 __all__ = [
     "Agent",
     "AgentLoadError",
     "ContextConfig",
     "Decision",
+    "ForkResult",
     "InvalidEditError",
     "MissingCredentialsError",
     "ModelAnswerEdit",
@@ -64,13 +65,9 @@ __all__ = [
     "tool",
 ]
 
+# Imported on first use. (Functions named like their module, ``replay`` and ``fork``,
+# are imported eagerly: the submodule would otherwise shadow the function.)
 _LAZY = {
-    "replay": "regista.replay",
-    "resume": "regista.replay",
-    "fork": "regista.fork",
-    "rewind": "regista.fork",
-    "ToolResultEdit": "regista.fork",
-    "ModelAnswerEdit": "regista.fork",
     "diff_runs": "regista.diff",
     "RunDiff": "regista.diff",
 }

@@ -264,6 +264,7 @@ class _Run:
             source=meta.source,
             cost_usd=cost,
             duration_ms=self._ms(t0),
+            matched=meta.matched,
         )
         self.turns += 1
         return response

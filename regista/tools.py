@@ -39,10 +39,24 @@ class Tool:
     input_schema: dict[str, Any]
     fn: Callable[..., Any] | None = None
     model: type[BaseModel] | None = field(default=None, repr=False)
+    #: A recorded schema served verbatim (replays rebuild tools from a trace this way).
+    raw_schema: dict[str, Any] | None = field(default=None, repr=False)
+
+    @classmethod
+    def from_schema(cls, schema: dict[str, Any]) -> Tool:
+        """A tool with no implementation, standing for a recorded one."""
+        return cls(
+            name=str(schema.get("name", "")),
+            description=str(schema.get("description", "")),
+            input_schema=dict(schema.get("input_schema") or {}),
+            raw_schema=schema,
+        )
 
     @property
     def schema(self) -> dict[str, Any]:
         """The tool as the Messages API expects it."""
+        if self.raw_schema is not None:
+            return self.raw_schema
         return {
             "name": self.name,
             "description": self.description,

@@ -38,16 +38,26 @@ class Provider(Protocol):
 class ResponseMeta:
     """Who answered a call and how: kept off the recorded payload."""
 
-    __slots__ = ("provider", "source")
+    __slots__ = ("matched", "provider", "source")
 
-    def __init__(self, provider: str, source: Literal["live", "recorded", "edit"]) -> None:
+    def __init__(
+        self,
+        provider: str,
+        source: Literal["live", "recorded", "edit"],
+        matched: bool | None = None,
+    ) -> None:
         self.provider = provider
         self.source = source
+        self.matched = matched
 
 
-def set_meta(response: LlmResponse, provider: str, source: str = "live") -> LlmResponse:
-    """Attach who answered (``provider``) and how (``source``) to a response."""
-    object.__setattr__(response, "__regista_meta__", ResponseMeta(provider, source))  # type: ignore[arg-type]
+def set_meta(
+    response: LlmResponse, provider: str, source: str = "live", matched: bool | None = None
+) -> LlmResponse:
+    """Attach who answered (``provider``), how (``source``: live, recorded, edit) and, for
+    positional playback, whether the request ``matched`` the recording."""
+    meta = ResponseMeta(provider, source, matched)  # type: ignore[arg-type]
+    object.__setattr__(response, "__regista_meta__", meta)
     return response
 
 

@@ -70,11 +70,14 @@ class ScriptedProvider:
             ).model_copy(deep=True)
         except ValidationError as exc:
             raise ProviderError(f"ScriptedProvider: response {n + 1} is invalid: {exc}") from None
-        response.id = response.id or f"msg_scripted_{n + 1:04d}"
+        # Generated ids derive from the request, so they are deterministic and never
+        # collide with the ids of earlier turns (e.g. when a fork goes live mid-session).
+        tag = request.hash[:12]
+        response.id = response.id or f"msg_scripted_{tag}"
         response.model = "scripted"
         for i, block in enumerate(response.content):
             if block.get("type") == "tool_use":
-                block.setdefault("id", f"toolu_scripted_{n + 1:04d}_{i}")
+                block.setdefault("id", f"toolu_scripted_{tag}_{i}")
                 block.setdefault("input", {})
         if response.stop_reason is None:
             response.stop_reason = "tool_use" if response.tool_uses else "end_turn"

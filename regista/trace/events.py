@@ -103,6 +103,8 @@ class LlmResponseEvent(_Base):
     source: Source = "live"
     cost_usd: float | None = None
     duration_ms: float = 0.0
+    #: Loose fork playback: whether the live request still matched the recorded one.
+    matched: bool | None = None
 
 
 class ToolCall(_Base):

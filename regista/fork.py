@@ -1,0 +1,388 @@
+"""Fork and rewind: change one step of a recorded run and let the agent carry on.
+
+``fork(trace, at_step=N, edit=...)``:
+
+- steps ``0..N-1`` are served from the recording (model calls hash-verified, tool calls
+  answered with their recorded results; nothing re-executed);
+- step ``N`` is answered with the edit: a :class:`ToolResultEdit` for a tool step, a
+  :class:`ModelAnswerEdit` for a model step;
+- with ``live_after=K`` (``K >= N``), every step after ``K`` is live: model calls go to the
+  real provider and new tool calls run for real under the agent's policy; steps between
+  the edit and ``K`` play the recording;
+- without a live point, the recording plays on *loosely* after the edit (positionally),
+  and each later model response records whether its request still ``matched``.
+
+``rewind(trace, at_step=N)`` is a fork with no edit: the first ``N`` steps free, live
+from step ``N`` on. The fork writes its own trace with ``session.start.forked_from``;
+the parent trace is only read.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from regista.errors import InvalidEditError, ReplayDivergence, UserError
+from regista.loading import load_agent
+from regista.loop import RecordedOutcome, RunResult, SessionConfig, run_session
+from regista.providers.base import Provider, TextCallback, set_meta
+from regista.providers.replay import RecordedCall, ReplayMode, recorded_calls
+from regista.replay import RecordedTools, config_from_trace
+from regista.structdiff import format_changes, structural_diff
+from regista.trace.reader import Trace, TraceSummary
+from regista.types import LlmRequest, LlmResponse, Usage
+
+__all__ = ["ForkResult", "ModelAnswerEdit", "ToolResultEdit", "fork", "rewind"]
+
+
+@dataclass(frozen=True)
+class ToolResultEdit:
+    """A replacement result for a tool step."""
+
+    content: str | list[dict[str, Any]]
+    is_error: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": "tool_result", "content": self.content, "is_error": self.is_error}
+
+
+@dataclass(frozen=True)
+class ModelAnswerEdit:
+    """A replacement answer for a model step: text and/or ``tool_use`` blocks."""
+
+    content: list[dict[str, Any]]
+    stop_reason: str | None = None
+
+    @classmethod
+    def text(cls, text: str) -> ModelAnswerEdit:
+        return cls([{"type": "text", "text": text}])
+
+    @classmethod
+    def parse(cls, raw: str) -> ModelAnswerEdit:
+        """Plain text, or JSON: a list of content blocks or ``{"content": [...]}``."""
+        stripped = raw.strip()
+        if stripped[:1] in ("[", "{"):
+            try:
+                data = orjson.loads(stripped)
+            except orjson.JSONDecodeError as exc:
+                raise InvalidEditError(
+                    f"the answer looks like JSON but is not valid: {exc}"
+                ) from None
+            if isinstance(data, dict):
+                return cls(list(data.get("content") or []), data.get("stop_reason"))
+            if isinstance(data, list):
+                return cls(data)
+        return cls.text(raw)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": "model_answer", "content": self.content, "stop_reason": self.stop_reason}
+
+
+Edit = ToolResultEdit | ModelAnswerEdit
+
+
+@dataclass
+class ForkResult(RunResult):
+    """A fork's outcome, next to its parent's."""
+
+    parent_session_id: str = ""
+    parent_stop_reason: str | None = None
+    parent_cost_usd: float | None = None
+    at_step: int = 0
+    #: Loose playback: for each model step after the edit, whether its request matched.
+    matched: dict[int, bool] = field(default_factory=dict)
+
+
+def _validate_model_edit(edit: ModelAnswerEdit, tool_names: set[str]) -> ModelAnswerEdit:
+    if not edit.content:
+        raise InvalidEditError("a model answer needs at least one text or tool_use block")
+    blocks: list[dict[str, Any]] = []
+    for i, block in enumerate(edit.content):
+        if not isinstance(block, dict):
+            raise InvalidEditError(f"content[{i}] must be an object, got {type(block).__name__}")
+        kind = block.get("type")
+        if kind == "text":
+            if not isinstance(block.get("text"), str):
+                raise InvalidEditError(f"content[{i}]: a text block needs a string 'text'")
+            blocks.append({"type": "text", "text": block["text"]})
+        elif kind == "tool_use":
+            name = block.get("name")
+            if not isinstance(name, str) or not name:
+                raise InvalidEditError(f"content[{i}]: a tool_use block needs a 'name'")
+            if tool_names and name not in tool_names:
+                known = ", ".join(sorted(tool_names))
+                raise InvalidEditError(f"content[{i}]: unknown tool {name!r} (tools: {known})")
+            args = block.get("input", {})
+            if isinstance(args, str):
+                try:
+                    args = orjson.loads(args)
+                except orjson.JSONDecodeError as exc:
+                    raise InvalidEditError(
+                        f"content[{i}]: tool_use input is not valid JSON: {exc}"
+                    ) from None
+            if not isinstance(args, dict):
+                raise InvalidEditError(f"content[{i}]: tool_use input must be a JSON object")
+            blocks.append(
+                {
+                    "type": "tool_use",
+                    "id": str(block.get("id") or f"toolu_edit_{i}"),
+                    "name": name,
+                    "input": args,
+                }
+            )
+        else:
+            raise InvalidEditError(
+                f"content[{i}]: unsupported block type {kind!r} (use 'text' or 'tool_use')"
+            )
+    has_tools = any(b["type"] == "tool_use" for b in blocks)
+    stop = edit.stop_reason or ("tool_use" if has_tools else "end_turn")
+    return ModelAnswerEdit(blocks, stop)
+
+
+class ForkProvider:
+    """Serves the recorded prefix, the edited answer, then the recording or a live model."""
+
+    name = "fork"
+
+    def __init__(
+        self,
+        calls: list[RecordedCall],
+        at_step: int,
+        edit: ModelAnswerEdit | None,
+        live_from: int | None,
+        live: Provider | None,
+        label: str,
+    ) -> None:
+        self.calls = calls
+        self.at_step = at_step
+        self.edit = edit
+        self.live_from = live_from
+        self.live_provider = live
+        self.label = label
+        self.position = 0
+        self.is_live = False
+        self.matched: dict[int, bool] = {}
+
+    async def complete(
+        self, request: LlmRequest, *, on_text: TextCallback | None = None
+    ) -> LlmResponse:
+        n = self.position
+        self.position += 1
+        rec = self.calls[n] if n < len(self.calls) else None
+        if not self.is_live and (
+            (rec is None and self.live_from is not None)
+            or (rec is not None and self.live_from is not None and rec.step >= self.live_from)
+        ):
+            self.is_live = True
+        if self.is_live:
+            assert self.live_provider is not None
+            return await self.live_provider.complete(request, on_text=on_text)
+        if rec is None:
+            raise ReplayDivergence(
+                f"{self.label}: the fork made model call {n + 1}, but the recording has only "
+                f"{len(self.calls)} (give a live point to let the agent carry on)",
+                step=self.calls[-1].step + 1 if self.calls else 0,
+            )
+        if rec.step <= self.at_step and request.hash != rec.request_hash:
+            changes = (
+                structural_diff(rec.request.canonical(), request.canonical(), "request")
+                if rec.request is not None
+                else []
+            )
+            detail = format_changes(changes) if changes else "the request hash differs"
+            raise ReplayDivergence(
+                f"{self.label}: the agent no longer reproduces the recording before the "
+                f"edit, at step {rec.step}: {detail}",
+                step=rec.step,
+                diffs=changes,
+            )
+        if rec.step == self.at_step and self.edit is not None:
+            response = LlmResponse(
+                id=f"msg_edit_{rec.step}",
+                model=rec.response.model,
+                content=[dict(b) for b in self.edit.content],
+                stop_reason=self.edit.stop_reason,
+                usage=Usage(),
+            )
+            await _feed(on_text, response)
+            return set_meta(response, "edit", "edit")
+        matched = None
+        if rec.step > self.at_step:
+            matched = self.matched[rec.step] = request.hash == rec.request_hash
+        response = rec.response.model_copy(deep=True)
+        await _feed(on_text, response)
+        return set_meta(response, rec.provider, "recorded", matched)
+
+
+async def _feed(on_text: TextCallback | None, response: LlmResponse) -> None:
+    if on_text is not None and response.text:
+        r = on_text(response.text)
+        if inspect.isawaitable(r):
+            await r
+
+
+class _ForkTools(RecordedTools):
+    """Recorded results before the live point, the edit at its step, live after."""
+
+    def __init__(
+        self, trace: Trace, edits: dict[str, RecordedOutcome], at_step: int, live_from: int | None
+    ) -> None:
+        super().__init__(trace, ReplayMode.STRICT, edits=edits)
+        self.at_step = at_step
+        self.live_from = live_from
+
+    def lookup(self, call: Any, step: int) -> RecordedOutcome | None:
+        if self.live_from is not None and step >= self.live_from:
+            return None
+        if step > self.at_step:  # loose playback after the edit
+            self.mode = ReplayMode.WARN
+        return super().lookup(call, step)
+
+
+def _resolve_agent(trace: Trace, agent: Any) -> Any:
+    if agent is not None:
+        return load_agent(agent) if isinstance(agent, str) else agent
+    ref = trace.start.agent_ref
+    if ref:
+        return load_agent(ref)
+    name = trace.path.name if trace.path else "this trace"
+    raise UserError(
+        f"{name} records no agent_ref, so regista cannot rebuild the agent for the live "
+        "half: pass agent=... (Python) or --agent module:attr (CLI), where attr is an Agent "
+        "or a function returning one"
+    )
+
+
+async def fork(
+    trace_path: str | Path | Trace,
+    at_step: int,
+    edit: Edit | None = None,
+    live_after: int | None = None,
+    agent: Any = None,
+    provider: Provider | None = None,
+    *,
+    trace_dir: str | Path | None = None,
+    on_event: Any = None,
+    on_text: Any = None,
+) -> ForkResult:
+    """Fork a recorded run at ``at_step`` (see the module docstring).
+
+    Args:
+        trace_path: The parent trace (never written to).
+        at_step: The step to edit (or, with no edit, the first live step).
+        edit: ``ToolResultEdit`` / ``ModelAnswerEdit``; ``None`` rewinds.
+        live_after: Go live after this step (``>= at_step``); ``None`` with an edit plays
+            the recording on loosely.
+        agent: An ``Agent`` or ``"module:attr"`` for the live half; default: the trace's
+            ``agent_ref``.
+        provider: Overrides the agent's provider for the live half.
+        trace_dir: Where the fork's trace goes (default: the agent's ``trace_dir``).
+
+    Raises:
+        InvalidEditError: The step does not exist, or the edit does not fit it.
+        UserError: A live half is needed and no agent can be found.
+        ReplayDivergence: The agent no longer reproduces the recording before the edit.
+    """
+    trace = trace_path if isinstance(trace_path, Trace) else Trace.load(trace_path)
+    steps = trace.steps()
+    if not 0 <= at_step < len(steps):
+        raise InvalidEditError(
+            f"step {at_step} does not exist: the trace has steps 0..{len(steps) - 1}"
+        )
+    target = steps[at_step]
+    if live_after is not None and live_after < at_step:
+        raise InvalidEditError(f"live_after ({live_after}) must be at or after the edited step")
+    if edit is None:
+        live_from: int | None = at_step
+    elif live_after is None:
+        live_from = None
+    else:
+        live_from = live_after + 1
+
+    tool_edits: dict[str, RecordedOutcome] = {}
+    model_edit: ModelAnswerEdit | None = None
+    if isinstance(edit, ToolResultEdit):
+        if target.kind != "tool" or target.tool_call is None:
+            raise InvalidEditError(
+                f"step {at_step} is a {target.kind} step; a tool-result edit needs a tool step"
+            )
+        if not isinstance(edit.content, str | list):
+            raise InvalidEditError("a tool result must be text or a list of content blocks")
+        dec = target.decision
+        tool_edits[target.tool_call.tool_use_id] = RecordedOutcome(
+            content=edit.content,
+            is_error=edit.is_error,
+            allowed=True,
+            reason=dec.reason if dec else None,
+            source="edit",
+        )
+    elif isinstance(edit, ModelAnswerEdit):
+        if target.kind != "model":
+            raise InvalidEditError(
+                f"step {at_step} is a {target.kind} step; a model-answer edit needs a model step"
+            )
+        model_edit = _validate_model_edit(edit, {str(t.get("name")) for t in trace.start.tools})
+        edit = model_edit
+    elif edit is not None:
+        raise InvalidEditError(f"unsupported edit {type(edit).__name__}")
+
+    live_agent = _resolve_agent(trace, agent) if live_from is not None else None
+    if live_agent is not None:
+        # A fork is a new session: never reuse a fixed id the agent may carry.
+        config: SessionConfig = replace(live_agent.config(), session_id=None)
+        live_provider: Provider | None = provider or live_agent.provider
+        if trace_dir is not None:
+            config = replace(config, trace_dir=Path(trace_dir))
+    else:
+        config = config_from_trace(trace, trace_dir=Path(trace_dir or ".regista/traces"))
+        live_provider = None
+    label = trace.path.name if trace.path else "recording"
+    fork_provider = ForkProvider(
+        recorded_calls(trace), at_step, model_edit, live_from, live_provider, label
+    )
+    tools = _ForkTools(trace, tool_edits, at_step, live_from)
+    forked_from = {
+        "session_id": trace.session_id,
+        "at_step": at_step,
+        "edit": edit.to_dict() if edit is not None else None,
+        "live_after": live_after if edit is not None else (at_step - 1),
+        "path": str(trace.path) if trace.path else None,
+    }
+    result = await run_session(
+        config,
+        trace.start.task,
+        fork_provider,
+        provider_label=live_provider.name if live_provider else trace.start.provider,
+        tool_tape=tools,
+        forked_from=forked_from,
+        on_event=on_event,
+        on_text=on_text,
+    )
+    parent = trace.summary()
+    return ForkResult(
+        **vars(result),
+        parent_session_id=parent.session_id,
+        parent_stop_reason=parent.stop_reason,
+        parent_cost_usd=parent.cost_usd,
+        at_step=at_step,
+        matched=dict(fork_provider.matched),
+    )
+
+
+async def rewind(
+    trace_path: str | Path | Trace,
+    at_step: int,
+    agent: Any = None,
+    provider: Provider | None = None,
+    **kwargs: Any,
+) -> ForkResult:
+    """Replay the first ``at_step`` steps for free and continue live from there."""
+    return await fork(trace_path, at_step, None, None, agent, provider, **kwargs)
+
+
+def parent_summary(result: ForkResult) -> TraceSummary:
+    return Trace.load(result.trace_path).summary()

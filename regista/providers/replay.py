@@ -1,0 +1,210 @@
+"""``ReplayProvider``: serves a recorded session's model responses, hash-verified.
+
+On the Nth call it hashes the live request and compares it with the Nth recorded one
+(model calls and compactions, in trace order). A match serves the recorded response for
+$0. A mismatch is a divergence, handled by the mode:
+
+- ``strict``: raise :class:`ReplayDivergence` with a structural diff of the two requests;
+- ``warn``: emit :class:`ReplayDivergenceWarning` and serve the recording positionally;
+- ``hybrid``: from the first divergence on (or past the end of the recording), every call
+  goes to the real ``fallback`` provider.
+"""
+
+from __future__ import annotations
+
+import enum
+import inspect
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from regista.context import ContextConfig, compaction_request
+from regista.errors import ReplayDivergence, ReplayDivergenceWarning, UserError
+from regista.providers.base import Provider, TextCallback, set_meta
+from regista.structdiff import Change, format_changes, structural_diff
+from regista.trace.events import ContextCompaction, LlmRequestEvent, LlmResponseEvent
+from regista.trace.reader import Trace
+from regista.types import LlmRequest, LlmResponse, Usage
+
+__all__ = ["RecordedCall", "ReplayMode", "ReplayProvider", "recorded_calls"]
+
+
+class ReplayMode(str, enum.Enum):
+    """How a replay handles a request that differs from the recording."""
+
+    STRICT = "strict"
+    WARN = "warn"
+    HYBRID = "hybrid"
+
+    @classmethod
+    def parse(cls, value: str | ReplayMode) -> ReplayMode:
+        try:
+            return cls(value)
+        except ValueError:
+            valid = ", ".join(repr(m.value) for m in cls)
+            raise UserError(f"unknown replay mode {value!r}; valid modes: {valid}") from None
+
+
+@dataclass
+class RecordedCall:
+    """One recorded model call: a turn's request or a compaction's summary request."""
+
+    step: int
+    kind: str  # "model" or "compaction"
+    request_hash: str
+    request: LlmRequest | None
+    response: LlmResponse
+    provider: str
+
+
+def recorded_calls(trace: Trace) -> list[RecordedCall]:
+    """Every completed model call of ``trace``, in order."""
+    responses = {ev.step: ev for ev in trace.events if isinstance(ev, LlmResponseEvent)}
+    context = ContextConfig.from_dict(trace.start.context) or ContextConfig()
+    out: list[RecordedCall] = []
+    for ev in trace.events:
+        if isinstance(ev, LlmRequestEvent):
+            resp = responses.get(ev.step)
+            if resp is None:
+                continue  # the process died waiting for this answer
+            out.append(
+                RecordedCall(
+                    step=ev.step,
+                    kind="model",
+                    request_hash=ev.request_hash,
+                    request=trace.request_for(ev),
+                    response=LlmResponse.model_validate(resp.response),
+                    provider=resp.provider,
+                )
+            )
+        elif isinstance(ev, ContextCompaction):
+            out.append(
+                RecordedCall(
+                    step=ev.step,
+                    kind="compaction",
+                    request_hash=ev.request_hash,
+                    request=compaction_request(trace.start.model, ev.replaced, context),
+                    response=LlmResponse(
+                        model=ev.provider,
+                        content=[{"type": "text", "text": ev.summary}],
+                        stop_reason="end_turn",
+                        usage=Usage.model_validate(ev.usage or {}),
+                    ),
+                    provider=ev.provider,
+                )
+            )
+    return out
+
+
+class ReplayProvider:
+    """Serves the model calls of a recorded trace.
+
+    Args:
+        trace: The recording (a ``Trace`` or a path).
+        mode: ``"strict"`` (default), ``"warn"`` or ``"hybrid"``.
+        fallback: The live provider that ``hybrid`` falls through to.
+        name_of: How divergence messages name the recording (default: the file name).
+    """
+
+    name = "replay"
+
+    def __init__(
+        self,
+        trace: Trace | str | Path,
+        mode: str | ReplayMode = ReplayMode.STRICT,
+        fallback: Provider | None = None,
+        *,
+        name_of: str | None = None,
+    ) -> None:
+        self.trace = trace if isinstance(trace, Trace) else Trace.load(trace)
+        self.mode = ReplayMode.parse(mode)
+        self.fallback = fallback
+        self.calls = recorded_calls(self.trace)
+        self.position = 0
+        self.diverged_at: int | None = None
+        self.label = name_of or (self.trace.path.name if self.trace.path else "recording")
+        self.served = 0
+        self.live = 0
+
+    @property
+    def went_live(self) -> bool:
+        return self.diverged_at is not None and self.mode is ReplayMode.HYBRID
+
+    async def complete(
+        self, request: LlmRequest, *, on_text: TextCallback | None = None
+    ) -> LlmResponse:
+        n = self.position
+        self.position += 1
+        if self.went_live:
+            return await self._live(request, on_text)
+        if n >= len(self.calls):
+            step = self.calls[-1].step + 1 if self.calls else 0
+            return await self._diverge(
+                request,
+                on_text,
+                step,
+                None,
+                f"{self.label}: the run made model call {n + 1}, but the recording has "
+                f"only {len(self.calls)}",
+                [],
+            )
+        rec = self.calls[n]
+        if request.hash == rec.request_hash:
+            return await self._serve(rec, on_text)
+        changes = (
+            structural_diff(rec.request.canonical(), request.canonical(), "request")
+            if rec.request is not None
+            else []
+        )
+        what = "model call" if rec.kind == "model" else "compaction"
+        detail = format_changes(changes) if changes else "the request hash differs"
+        message = f"{self.label}: diverged at step {rec.step} ({what}): {detail}"
+        return await self._diverge(request, on_text, rec.step, rec, message, changes)
+
+    async def _serve(
+        self, rec: RecordedCall, on_text: TextCallback | None, matched: bool | None = None
+    ) -> LlmResponse:
+        self.served += 1
+        response = rec.response.model_copy(deep=True)
+        if on_text is not None and response.text:
+            r = on_text(response.text)
+            if inspect.isawaitable(r):
+                await r
+        return set_meta(response, rec.provider, "recorded", matched)
+
+    async def _live(self, request: LlmRequest, on_text: TextCallback | None) -> LlmResponse:
+        assert self.fallback is not None
+        self.live += 1
+        return await self.fallback.complete(request, on_text=on_text)
+
+    async def _diverge(
+        self,
+        request: LlmRequest,
+        on_text: TextCallback | None,
+        step: int,
+        rec: RecordedCall | None,
+        message: str,
+        changes: list[Change],
+    ) -> LlmResponse:
+        if self.diverged_at is None:
+            self.diverged_at = step
+        if self.mode is ReplayMode.HYBRID and self.fallback is not None:
+            return await self._live(request, on_text)
+        if self.mode is ReplayMode.WARN and rec is not None:
+            warnings.warn(message, ReplayDivergenceWarning, stacklevel=2)
+            return await self._serve(rec, on_text, matched=False)
+        if self.mode is ReplayMode.HYBRID:
+            message += " (hybrid mode has no fallback provider to continue live)"
+        raise ReplayDivergence(
+            message, step=step, kind="model", diffs=changes, trace_path=self.trace.path
+        )
+
+
+def describe_recording(trace: Trace) -> dict[str, Any]:
+    """How a recording's calls split into model calls and compactions (for messages)."""
+    calls = recorded_calls(trace)
+    return {
+        "model_calls": sum(1 for c in calls if c.kind == "model"),
+        "compactions": sum(1 for c in calls if c.kind == "compaction"),
+    }

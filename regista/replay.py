@@ -1,0 +1,189 @@
+"""Replay and resume: re-run a recorded session through the same loop.
+
+``replay(path)`` rebuilds the session's whole configuration from the trace alone (task,
+instructions, tool schemas, context config from ``session.start``; model, max_tokens and
+params from the first recorded request) and serves every model call and tool result from
+the recording: no agent code, no key, no network, $0.
+
+``resume(agent, path)`` continues an interrupted session: the recorded prefix is served
+for $0 (hash-verified), recorded tool calls serve their recorded results (their effects
+already happened once), and the first request the recording cannot answer goes to the
+agent's real provider; new tool calls run for real under the agent's policy.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from regista.context import ContextConfig
+from regista.errors import ReplayDivergence, ReplayDivergenceWarning
+from regista.loop import RecordedOutcome, RunResult, SessionConfig, run_session
+from regista.policy import ToolCallInfo
+from regista.providers.base import Provider
+from regista.providers.replay import ReplayMode, ReplayProvider
+from regista.structdiff import format_changes, structural_diff
+from regista.tools import Tool, ToolRegistry
+from regista.trace.events import LlmRequestEvent, PermissionDecision, ToolCall, ToolResult
+from regista.trace.reader import Trace
+
+__all__ = ["RecordedTools", "config_from_trace", "replay", "resume"]
+
+
+class RecordedTools:
+    """Answers tool calls from a recording, by ``tool_use_id``.
+
+    Args:
+        trace: The recording.
+        mode: What a call with no recorded result (or a changed one) means: ``strict``
+            raises :class:`ReplayDivergence`; ``warn`` warns and answers with an error
+            result; ``hybrid`` runs it live.
+        edits: ``tool_use_id -> RecordedOutcome`` answers that replace the recording
+            (a fork's edit).
+    """
+
+    def __init__(
+        self,
+        trace: Trace,
+        mode: ReplayMode = ReplayMode.STRICT,
+        *,
+        edits: dict[str, RecordedOutcome] | None = None,
+        label: str | None = None,
+    ) -> None:
+        self.mode = mode
+        self.edits = dict(edits or {})
+        self.label = label or (trace.path.name if trace.path else "recording")
+        self.calls = {ev.tool_use_id: ev for ev in trace.events if isinstance(ev, ToolCall)}
+        self.results = {ev.tool_use_id: ev for ev in trace.events if isinstance(ev, ToolResult)}
+        self.decisions = {
+            ev.tool_use_id: ev for ev in trace.events if isinstance(ev, PermissionDecision)
+        }
+        self.served = 0
+
+    def lookup(self, call: ToolCallInfo, step: int) -> RecordedOutcome | None:
+        if call.id in self.edits:
+            return self.edits[call.id]
+        rec = self.results.get(call.id)
+        recorded_call = self.calls.get(call.id)
+        if rec is not None and recorded_call is not None:
+            live = {"name": call.name, "input": call.input}
+            old = {"name": recorded_call.name, "input": recorded_call.input}
+            if live == old:
+                self.served += 1
+                dec = self.decisions.get(call.id)
+                return RecordedOutcome(
+                    content=rec.content,
+                    is_error=rec.is_error,
+                    allowed=dec.allowed if dec is not None else True,
+                    reason=dec.reason if dec is not None else None,
+                )
+            detail = format_changes(structural_diff(old, live, "tool"))
+        else:
+            detail = f"no recorded result for tool call {call.id} ({call.name})"
+        message = f"{self.label}: diverged at step {step} (tool call): {detail}"
+        if self.mode is ReplayMode.HYBRID:
+            return None
+        if self.mode is ReplayMode.WARN:
+            warnings.warn(message, ReplayDivergenceWarning, stacklevel=2)
+            return RecordedOutcome(content=f"(replay) {detail}", is_error=True)
+        raise ReplayDivergence(message, step=step, kind="tool")
+
+
+def config_from_trace(trace: Trace, **overrides: Any) -> SessionConfig:
+    """The configuration a recorded session ran with, rebuilt from its trace alone."""
+    start = trace.start
+    first = next((ev for ev in trace.events if isinstance(ev, LlmRequestEvent)), None)
+    tools = ToolRegistry([Tool.from_schema(s) for s in start.tools])
+    config = SessionConfig(
+        model=first.model if first else start.model,
+        instructions=first.system if first else start.instructions,
+        tools=tools,
+        max_turns=start.max_turns,
+        max_tokens=first.max_tokens if first else start.max_tokens,
+        params=dict(first.params) if first else dict(start.params),
+        tool_choice=first.tool_choice if first else None,
+        context=ContextConfig.from_dict(start.context),
+        agent_ref=start.agent_ref,
+        metadata=dict(start.metadata),
+        policy_label=start.policy,
+    )
+    return replace(config, **overrides)
+
+
+async def replay(
+    path: str | Path | Trace,
+    mode: str | ReplayMode = "strict",
+    fallback: Provider | None = None,
+    *,
+    trace_dir: str | Path = ".regista/traces",
+    tools: list[Tool] | None = None,
+    on_event: Any = None,
+    on_text: Any = None,
+) -> RunResult:
+    """Re-run a recorded session for $0 and write the replay's own trace.
+
+    Args:
+        path: The recording.
+        mode: ``strict`` (raise on any divergence), ``warn`` or ``hybrid``.
+        fallback: Live provider for ``hybrid`` mode.
+        trace_dir: Where the replay's trace is written.
+        tools: Real tools that ``hybrid`` mode may run for calls the recording lacks.
+
+    Raises:
+        ReplayDivergence: In ``strict`` mode, when the run leaves the recording.
+    """
+    trace = path if isinstance(path, Trace) else Trace.load(path)
+    replay_mode = ReplayMode.parse(mode)
+    provider = ReplayProvider(trace, replay_mode, fallback)
+    config = config_from_trace(trace, trace_dir=Path(trace_dir))
+    if tools:
+        registry = ToolRegistry()
+        by_name = {t.name: t for t in tools}
+        for t in config.tools:
+            registry.add(by_name.get(t.name, t))
+        config = replace(config, tools=registry)
+    tape = RecordedTools(trace, replay_mode)
+    return await run_session(
+        config,
+        trace.start.task,
+        provider,
+        provider_label=trace.start.provider,
+        tool_tape=tape,
+        replay_of=trace.session_id,
+        on_event=on_event,
+        on_text=on_text,
+    )
+
+
+async def resume(
+    agent: Any,
+    path: str | Path | Trace,
+    *,
+    on_event: Any = None,
+    on_text: Any = None,
+) -> RunResult:
+    """Continue an interrupted session with ``agent``'s live provider, tools and policy.
+
+    Returns:
+        The result; ``recorded_steps`` were served from the trace, ``live_steps`` ran
+        for real. A differently configured agent diverges at its first request and
+        simply re-runs the task live.
+    """
+    trace = path if isinstance(path, Trace) else Trace.load(path)
+    provider = ReplayProvider(trace, ReplayMode.HYBRID, agent.provider)
+    tape = RecordedTools(trace, ReplayMode.HYBRID)
+    return await run_session(
+        replace(agent.config(), session_id=None),
+        trace.start.task,
+        provider,
+        provider_label=agent.provider.name,
+        tool_tape=tape,
+        replay_of=trace.session_id,
+        on_event=on_event,
+        on_text=on_text,
+    )
+
+
+__all__ += ["ReplayDivergence", "ReplayDivergenceWarning"]
