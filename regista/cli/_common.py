@@ -1,0 +1,49 @@
+"""Helpers shared by CLI commands: reading ``@file`` arguments, printing results."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from regista.errors import UserError
+
+__all__ = ["out", "read_arg", "result_lines"]
+
+
+def read_arg(value: str) -> str:
+    """``TEXT`` as is, or the contents of ``@file``."""
+    if value.startswith("@"):
+        path = Path(value[1:])
+        try:
+            return path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise UserError(f"cannot read {path}: {exc.strerror}") from None
+    return value
+
+
+def _cost(value: float | None) -> str:
+    return "unknown" if value is None else f"${value:.4f}"
+
+
+def result_lines(result: Any, what: str) -> list[str]:
+    """A few lines describing a RunResult (or a ForkResult)."""
+    lines = [
+        f"{what}: {result.stop_reason} after {result.steps} steps "
+        f"({result.recorded_steps} recorded, {result.edited_steps} edited, "
+        f"{result.live_steps} live), cost {_cost(result.cost_usd)}",
+        f"trace: {result.trace_path}",
+    ]
+    parent = getattr(result, "parent_session_id", None)
+    if parent:
+        lines.append(
+            f"parent {parent}: {result.parent_stop_reason}, cost {_cost(result.parent_cost_usd)}"
+        )
+    if result.output:
+        text = result.output.strip().replace("\n", " ")
+        lines.append(f"output: {text[:200]}{'…' if len(text) > 200 else ''}")
+    return lines
+
+
+def out(lines: list[str]) -> None:
+    sys.stdout.write("\n".join(lines) + "\n")

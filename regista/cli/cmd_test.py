@@ -1,0 +1,129 @@
+"""``regista test [PATHS…] [--agent module:attr] [--junit report.xml]``: play golden traces.
+
+Every ``*.jsonl`` trace found under PATHS is played against its agent (the trace's
+``agent_ref`` unless ``--agent`` is given) under a strict replay. Prints one line per tape
+and a summary; writes a JUnit XML report for CI; exits 1 if any tape fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from pathlib import Path
+
+from regista.errors import RegistaError, TraceError
+from regista.testing import play_tape
+from regista.trace.reader import Trace
+
+_SKIP_DIRS = {".git", ".venv", "venv", "node_modules", ".regista", "__pycache__", ".tox"}
+
+
+@dataclass
+class Outcome:
+    path: Path
+    status: str  # passed, failed, error, skipped
+    seconds: float
+    message: str = ""
+    steps: int = 0
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "test",
+        help="play golden traces against the current agent (no key, $0)",
+        description="Play every golden trace found under PATHS (default: .) against the "
+        "current agent under a strict replay; exit 1 if any tape fails.",
+    )
+    p.add_argument("paths", nargs="*", default=["."], metavar="PATH", help="traces or folders")
+    p.add_argument("--agent", help="module:attr of the agent (default: each trace's agent_ref)")
+    p.add_argument("--junit", metavar="FILE", help="write a JUnit XML report to FILE")
+    p.set_defaults(func=run)
+
+
+def find_traces(paths: list[str]) -> list[Path]:
+    found: list[Path] = []
+    for raw in paths:
+        p = Path(raw)
+        if p.is_file():
+            found.append(p)
+        elif p.is_dir():
+            for f in sorted(p.rglob("*.jsonl")):
+                if not any(part in _SKIP_DIRS for part in f.parts):
+                    found.append(f)
+        else:
+            raise TraceError(f"{p}: no such file or folder")
+    return found
+
+
+async def _play(path: Path, agent: str | None) -> Outcome:
+    t0 = time.perf_counter()
+    try:
+        trace = Trace.load(path)
+        if trace.start.forked_from:
+            return Outcome(path, "skipped", 0.0, "a fork (its edit cannot be replayed)")
+        if not trace.complete:
+            return Outcome(path, "skipped", 0.0, "an unfinished session")
+        result = await play_tape(trace, agent)
+        return Outcome(path, "passed", time.perf_counter() - t0, steps=result.steps)
+    except RegistaError as exc:
+        status = "failed" if "diverged" in str(exc) else "error"
+        return Outcome(path, status, time.perf_counter() - t0, str(exc))
+
+
+def write_junit(outcomes: list[Outcome], target: Path) -> None:
+    suite = ET.Element(
+        "testsuite",
+        name="regista-tapes",
+        tests=str(len(outcomes)),
+        failures=str(sum(o.status == "failed" for o in outcomes)),
+        errors=str(sum(o.status == "error" for o in outcomes)),
+        skipped=str(sum(o.status == "skipped" for o in outcomes)),
+        time=f"{sum(o.seconds for o in outcomes):.3f}",
+    )
+    for o in outcomes:
+        case = ET.SubElement(
+            suite, "testcase", classname="regista.tape", name=str(o.path), time=f"{o.seconds:.3f}"
+        )
+        if o.status in ("failed", "error"):
+            tag = "failure" if o.status == "failed" else "error"
+            el = ET.SubElement(case, tag, message=o.message.splitlines()[0] if o.message else "")
+            el.text = o.message
+        elif o.status == "skipped":
+            ET.SubElement(case, "skipped", message=o.message)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    root = ET.Element("testsuites")
+    root.append(suite)
+    ET.ElementTree(root).write(target, encoding="utf-8", xml_declaration=True)
+
+
+async def run(args: argparse.Namespace) -> int:
+    traces = find_traces(args.paths)
+    if not traces:
+        print("regista: no traces (*.jsonl) found", file=sys.stderr)
+        return 1
+    outcomes: list[Outcome] = []
+    for i, path in enumerate(traces, start=1):
+        o = await _play(path, args.agent)
+        outcomes.append(o)
+        mark = {"passed": "PASS", "failed": "FAIL", "error": "ERROR", "skipped": "SKIP"}[o.status]
+        detail = f" ({o.steps} steps, {o.seconds * 1000:.0f} ms)" if o.status == "passed" else ""
+        print(f"[{i}/{len(traces)}] {mark} {path}{detail}")
+        if o.message and o.status != "passed":
+            for line in o.message.splitlines():
+                print(f"    {line}")
+    counts = {
+        s: sum(o.status == s for o in outcomes) for s in ("passed", "failed", "error", "skipped")
+    }
+    summary = f"{counts['passed']} passed, {counts['failed']} failed"
+    if counts["error"]:
+        summary += f", {counts['error']} errors"
+    if counts["skipped"]:
+        summary += f", {counts['skipped']} skipped"
+    print(summary)
+    if args.junit:
+        write_junit(outcomes, Path(args.junit))
+        print(f"JUnit report: {args.junit}")
+    return 1 if counts["failed"] or counts["error"] else 0
