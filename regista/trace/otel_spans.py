@@ -1,0 +1,446 @@
+"""The span tree of a trace, as plain data: what ``regista.trace.otel`` hands to OpenTelemetry.
+
+Building the tree is pure (no OpenTelemetry import) and deterministic: the same trace gives
+the same tree, and a $0 replay of a session gives the same tree except for the attributes in
+:data:`RUN_SPECIFIC_ATTRIBUTES` and the timestamps. See ``docs/otel.md``.
+
+Shape::
+
+    invoke_agent {agent}            session.start → session.end
+    └── turn {n}                    first → last step of the turn
+        ├── chat {model}            llm.request → llm.response (compactions: chat too)
+        └── execute_tool {name}     tool.call → tool.result
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any, Literal, cast
+
+from regista.errors import TraceFormatError
+from regista.trace.events import ErrorEvent, SessionStart
+from regista.trace.otel_messages import (
+    input_messages,
+    output_messages,
+    system_instructions,
+    to_json,
+)
+from regista.trace.reader import Trace
+from regista.trace.steps import Step
+from regista.types import LlmResponse, Usage, text_of
+
+__all__ = [
+    "RUN_SPECIFIC_ATTRIBUTES",
+    "AttrValue",
+    "SpanEventSpec",
+    "SpanSpec",
+    "build_span_tree",
+    "provider_name",
+]
+
+AttrValue = str | bool | int | float | list[str]
+
+#: Attributes that legitimately differ between a session and a $0 replay of it (or any two
+#: runs of the same script): which run it was, where each step's answer came from, what it
+#: cost, and who decided a permission (the policy, or the recording).
+RUN_SPECIFIC_ATTRIBUTES: frozenset[str] = frozenset(
+    {
+        "gen_ai.conversation.id",
+        "regista.source",
+        "regista.replay_of",
+        "regista.forked_from",
+        "regista.cost_usd",
+        "regista.permission.by",
+    }
+)
+
+#: regista's provider names → ``gen_ai.provider.name`` (others are passed through).
+_PROVIDERS = {"anthropic": "anthropic", "scripted": "regista.scripted"}
+
+#: Sampling parameters (``params`` of a request) → GenAI request attributes.
+_PARAMS: dict[str, tuple[str, type | tuple[type, ...]]] = {
+    "temperature": ("gen_ai.request.temperature", (int, float)),
+    "top_p": ("gen_ai.request.top_p", (int, float)),
+    "top_k": ("gen_ai.request.top_k", (int, float)),
+    "seed": ("gen_ai.request.seed", int),
+    "stop_sequences": ("gen_ai.request.stop_sequences", list),
+}
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+@dataclass
+class SpanEventSpec:
+    """A span event (an exception recorded while the session ran)."""
+
+    name: str
+    time_ns: int
+    attributes: dict[str, AttrValue] = field(default_factory=dict)
+
+
+@dataclass
+class SpanSpec:
+    """One span to emit: ``error`` set means status ERROR with that description."""
+
+    name: str
+    kind: Literal["internal", "client"]
+    start_ns: int
+    end_ns: int
+    attributes: dict[str, AttrValue] = field(default_factory=dict)
+    error: str | None = None
+    events: list[SpanEventSpec] = field(default_factory=list)
+    children: list[SpanSpec] = field(default_factory=list)
+
+    def walk(self) -> list[SpanSpec]:
+        """This span and all below it, depth first."""
+        out = [self]
+        for child in self.children:
+            out.extend(child.walk())
+        return out
+
+
+def provider_name(provider: str) -> str:
+    """``gen_ai.provider.name`` for a regista provider name.
+
+    ``anthropic`` is the convention's well-known value; the offline ``ScriptedProvider``
+    is ``regista.scripted`` (a custom value: it answers in Anthropic's shape, but it is
+    not Anthropic, and backends must not price it as such).
+    """
+    return _PROVIDERS.get(provider, provider)
+
+
+def ts_ns(event: Any, trace: Trace) -> int:
+    """An event's recorded ``ts`` in nanoseconds since the epoch."""
+    raw = str(event.ts)
+    try:
+        dt = datetime.fromisoformat(raw.replace("Z", "+00:00"))
+    except ValueError:
+        path = trace.path or "<memory>"
+        raise TraceFormatError(path, event.seq + 1, f"invalid ts {raw!r}") from None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=UTC)
+    return (dt - _EPOCH) // timedelta(microseconds=1) * 1000
+
+
+def _set(attrs: dict[str, AttrValue], key: str, value: Any) -> None:
+    if value is not None:
+        attrs[key] = value
+
+
+def _usage(usage: Usage | dict[str, Any] | None) -> dict[str, AttrValue]:
+    # Anthropic's input_tokens leave out cached tokens; the convention's include them.
+    u = usage if isinstance(usage, Usage) else Usage.model_validate(usage or {})
+    return {
+        "gen_ai.usage.input_tokens": u.input_tokens
+        + u.cache_read_input_tokens
+        + u.cache_creation_input_tokens,
+        "gen_ai.usage.output_tokens": u.output_tokens,
+        "gen_ai.usage.cache_read.input_tokens": u.cache_read_input_tokens,
+        "gen_ai.usage.cache_creation.input_tokens": u.cache_creation_input_tokens,
+    }
+
+
+def _request_params(max_tokens: int | None, params: dict[str, Any]) -> dict[str, AttrValue]:
+    attrs: dict[str, AttrValue] = {}
+    _set(attrs, "gen_ai.request.max_tokens", max_tokens)
+    for name, (key, kind) in _PARAMS.items():
+        value: Any = params.get(name)
+        if isinstance(value, bool) or not isinstance(value, kind):
+            continue
+        attrs[key] = [str(v) for v in value] if isinstance(value, list) else cast(float, value)
+    return attrs
+
+
+def _exception(ev: ErrorEvent, trace: Trace) -> SpanEventSpec:
+    return SpanEventSpec(
+        "exception",
+        ts_ns(ev, trace),
+        {
+            "exception.type": ev.error_type,
+            "exception.message": ev.message,
+            "regista.error.where": ev.where,
+        },
+    )
+
+
+def agent_name(start: SessionStart) -> str | None:
+    """``metadata["agent_name"]``, else the attribute of ``agent_ref`` ("module:attr")."""
+    name = start.metadata.get("agent_name")
+    if isinstance(name, str) and name:
+        return name
+    if start.agent_ref and ":" in start.agent_ref:
+        return start.agent_ref.rsplit(":", 1)[1] or None
+    return None
+
+
+class _Builder:
+    def __init__(self, trace: Trace, include_content: bool) -> None:
+        self.trace = trace
+        self.content = include_content
+        self.start = trace.start
+        self.sid = trace.session_id
+        self.tool_descriptions = {
+            str(t.get("name")): str(t.get("description") or "") for t in self.start.tools
+        }
+        self.provider = provider_name(self._first_provider())
+
+    def _first_provider(self) -> str:
+        for step in self.trace.steps():
+            ev = step.response_event or step.compaction
+            if ev is not None:
+                return str(ev.provider)
+        return self.start.provider
+
+    def ns(self, event: Any) -> int:
+        return ts_ns(event, self.trace)
+
+    def common(self, step: Step) -> dict[str, AttrValue]:
+        return {
+            "gen_ai.conversation.id": self.sid,
+            "regista.step": step.index,
+            "regista.step.kind": step.kind,
+            "regista.turn": step.turn,
+            "regista.source": step.source,
+        }
+
+    def end_of(self, step: Step, closing: Any) -> int:
+        ev = closing if closing is not None else step.events[-1]
+        return self.ns(ev)
+
+    # -- steps ---------------------------------------------------------------------------
+
+    def model(self, step: Step) -> SpanSpec:
+        req, resp = step.request_event, step.response_event
+        assert req is not None
+        attrs: dict[str, AttrValue] = {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.provider.name": provider_name(resp.provider) if resp else self.provider,
+            "gen_ai.request.model": req.model,
+            **_request_params(req.max_tokens, req.params),
+            **self.common(step),
+            "regista.request_hash": req.request_hash,
+        }
+        span = SpanSpec(f"chat {req.model}", "client", self.ns(req), self.end_of(step, resp), attrs)
+        if resp is not None:
+            response = LlmResponse.model_validate(resp.response)
+            _set(attrs, "gen_ai.response.id", response.id)
+            _set(attrs, "gen_ai.response.model", response.model)
+            if response.stop_reason:
+                attrs["gen_ai.response.finish_reasons"] = [response.stop_reason]
+            attrs.update(_usage(response.usage))
+            _set(attrs, "regista.cost_usd", resp.cost_usd)
+            if self.content:
+                attrs["gen_ai.output.messages"] = to_json(
+                    output_messages(response.content, response.stop_reason)
+                )
+        if self.content:
+            request = self.trace.request_for(req)
+            attrs["gen_ai.input.messages"] = to_json(input_messages(request.messages))
+            system = system_instructions(request.system)
+            if system is not None:
+                attrs["gen_ai.system_instructions"] = to_json(system)
+            if request.tools:
+                attrs["gen_ai.tool.definitions"] = to_json(_tool_definitions(request.tools))
+        self.errors(step, span)
+        if resp is None and span.error is None:
+            span.error = "no response was recorded (the session stopped during this call)"
+            attrs["error.type"] = "incomplete"
+        return span
+
+    def compaction(self, step: Step) -> SpanSpec:
+        ev = step.compaction
+        assert ev is not None
+        end = self.ns(ev)
+        model = self.start.model
+        attrs: dict[str, AttrValue] = {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.provider.name": provider_name(ev.provider),
+            "gen_ai.request.model": model,
+            **_usage(ev.usage),
+            **self.common(step),
+            "regista.request_hash": ev.request_hash,
+            "regista.compaction.tokens_before": ev.tokens_before,
+            "regista.compaction.replaced_messages": len(ev.replaced),
+        }
+        _set(attrs, "regista.cost_usd", ev.cost_usd)
+        if self.content:
+            attrs["gen_ai.input.messages"] = to_json(input_messages(ev.replaced))
+            attrs["gen_ai.output.messages"] = to_json(
+                output_messages([{"type": "text", "text": ev.summary}], "end_turn")
+            )
+        start = end - int(ev.duration_ms * 1_000_000)
+        span = SpanSpec(f"chat {model}", "client", start, end, attrs)
+        self.errors(step, span)
+        return span
+
+    def tool(self, step: Step) -> SpanSpec:
+        call, decision, result = step.tool_call, step.decision, step.result
+        assert call is not None
+        attrs: dict[str, AttrValue] = {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": call.name,
+            "gen_ai.tool.call.id": call.tool_use_id,
+            "gen_ai.tool.type": "function",
+            **self.common(step),
+        }
+        _set(attrs, "gen_ai.tool.description", self.tool_descriptions.get(call.name) or None)
+        if decision is not None:
+            attrs["regista.permission.denied"] = not decision.allowed
+            attrs["regista.permission.by"] = decision.by
+            _set(attrs, "regista.permission.reason", decision.reason)
+        if self.content:
+            attrs["gen_ai.tool.call.arguments"] = to_json(call.input)
+        span = SpanSpec(
+            f"execute_tool {call.name}",
+            "internal",
+            self.ns(call),
+            self.end_of(step, result),
+            attrs,
+        )
+        # Status comes from the recorded decision and result only, never from error
+        # events, so that a replay (which does not run the tool again) gives the same one.
+        if step.denied:
+            reason = decision.reason if decision else None
+            span.error = f"permission denied: {reason}" if reason else "permission denied"
+            attrs["error.type"] = "permission_denied"
+        elif result is not None and result.is_error:
+            span.error = (
+                _first_line(text_of(result.content))
+                if self.content
+                else f"tool {call.name} returned an error"
+            )
+            attrs["error.type"] = "tool_error"
+        elif result is None:
+            span.error = "no result was recorded (the session stopped during this call)"
+            attrs["error.type"] = "incomplete"
+        if result is not None and not result.is_error and self.content:
+            attrs["gen_ai.tool.call.result"] = _result_json(result.content)
+        span.events.extend(_exception(ev, self.trace) for ev in step.errors)
+        return span
+
+    def errors(self, step: Step, span: SpanSpec) -> None:
+        for ev in step.errors:
+            span.events.append(_exception(ev, self.trace))
+            span.error = ev.message
+            span.attributes["error.type"] = ev.error_type
+
+    # -- tree ----------------------------------------------------------------------------
+
+    def turns(self) -> list[SpanSpec]:
+        by_turn: dict[int, list[SpanSpec]] = {}
+        for step in self.trace.steps():
+            if step.kind == "model":
+                span = self.model(step)
+            elif step.kind == "tool":
+                span = self.tool(step)
+            else:
+                span = self.compaction(step)
+            by_turn.setdefault(step.turn, []).append(span)
+        out = []
+        for turn in sorted(by_turn):
+            children = by_turn[turn]
+            out.append(
+                SpanSpec(
+                    f"turn {turn}",
+                    "internal",
+                    min(c.start_ns for c in children),
+                    max(c.end_ns for c in children),
+                    {"gen_ai.conversation.id": self.sid, "regista.turn": turn},
+                    children=children,
+                )
+            )
+        return out
+
+    def session(self) -> SpanSpec:
+        start, end = self.start, self.trace.end
+        summary = self.trace.summary()
+        name = agent_name(start)
+        attrs: dict[str, AttrValue] = {
+            "gen_ai.operation.name": "invoke_agent",
+            "gen_ai.provider.name": self.provider,
+            "gen_ai.conversation.id": self.sid,
+            "gen_ai.request.model": start.model,
+            **_request_params(start.max_tokens, start.params),
+            **_usage(summary.usage),
+            "regista.turns": summary.turns,
+            "regista.steps": summary.steps,
+            "regista.tool_calls": summary.tool_calls,
+            "regista.complete": end is not None,
+        }
+        _set(attrs, "gen_ai.agent.name", name)
+        _set(attrs, "regista.agent_ref", start.agent_ref)
+        _set(attrs, "regista.policy", start.policy)
+        _set(attrs, "regista.stop_reason", summary.stop_reason)
+        _set(attrs, "regista.cost_usd", summary.cost_usd)
+        _set(attrs, "regista.replay_of", start.replay_of)
+        if start.forked_from:
+            attrs["regista.forked_from"] = to_json(start.forked_from)
+        if self.content:
+            attrs["gen_ai.input.messages"] = to_json(
+                input_messages([{"role": "user", "content": start.task}])
+            )
+            system = system_instructions(start.instructions)
+            if system is not None:
+                attrs["gen_ai.system_instructions"] = to_json(system)
+            if summary.output is not None:
+                attrs["gen_ai.output.messages"] = to_json(
+                    output_messages([{"type": "text", "text": summary.output}], "end_turn")
+                )
+        children = self.turns()
+        last = end if end is not None else self.trace.events[-1]
+        span = SpanSpec(
+            f"invoke_agent {name or 'regista'}",
+            "internal",
+            min([self.ns(start), *(c.start_ns for c in children)]),
+            max([self.ns(last), *(c.end_ns for c in children)]),
+            attrs,
+            children=children,
+        )
+        loose = [ev for ev in self.trace.events if isinstance(ev, ErrorEvent) and ev.step is None]
+        span.events.extend(_exception(ev, self.trace) for ev in loose)
+        if end is None:
+            span.error = "the session did not finish (the trace has no session.end)"
+            attrs["error.type"] = "incomplete"
+        elif end.error:
+            span.error = end.error
+            failing = [ev for ev in self.trace.events if isinstance(ev, ErrorEvent)]
+            attrs["error.type"] = failing[-1].error_type if failing else end.stop_reason
+        return span
+
+
+def _first_line(text: str, limit: int = 200) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else "the tool returned an error"
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _result_json(content: str | list[dict[str, Any]]) -> str:
+    # A tool result that already is JSON text is kept as is; anything else is encoded.
+    if isinstance(content, str):
+        stripped = content.lstrip()
+        if stripped[:1] in ("{", "["):
+            try:
+                import orjson
+
+                orjson.loads(content)
+                return content
+            except orjson.JSONDecodeError:
+                pass
+    return to_json(content)
+
+
+def _tool_definitions(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [
+        {
+            "type": "function",
+            "name": t.get("name"),
+            "description": t.get("description"),
+            "parameters": t.get("input_schema"),
+        }
+        for t in tools
+    ]
+
+
+def build_span_tree(trace: Trace, *, include_content: bool = False) -> SpanSpec:
+    """The session span of ``trace`` with its turns and steps below it."""
+    return _Builder(trace, include_content).session()
