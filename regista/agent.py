@@ -149,8 +149,16 @@ class Agent:
         )
 
     def run_sync(self, task: str) -> RunResult:
-        """``run`` for code that is not async."""
-        return asyncio.run(self.run(task))
+        """``run`` for code that is not async (also works where a loop is running, e.g.
+        in a notebook: the session then runs on a helper thread)."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(self.run(task))
+        import concurrent.futures
+
+        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+            return pool.submit(asyncio.run, self.run(task)).result()
 
     async def resume(self, trace_path: str | Path, **kwargs: Any) -> RunResult:
         """Continue an interrupted session (see :func:`regista.replay.resume`)."""

@@ -334,13 +334,9 @@ class _Run:
 
     # -- tool calls ----------------------------------------------------------------------
 
-    async def tool_step(self, block: dict[str, Any], step: int) -> dict[str, Any]:
-        call = ToolCallInfo(
-            id=str(block.get("id")),
-            name=str(block.get("name")),
-            input=dict(block.get("input") or {}),
-        )
-        t0 = self.clock.perf()
+    async def _decide(self, call: ToolCallInfo, step: int) -> tuple[ToolOutcome | None, str]:
+        """Write the permission decision; return a ready outcome (recorded or denied),
+        or ``None`` when the tool must run."""
         recorded = self.tape.lookup(call, step) if self.tape is not None else None
         if recorded is not None:
             self.w.write(
@@ -351,43 +347,20 @@ class _Run:
                 reason=recorded.reason,
                 by="recorded",
             )
-            outcome = ToolOutcome(recorded.content, recorded.is_error)
-            source = recorded.source
-        else:
-            decision = await evaluate_policy(self.c.policy, call)
-            self.w.write(
-                PermissionDecision,
-                step=step,
-                tool_use_id=call.id,
-                allowed=decision.allowed,
-                reason=decision.reason,
-                by="policy" if self.c.policy is not None else "default",
-            )
-            source = "live"
-            if not decision.allowed:
-                why = f": {decision.reason}" if decision.reason else ""
-                outcome = ToolOutcome(f"{DENIED_PREFIX}{why}", True)
-            else:
-                outcome = await self._execute(call, step)
-        self.sources[source] = self.sources.get(source, 0) + 1
+            return ToolOutcome(recorded.content, recorded.is_error), recorded.source
+        decision = await evaluate_policy(self.c.policy, call)
         self.w.write(
-            ToolResult,
+            PermissionDecision,
             step=step,
             tool_use_id=call.id,
-            name=call.name,
-            content=outcome.content,
-            is_error=outcome.is_error,
-            source=source,
-            duration_ms=self._ms(t0),
+            allowed=decision.allowed,
+            reason=decision.reason,
+            by="policy" if self.c.policy is not None else "default",
         )
-        block_out: dict[str, Any] = {
-            "type": "tool_result",
-            "tool_use_id": call.id,
-            "content": outcome.content,
-        }
-        if outcome.is_error:
-            block_out["is_error"] = True
-        return block_out
+        if not decision.allowed:
+            why = f": {decision.reason}" if decision.reason else ""
+            return ToolOutcome(f"{DENIED_PREFIX}{why}", True), "live"
+        return None, "live"
 
     async def _execute(self, call: ToolCallInfo, step: int) -> ToolOutcome:
         t = self.c.tools.get(call.name)
@@ -405,27 +378,64 @@ class _Run:
             return ToolOutcome(f"Tool {call.name} failed: {message}", True)
 
     async def tool_calls_of(self, response: LlmResponse) -> list[dict[str, Any]]:
-        blocks = response.tool_uses
-        steps = []
-        for block in blocks:
-            steps.append(self.step)
-            self.step += 1
-            self.w.write(
-                ToolCall,
-                step=steps[-1],
-                turn=self.turns - 1,
-                tool_use_id=str(block.get("id")),
+        """Run a response's tool_use blocks: every call and decision is written first, in
+        order; the allowed tools then run concurrently, and their results are written in
+        tool_use order, so a replay writes the same events in the same order."""
+        calls: list[tuple[ToolCallInfo, int, float]] = []
+        for block in response.tool_uses:
+            call = ToolCallInfo(
+                id=str(block.get("id")),
                 name=str(block.get("name")),
                 input=dict(block.get("input") or {}),
             )
-        self.tool_calls += len(blocks)
-        # Parallel tool_use blocks run concurrently; each result is written the moment it
-        # completes, and the model gets them back in tool_use order.
-        return list(
-            await asyncio.gather(
-                *(self.tool_step(b, s) for b, s in zip(blocks, steps, strict=True))
+            step = self.step
+            self.step += 1
+            self.w.write(
+                ToolCall,
+                step=step,
+                turn=self.turns - 1,
+                tool_use_id=call.id,
+                name=call.name,
+                input=call.input,
             )
-        )
+            calls.append((call, step, self.clock.perf()))
+        self.tool_calls += len(calls)
+        pending: list[tuple[ToolOutcome | None, str, asyncio.Task[ToolOutcome] | None]] = []
+        try:
+            for call, step, _ in calls:
+                ready, source = await self._decide(call, step)
+                task = (
+                    None if ready is not None else asyncio.ensure_future(self._execute(call, step))
+                )
+                pending.append((ready, source, task))
+            blocks: list[dict[str, Any]] = []
+            for (call, step, t0), (ready, source, task) in zip(calls, pending, strict=True):
+                outcome = ready if task is None else await task
+                assert outcome is not None
+                self.sources[source] = self.sources.get(source, 0) + 1
+                self.w.write(
+                    ToolResult,
+                    step=step,
+                    tool_use_id=call.id,
+                    name=call.name,
+                    content=outcome.content,
+                    is_error=outcome.is_error,
+                    source=source,
+                    duration_ms=self._ms(t0),
+                )
+                block_out: dict[str, Any] = {
+                    "type": "tool_result",
+                    "tool_use_id": call.id,
+                    "content": outcome.content,
+                }
+                if outcome.is_error:
+                    block_out["is_error"] = True
+                blocks.append(block_out)
+            return blocks
+        finally:
+            for _, _, task in pending:
+                if task is not None and not task.done():
+                    task.cancel()
 
     # -- the loop ------------------------------------------------------------------------
 
@@ -528,6 +538,8 @@ async def run_session(
     finally:
         if not writer.closed:
             replay_stats = None
+            if run.diverged_at is None:
+                run.diverged_at = getattr(provider, "diverged_at", None)
             if run.sources["recorded"] or run.sources["edit"] or replay_of or forked_from:
                 replay_stats = {**run.sources, "diverged_at": run.diverged_at}
             writer.write(
