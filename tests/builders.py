@@ -109,6 +109,17 @@ SIMPLE_SCRIPT = [
 ]
 
 
+def by_turn(script: list[dict[str, Any]]) -> Any:
+    """A model that answers by turn number (assistant messages so far), so it can take
+    over mid-session (resume, fork) and still say the right thing."""
+
+    def model(request: Any) -> dict[str, Any]:
+        turn = sum(1 for m in request.messages if m["role"] == "assistant")
+        return script[min(turn, len(script) - 1)]
+
+    return model
+
+
 def simple_agent(
     trace_dir: Path,
     effects: Effects | None = None,
@@ -120,7 +131,7 @@ def simple_agent(
         model="claude-sonnet-4-6",
         instructions=instructions,
         tools=weather_tools(effects or Effects()),
-        provider=provider or ScriptedProvider(SIMPLE_SCRIPT),
+        provider=provider or ScriptedProvider(by_turn(SIMPLE_SCRIPT)),
         trace_dir=trace_dir,
         clock=FakeClock(),
     )
