@@ -24,7 +24,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from fakes.anthropic_server import FakeAnthropicServer
@@ -34,6 +33,7 @@ _ANTHROPIC_ENV = (
     "ANTHROPIC_AUTH_TOKEN",
     "ANTHROPIC_BASE_URL",
     "ANTHROPIC_PROFILE",
+    "ANTHROPIC_CONFIG_DIR",
     "ANTHROPIC_CUSTOM_HEADERS",
     "ANTHROPIC_IDENTITY_TOKEN",
     "ANTHROPIC_IDENTITY_TOKEN_FILE",
@@ -42,18 +42,11 @@ _ANTHROPIC_ENV = (
 )
 
 
-@pytest.fixture(scope="session")
-def _anthropic_config_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("anthropic-config")
-
-
 @pytest.fixture(autouse=True)
-def _no_anthropic_env(monkeypatch: pytest.MonkeyPatch, _anthropic_config_dir: Path) -> None:
+def _no_anthropic_env(monkeypatch: pytest.MonkeyPatch) -> None:
     """Hide the real Anthropic credentials and endpoint from every test."""
     for name in _ANTHROPIC_ENV:
         monkeypatch.delenv(name, raising=False)
-    # The SDK also looks for credential profiles on disk: point it at an empty folder.
-    monkeypatch.setenv("ANTHROPIC_CONFIG_DIR", str(_anthropic_config_dir))
 
 
 @pytest.fixture

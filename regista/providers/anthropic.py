@@ -91,7 +91,8 @@ class AnthropicProvider:
         self.base_url = str(self._client.base_url)
 
     def __repr__(self) -> str:
-        return f"AnthropicProvider(model={self.model!r}, base_url={self.base_url!r})"
+        base_url = getattr(self, "base_url", None)
+        return f"AnthropicProvider(model={self.model!r}, base_url={base_url!r})"
 
     # -- the client ----------------------------------------------------------------------
 
@@ -102,7 +103,8 @@ class AnthropicProvider:
             client = anthropic.AsyncAnthropic(**self._settings)
         except anthropic.AnthropicError as exc:
             raise MissingCredentialsError(
-                f"Anthropic credentials could not be loaded: {exc}"
+                f"Anthropic credentials could not be loaded ({_one_line(str(exc))}); set the "
+                "ANTHROPIC_API_KEY environment variable or pass api_key= to AnthropicProvider"
             ) from None
         if not _has_credentials(client):
             raise MissingCredentialsError(

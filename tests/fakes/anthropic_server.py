@@ -131,8 +131,12 @@ class FakeAnthropicServer:
         handler = type("_Handler", (_Handler,), {"fake": self})
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self._httpd.daemon_threads = True
+        # A short poll interval keeps ``stop()`` (which waits for the next poll) fast.
         self._thread = threading.Thread(
-            target=self._httpd.serve_forever, name="fake-anthropic", daemon=True
+            target=self._httpd.serve_forever,
+            kwargs={"poll_interval": 0.02},
+            name="fake-anthropic",
+            daemon=True,
         )
         self._thread.start()
         return self
