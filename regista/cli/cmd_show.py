@@ -1,0 +1,245 @@
+"""``regista show TRACE``: a readable summary of a session and a table of its steps."""
+
+from __future__ import annotations
+
+import argparse
+import warnings
+from typing import Any
+
+import orjson
+
+from regista.errors import TraceWarning
+from regista.trace.reader import Trace, TraceSummary
+from regista.trace.steps import Step
+from regista.types import text_of
+
+__all__ = ["register", "run"]
+
+GIST_WIDTH = 90
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the ``show`` subcommand."""
+    p = sub.add_parser(
+        "show",
+        help="print a trace's summary and its steps",
+        description="Print who ran what and how it ended, then one line per step "
+        "(model calls, tool calls, compactions) with tokens, durations and markers for "
+        "errors, denials and compactions.",
+    )
+    p.add_argument("trace", metavar="TRACE", help="the trace file (.jsonl)")
+    p.add_argument(
+        "--full", action="store_true", help="do not shorten the task, output and step gists"
+    )
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    with warnings.catch_warnings():
+        # A dropped half-written last line is shown in the header instead.
+        warnings.simplefilter("ignore", TraceWarning)
+        trace = Trace.load(args.trace)
+
+    from rich.console import Console
+
+    console = Console(highlight=False)
+    console.print(header(trace, None if args.full else GIST_WIDTH))
+    console.print(steps_table(trace, None if args.full else console.width))
+    return 0
+
+
+# -- the header --------------------------------------------------------------------------
+
+
+def _cost(value: float | None) -> str:
+    return "unknown (a model without a known price)" if value is None else f"${value:.4f}"
+
+
+def _short(text: str, width: int | None) -> str:
+    text = " ".join(text.split())
+    if width is None or len(text) <= width:
+        return text
+    return text[: width - 1] + "…"
+
+
+def _outcome(s: TraceSummary) -> str:
+    parts = [s.stop_reason or "[yellow]unfinished[/] (no session.end)"]
+    if s.stop_reason in ("error", "cancelled", "max_turns", "diverged"):
+        parts[0] = f"[red]{parts[0]}[/]"
+    elif s.stop_reason:
+        parts[0] = f"[green]{parts[0]}[/]"
+    parts += [f"{s.turns} turns", f"{s.steps} steps", f"{s.tool_calls} tool calls"]
+    if s.errors:
+        parts.append(f"[red]{s.errors} error{'s' if s.errors > 1 else ''}[/]")
+    if s.denials:
+        parts.append(f"[yellow]{s.denials} denied[/]")
+    if s.compactions:
+        parts.append(f"[cyan]{s.compactions} compaction{'s' if s.compactions > 1 else ''}[/]")
+    return " · ".join(parts)
+
+
+def header(trace: Trace, width: int | None = GIST_WIDTH) -> Any:
+    """The session at a glance, as a rich renderable."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    s = trace.summary()
+    start, end = trace.start, trace.end
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold")
+    grid.add_column()
+
+    def row(label: str, value: str, *, markup: bool = False) -> None:
+        grid.add_row(label, value if markup else escape(value))
+
+    name = trace.path.name if trace.path is not None else ""
+    row("Session", f"{s.session_id}  {name}".rstrip())
+    if start.metadata.get("synthetic"):
+        grid.add_row("", "[dim]synthetic (a sample made with an offline model)[/]")
+    row("Task", _short(s.task, width))
+    row("Model", f"{s.model} · provider {s.provider}")
+    row("Outcome", _outcome(s), markup=True)
+    usage = s.usage
+    row("Tokens", f"in {usage.input_tokens:,} · out {usage.output_tokens:,}")
+    row("Cost", _cost(s.cost_usd))
+    if end is not None and end.duration_ms:
+        row("Duration", f"{end.duration_ms / 1000:.2f} s")
+    if s.output:
+        row("Output", _short(s.output, width))
+    if end is not None and end.error:
+        grid.add_row("Error", f"[red]{escape(_short(end.error, width))}[/]")
+    if start.agent_ref:
+        row("Agent", start.agent_ref)
+    if s.replay_of:
+        row("Replay of", s.replay_of)
+    if s.forked_from:
+        f = s.forked_from
+        row("Forked from", f"{f.get('session_id', '?')} at step {f.get('at_step', '?')}")
+    if end is not None and end.replay:
+        r = end.replay
+        row(
+            "Steps from",
+            f"{r.get('recorded', 0)} recorded · {r.get('edit', 0)} edited · "
+            f"{r.get('live', 0)} live",
+        )
+    if trace.truncated:
+        grid.add_row(
+            "Note",
+            "[yellow]the last line was half-written (the process died while writing it) "
+            "and was left out[/]",
+        )
+    elif end is None:
+        grid.add_row("Note", "[yellow]the session has no end: it was interrupted[/]")
+    return grid
+
+
+# -- the steps ---------------------------------------------------------------------------
+
+
+def _json(value: Any) -> str:
+    return orjson.dumps(value).decode()
+
+
+def _call(block: dict[str, Any]) -> str:
+    return f"{block.get('name')}({_json(block.get('input') or {})})"
+
+
+def gist(step: Step) -> str:
+    """One line saying what happened in ``step``."""
+    if step.kind == "model":
+        response = step.response
+        if response is None:
+            return "(no response: the run stopped here)"
+        calls = [_call(b) for b in response.tool_uses]
+        text = response.text.strip()
+        if calls:
+            return (text + " → " if text else "→ ") + ", ".join(calls)
+        return text or f"(stop: {response.stop_reason})"
+    if step.kind == "tool":
+        call, result = step.tool_call, step.result
+        head = _json(call.input) if call else ""
+        if result is None:
+            return f"{head} → (no result: the run stopped here)"
+        content = result.content
+        body = content if isinstance(content, str) else text_of(content) or _json(content)
+        return f"{head} → {body}"
+    comp = step.compaction
+    if comp is None:
+        return ""
+    return (
+        f"{len(comp.replaced)} messages (~{comp.tokens_before:,} tokens) → summary: {comp.summary}"
+    )
+
+
+def _tokens(step: Step) -> str:
+    usage: dict[str, Any] | None = None
+    if step.kind == "model" and step.response_event is not None:
+        usage = step.response_event.response.get("usage")
+    elif step.kind == "compaction" and step.compaction is not None:
+        usage = step.compaction.usage
+    if not usage:
+        return ""
+    return f"{usage.get('input_tokens', 0):,}/{usage.get('output_tokens', 0):,}"
+
+
+def _duration(step: Step) -> str:
+    ev: Any = step.response_event or step.result or step.compaction
+    ms = getattr(ev, "duration_ms", None)
+    return "" if ms is None else f"{ms:,.0f}"
+
+
+def _markers(step: Step) -> str:
+    marks = []
+    if step.denied:
+        marks.append("[yellow]denied[/]")
+    elif step.is_error:
+        marks.append("[red]error[/]")
+    if not step.complete:
+        marks.append("[yellow]unfinished[/]")
+    if step.source != "live":
+        marks.append(f"[magenta]{step.source}[/]")
+    return " ".join(marks)
+
+
+def steps_table(trace: Trace, width: int | None = None) -> Any:
+    """One row per step, as a rich table.
+
+    Args:
+        width: The width of the whole table; ``None`` shows every gist in full (wrapped).
+    """
+    from rich.markup import escape
+    from rich.table import Table
+    from rich.text import Text
+
+    rows = [
+        [
+            str(step.index),
+            step.kind,
+            escape(_short(step.title, 18)),
+            gist(step),
+            _tokens(step),
+            _duration(step),
+            _markers(step),
+        ]
+        for step in trace.steps()
+    ]
+    names = ["#", "kind", "name", "what happened", "tokens", "ms", ""]
+    gist_width: int | None = None
+    if width is not None:
+        # Every column but the gist keeps its natural width; the gist gets what is left.
+        used = sum(
+            max([len(names[i]), *(Text.from_markup(r[i]).cell_len for r in rows)])
+            for i in (0, 1, 2, 4, 5, 6)
+        )
+        gist_width = max(20, width - used - 2 * (len(names) - 1))
+    table = Table(box=None, header_style="bold", pad_edge=False)
+    for i, name in enumerate(names):
+        right = i in (0, 4, 5)
+        if i == 3:
+            table.add_column(name, overflow="fold", no_wrap=gist_width is not None)
+        else:
+            table.add_column(name, justify="right" if right else "left", no_wrap=True)
+    for r in rows:
+        r[3] = escape(_short(r[3], gist_width))
+        table.add_row(*r)
+    return table
