@@ -116,6 +116,11 @@ class Step:
             call = self.tool_call
             return call.name if call else "?"
         if self.kind == "model":
+            # Say who answered: an offline model shows as "scripted", never as the
+            # model name the request carried.
+            resp = self.response_event
+            if resp is not None and resp.provider == "scripted":
+                return "scripted"
             req = self.request_event
             return req.model if req else "?"
         return "compaction"
