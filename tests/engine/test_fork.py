@@ -178,7 +178,7 @@ async def test_no_agent_fails_before_doing_anything(tmp_path: Path) -> None:
 async def test_changed_agent_before_the_edit_is_a_divergence(tmp_path: Path) -> None:
     recorded = await simple_agent(tmp_path).run("Weather?")
     other = simple_agent(tmp_path, instructions="Be terse.")
-    with pytest.raises(ReplayDivergence, match="request.system"):
+    with pytest.raises(ReplayDivergence, match=r"request\.system"):
         await fork(recorded.trace_path, 1, ToolResultEdit("x"), live_after=1, agent=other)
 
 
