@@ -1,0 +1,82 @@
+"""``regista-tui TRACE`` browses a trace; ``regista-tui A B`` compares two runs."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import warnings
+from pathlib import Path
+
+from regista.errors import RegistaError
+from regista.trace.index import TraceIndex
+
+__all__ = ["main", "open_index"]
+
+#: Indexed before the app starts (fatal errors surface here); the rest in a worker.
+FIRST_SCAN_BYTES = 4 * 1024 * 1024
+
+
+def open_index(path: Path) -> tuple[TraceIndex, str]:
+    """Open and start indexing ``path``.
+
+    Returns:
+        The index and a notice for the header ("" when all is well).
+
+    Raises:
+        RegistaError: The trace cannot be shown at all.
+    """
+    index = TraceIndex(path)
+    done = index.scan(FIRST_SCAN_BYTES)
+    notice = ""
+    if done and index.truncated and index.end is None:
+        notice = "the last line is half-written (dropped)"
+    return index, notice
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="regista-tui",
+        description="Scrub an agent trace, or compare two runs side by side.",
+    )
+    parser.add_argument(
+        "traces",
+        nargs="+",
+        type=Path,
+        metavar="TRACE",
+        help="a trace to browse, or two traces to compare",
+    )
+    parser.add_argument(
+        "--agent",
+        metavar="MODULE:ATTR",
+        help="the agent to run live work with (an Agent, or a factory)",
+    )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``regista-tui`` console script."""
+    args = _parser().parse_args(argv)
+    if len(args.traces) > 2:
+        print("regista-tui: give one trace to browse or two to compare", file=sys.stderr)
+        return 2
+    from regista_tui.app import RegistaApp
+
+    try:
+        if len(args.traces) == 2:
+            for path in args.traces:  # fail early and plainly, before the screen opens
+                open_index(path)[0].close()
+            app = RegistaApp(compare=(args.traces[0], args.traces[1]), agent=args.agent)
+        else:
+            index, notice = open_index(args.traces[0])
+            app = RegistaApp(index, agent=args.agent, notice=notice)
+    except RegistaError as exc:
+        print(f"regista-tui: {exc}", file=sys.stderr)
+        return 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        app.run()
+    return app.return_code or 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

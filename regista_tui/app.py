@@ -1,0 +1,73 @@
+"""The regista-tui application: a time-travel debugger for agent traces."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, ClassVar
+
+from textual.app import App, SystemCommand
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+
+from regista.trace.index import TraceIndex
+
+__all__ = ["RegistaApp"]
+
+
+class RegistaApp(App[None]):
+    """Browse one trace, or compare two.
+
+    Args:
+        index: The (already opened) trace to browse, for one trace.
+        compare: Two trace paths to compare side by side instead.
+        agent: ``module:attr`` of the agent for live work (kept for forks).
+        notice: Shown in the header (e.g. a dropped half-written line).
+    """
+
+    CSS_PATH = "app.tcss"
+    TITLE = "regista"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+p", "command_palette", "Commands", id="app.commands", show=False),
+    ]
+
+    def __init__(
+        self,
+        index: TraceIndex | None = None,
+        *,
+        compare: tuple[Path, Path] | None = None,
+        agent: str | None = None,
+        notice: str = "",
+    ) -> None:
+        super().__init__()
+        self.index = index
+        self.compare = compare
+        self.agent_ref = agent
+        self.notice = notice
+
+    def on_mount(self) -> None:
+        if self.compare is not None:
+            from regista_tui.screens.compare import CompareScreen
+
+            self.push_screen(CompareScreen(*self.compare))
+        elif self.index is not None:
+            from regista_tui.screens.browser import BrowserScreen
+
+            self.push_screen(BrowserScreen(self.index, notice=self.notice))
+
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
+        """The palette lists every described action of the current screen."""
+        yield from super().get_system_commands(screen)
+        seen: set[str] = set()
+        for active in screen.active_bindings.values():
+            binding = active.binding
+            if not binding.description or binding.action in seen:
+                continue
+            seen.add(binding.action)
+            action = binding.action
+            target = active.node
+            yield SystemCommand(
+                binding.tooltip or binding.description,
+                f"{binding.description}  [{self.get_key_display(binding)}]",
+                lambda a=action, t=target: self.call_later(t.run_action, a),  # type: ignore[misc]
+            )

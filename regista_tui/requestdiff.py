@@ -1,0 +1,45 @@
+"""The structural diff of a model request against the previous one, from a lazy index.
+
+Only the messages after the part both requests share are rebuilt, so the diff of step
+19,999 of a long run does not decode the whole run.
+"""
+
+from __future__ import annotations
+
+from regista.structdiff import Change, structural_diff
+from regista.trace.index import TraceIndex
+
+__all__ = ["request_diff"]
+
+_FIELDS = ("model", "system", "tools", "tool_choice", "max_tokens", "params")
+
+
+def request_diff(index: TraceIndex, pos: int) -> list[Change] | None:
+    """Changes from the previous model request to the request of step ``pos``.
+
+    Returns:
+        ``None`` when ``pos`` is the first model call (nothing to compare with).
+    """
+    cur = index.request_event(pos)
+    prev_pos = index.previous_request(pos)
+    if cur is None or prev_pos is None:
+        return None
+    prev = index.request_event(prev_pos)
+    if prev is None:
+        return None
+    changes: list[Change] = []
+    for name in _FIELDS:
+        changes.extend(structural_diff(getattr(prev, name), getattr(cur, name), f"request.{name}"))
+    prev_len = prev.messages_prefix + len(prev.messages)
+    start = min(cur.messages_prefix, prev_len)
+    old = index.request_messages(prev_pos, start)
+    new = index.request_messages(pos, start)
+    for i in range(max(len(old), len(new))):
+        path = f"request.messages[{start + i}]"
+        if i >= len(old):
+            changes.append(Change(path, "added", new=new[i]))
+        elif i >= len(new):
+            changes.append(Change(path, "removed", old=old[i]))
+        else:
+            changes.extend(structural_diff(old[i], new[i], path))
+    return changes

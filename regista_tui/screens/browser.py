@@ -1,0 +1,375 @@
+"""The browser: one trace's header, timeline, scrubber and step view, with rr-style keys."""
+
+from __future__ import annotations
+
+import bisect
+import time
+from collections.abc import Callable
+from typing import ClassVar
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+
+from regista.errors import RegistaError
+from regista.trace.index import StepEntry, TraceIndex
+from regista_tui.navigation import Breakpoints, find, label_of
+from regista_tui.screens.help import HelpScreen, key_table
+from regista_tui.screens.prompt import GoToStep, SearchPrompt
+from regista_tui.search import search_steps
+from regista_tui.widgets.header.session_header import SessionHeader, model_label
+from regista_tui.widgets.step.step_view import StepView
+from regista_tui.widgets.timeline.scrubber import Scrubber
+from regista_tui.widgets.timeline.timeline import Timeline
+
+__all__ = ["BrowserScreen"]
+
+_SCAN_SLICE = 16 * 1024 * 1024
+_COALESCE_S = 0.1
+_FOLLOW_S = 0.5
+
+
+class BrowserScreen(Screen[None]):
+    """Scrub one trace: timeline on the left, the selected step on the right."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("colon", "goto", "Go to", id="browser.goto", tooltip="Go to step N"),
+        Binding("slash", "search", "Search", id="browser.search", tooltip="Search step text"),
+        Binding(
+            "n",
+            "next_match",
+            "Next",
+            id="browser.next_match",
+            show=False,
+            tooltip="Next search match",
+        ),
+        Binding(
+            "N",
+            "prev_match",
+            "Prev",
+            id="browser.prev_match",
+            show=False,
+            tooltip="Previous search match",
+        ),
+        Binding("x", "next_error", "Next error", id="browser.next_error"),
+        Binding("X", "prev_error", "Prev error", id="browser.prev_error", show=False),
+        Binding(
+            "s",
+            "same_kind(1)",
+            "Same kind",
+            id="browser.next_kind",
+            show=False,
+            tooltip="Next step of the same kind",
+        ),
+        Binding(
+            "S",
+            "same_kind(-1)",
+            "Same kind ←",
+            id="browser.prev_kind",
+            show=False,
+            tooltip="Previous step of the same kind",
+        ),
+        Binding(
+            "t",
+            "same_tool(1)",
+            "Same tool",
+            id="browser.next_tool",
+            show=False,
+            tooltip="Next call of the same tool (or model)",
+        ),
+        Binding(
+            "T",
+            "same_tool(-1)",
+            "Same tool ←",
+            id="browser.prev_tool",
+            show=False,
+            tooltip="Previous call of the same tool (or model)",
+        ),
+        Binding(
+            "b",
+            "toggle_breakpoint",
+            "Break",
+            id="browser.breakpoint",
+            tooltip="Toggle a breakpoint on this step's tool (or kind)",
+        ),
+        Binding(
+            "B",
+            "toggle_kind_breakpoint",
+            "Break kind",
+            id="browser.breakpoint_kind",
+            show=False,
+            tooltip="Toggle a breakpoint on this step's kind",
+        ),
+        Binding(
+            "c",
+            "continue(1)",
+            "Continue",
+            id="browser.continue",
+            tooltip="Run forward to the next breakpoint",
+        ),
+        Binding(
+            "C",
+            "continue(-1)",
+            "Reverse",
+            id="browser.reverse_continue",
+            show=False,
+            tooltip="Run backward to the previous breakpoint",
+        ),
+        Binding(
+            "v",
+            "step_tab",
+            "View",
+            id="browser.step_tab",
+            tooltip="Next tab of the step view (step, raw JSON, request diff)",
+        ),
+        Binding(
+            "m",
+            "show_more",
+            "More",
+            id="browser.show_more",
+            show=False,
+            tooltip="Show more of long values in the step view",
+        ),
+        Binding("question_mark", "help", "Help", id="browser.help"),
+        Binding("q", "app.quit", "Quit", id="browser.quit"),
+    ]
+
+    def __init__(self, index: TraceIndex, *, notice: str = "") -> None:
+        super().__init__()
+        self.index = index
+        self.label = model_label(index)
+        self.breakpoints = Breakpoints()
+        self.matches: list[int] = []
+        self.query_text = ""
+        self.notice = notice
+        self._last_grow = 0.0
+        self._diverged_at = self._divergence()
+
+    def compose(self) -> ComposeResult:
+        yield SessionHeader(self.index, id="header")
+        with Horizontal(id="main"):
+            with Vertical(id="left"):
+                yield Timeline(self.index, model_label=self.label, marker=self._mark, id="timeline")
+                yield Scrubber(id="scrubber")
+            yield StepView(self.index, model_label=self.label, id="step-view")
+        yield Static(id="status", markup=False)
+        yield Footer()
+
+    @property
+    def timeline(self) -> Timeline:
+        return self.query_one(Timeline)
+
+    def on_mount(self) -> None:
+        self.timeline.border_title = "Steps"
+        self._grown()
+        self.timeline.focus()
+        self.timeline.move_to(0)
+        if not self.index.scanned or self.index.scanned < self.index.size:
+            self._scan()
+        elif self.index.end is None:
+            self.set_interval(_FOLLOW_S, self._follow)
+
+    def on_resize(self) -> None:
+        self.set_class(self.size.width < 100, "-narrow")
+
+    # -- indexing ------------------------------------------------------------------------
+
+    @work(thread=True, exclusive=True, group="index")
+    def _scan(self) -> None:
+        done = False
+        while not done:
+            try:
+                done = self.index.scan(_SCAN_SLICE)
+            except RegistaError as exc:
+                self.app.call_from_thread(self.set_status, str(exc), error=True)
+                return
+            now = time.monotonic()
+            if done or now - self._last_grow > _COALESCE_S:
+                self._last_grow = now
+                self.app.call_from_thread(self._grown)
+        if self.index.end is None:
+            self.app.call_from_thread(self.set_interval, _FOLLOW_S, self._follow)
+
+    def _follow(self) -> None:
+        """Pick up what a still-running session appended."""
+        if self.index.end is None and not self.workers:
+            self._scan()
+
+    def _grown(self) -> None:
+        self._diverged_at = self._divergence()
+        self.timeline.grow()
+        self.query_one(SessionHeader).refresh_header(self._notice())
+        self._update_scrubber()
+        if self.timeline.cursor < len(self.index):
+            self.query_one(Scrubber).position = self.timeline.cursor
+
+    def _notice(self) -> str:
+        notes = [self.notice] if self.notice else []
+        if self.index.truncated and self.index.end is None:
+            notes.append("the last line is half-written: showing the rest")
+        return " · ".join(notes)
+
+    def _divergence(self) -> int | None:
+        end = self.index.end
+        replay = end.replay if end is not None else None
+        at = replay.get("diverged_at") if replay else None
+        return self.index.position_of(at) if isinstance(at, int) else None
+
+    def _update_scrubber(self) -> None:
+        entries = self.index.steps
+        hits = {p for p, e in enumerate(entries) if self.breakpoints.hits(e)}
+        self.query_one(Scrubber).update_marks(entries, hits)
+
+    def _mark(self, pos: int) -> str | None:
+        if pos == self._diverged_at:
+            return "◆"
+        if self.breakpoints and self.breakpoints.hits(self.index.steps[pos]):
+            return "●"
+        return None
+
+    # -- selection -----------------------------------------------------------------------
+
+    @on(Timeline.StepSelected)
+    def _selected(self, event: Timeline.StepSelected) -> None:
+        self.query_one(Scrubber).position = event.position
+        view = self.query_one(StepView)
+        entry = self.index.steps[event.position]
+        view.border_title = f"Step {entry.index} · {entry.tool or entry.kind}"
+        view.show(event.position)
+
+    @on(Scrubber.Scrubbed)
+    def _scrubbed(self, event: Scrubber.Scrubbed) -> None:
+        self.timeline.move_to(event.position)
+
+    def set_status(self, text: str, *, error: bool = False) -> None:
+        """One line under the panes (search results, "no more errors", …)."""
+        status = self.query_one("#status", Static)
+        status.set_class(error, "-error")
+        status.update(text)
+
+    def _jump(self, match: Callable[[StepEntry], bool], direction: int, what: str) -> None:
+        pos = find(self.index.steps, self.timeline.cursor, direction, match)
+        if pos is None:
+            where = "after" if direction > 0 else "before"
+            self.set_status(f"No {what} {where} this step.")
+            self.app.bell()
+            return
+        self.set_status("")
+        self.timeline.move_to(pos)
+
+    # -- actions -------------------------------------------------------------------------
+
+    def action_next_error(self) -> None:
+        self._jump(lambda e: e.error or e.denied, 1, "error or denial")
+
+    def action_prev_error(self) -> None:
+        self._jump(lambda e: e.error or e.denied, -1, "error or denial")
+
+    def action_same_kind(self, direction: int) -> None:
+        kind = self.index.steps[self.timeline.cursor].kind
+        self._jump(lambda e: e.kind == kind, direction, f"{kind} step")
+
+    def action_same_tool(self, direction: int) -> None:
+        here = self.index.steps[self.timeline.cursor]
+        self._jump(lambda e: label_of(e) == label_of(here), direction, f"{label_of(here)} step")
+
+    def action_toggle_breakpoint(self, kind_only: bool = False) -> None:
+        if not len(self.index):
+            return
+        entry = self.index.steps[self.timeline.cursor]
+        label = entry.kind if kind_only else label_of(entry)
+        on_ = self.breakpoints.toggle(label)
+        self.set_status(
+            f"Breakpoint on {label} {'set' if on_ else 'cleared'}. "
+            f"c / C: continue / reverse-continue."
+        )
+        self.timeline.forget_marks()
+        self._update_scrubber()
+
+    def action_toggle_kind_breakpoint(self) -> None:
+        self.action_toggle_breakpoint(kind_only=True)
+
+    def action_continue(self, direction: int) -> None:
+        if not self.breakpoints:
+            self.set_status("No breakpoints: b sets one on the current step's tool or kind.")
+            return
+        names = ", ".join(sorted(self.breakpoints.labels))
+        self._jump(self.breakpoints.hits, direction, f"breakpoint ({names})")
+
+    def action_goto(self) -> None:
+        def answer(value: str | None) -> None:
+            if not value:
+                return
+            pos = self.index.position_of(int(value))
+            if pos is None:
+                self.set_status(
+                    f"There is no step {value} (steps 0–{len(self.index) - 1}).", error=True
+                )
+                return
+            self.set_status("")
+            self.timeline.move_to(pos)
+
+        self.app.push_screen(GoToStep(), answer)
+
+    def action_search(self) -> None:
+        def answer(value: str | None) -> None:
+            if value:
+                self.query_text = value
+                self.set_status(f"Searching for {value!r}…")
+                self._search(value)
+
+        self.app.push_screen(SearchPrompt(self.query_text), answer)
+
+    @work(thread=True, exclusive=True, group="search")
+    def _search(self, query: str) -> None:
+        matches = search_steps(self.index, query)
+        self.app.call_from_thread(self._found, query, matches)
+
+    def _found(self, query: str, matches: list[int]) -> None:
+        self.matches = matches
+        if not matches:
+            self.set_status(f"No step contains {query!r}.", error=True)
+            return
+        self.action_next_match(wrap_from=self.timeline.cursor - 1)
+
+    def action_next_match(self, wrap_from: int | None = None) -> None:
+        self._match(1, self.timeline.cursor if wrap_from is None else wrap_from)
+
+    def action_prev_match(self) -> None:
+        self._match(-1, self.timeline.cursor)
+
+    def _match(self, direction: int, here: int) -> None:
+        if not self.matches:
+            self.set_status(
+                "No search yet: / searches the steps."
+                if not self.query_text
+                else f"No step contains {self.query_text!r}."
+            )
+            return
+        if direction > 0:
+            i = bisect.bisect_right(self.matches, here)
+            wrapped = i >= len(self.matches)
+            i = 0 if wrapped else i
+        else:
+            i = bisect.bisect_left(self.matches, here) - 1
+            wrapped = i < 0
+            i = len(self.matches) - 1 if wrapped else i
+        pos = self.matches[i]
+        note = " (wrapped)" if wrapped else ""
+        self.set_status(
+            f"{self.query_text!r}: match {i + 1} of {len(self.matches)}, "
+            f"step {self.index.steps[pos].index}{note}  (n / N)"
+        )
+        self.timeline.move_to(pos)
+
+    def action_step_tab(self) -> None:
+        self.query_one(StepView).action_next_tab()
+
+    def action_show_more(self) -> None:
+        self.query_one(StepView).action_show_more()
+
+    def action_help(self) -> None:
+        self.app.push_screen(HelpScreen(key_table(self)))

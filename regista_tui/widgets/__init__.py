@@ -1,0 +1,1 @@
+"""Widgets of regista-tui, grouped by screen region."""

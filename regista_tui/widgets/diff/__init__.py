@@ -1,0 +1,1 @@
+"""Diff widgets of regista-tui."""

@@ -1,0 +1,1 @@
+"""Header widgets of regista-tui."""

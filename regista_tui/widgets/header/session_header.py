@@ -1,0 +1,72 @@
+"""The session header: task, model, outcome, counts, cost and replay / fork links."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import Static
+
+from regista.trace.index import TraceIndex
+
+__all__ = ["SessionHeader", "model_label"]
+
+
+def model_label(index: TraceIndex) -> str:
+    """How a person should see who answered: "scripted" for the scripted provider."""
+    start = index.start
+    if start is None:
+        return "?"
+    if start.provider == "scripted":
+        return "scripted"
+    return f"{start.model} ({start.provider})"
+
+
+class SessionHeader(Static):
+    """Two lines about the session, refreshed as the index grows."""
+
+    DEFAULT_CSS = """
+    SessionHeader { height: auto; max-height: 3; background: $panel; padding: 0 1; }
+    """
+
+    def __init__(self, index: TraceIndex, *, label: str = "", id: str | None = None) -> None:
+        super().__init__(id=id, markup=False)
+        self.index = index
+        self.label = label
+
+    def on_mount(self) -> None:
+        self.refresh_header()
+
+    def refresh_header(self, notice: str = "") -> None:
+        ix = self.index
+        start, end = ix.start, ix.end
+        task = " ".join((start.task if start else "?").split())
+        line1 = Text(no_wrap=True, overflow="ellipsis")
+        if self.label:
+            line1.append(f"{self.label} ", "bold reverse")
+            line1.append(" ")
+        line1.append(task or "(no task)", "bold")
+        line2 = Text(no_wrap=True, overflow="ellipsis")
+        line2.append(model_label(ix), "cyan")
+        if end is not None:
+            style = "green" if end.stop_reason == "end_turn" else "bold red"
+            line2.append("  ● ", style).append(end.stop_reason, style)
+        else:
+            line2.append("  ◌ running / unfinished", "yellow")
+        tools = sum(1 for e in ix.steps if e.kind == "tool")
+        turns = end.turns if end is not None else sum(1 for e in ix.steps if e.kind == "model")
+        line2.append(f"  {len(ix.steps)} steps · {turns} turns · {tools} tool calls", "")
+        errors = sum(1 for e in ix.steps if e.error)
+        if errors:
+            line2.append(f" · {errors} errors", "red")
+        if end is not None and end.cost_usd is not None:
+            line2.append(f" · ${end.cost_usd:.4f}", "")
+        if start is not None and start.replay_of:
+            line2.append(f"  replay of {start.replay_of}", "magenta")
+        if start is not None and start.forked_from:
+            ff = start.forked_from
+            line2.append(
+                f"  fork of {ff.get('session_id', '?')} at step {ff.get('at_step', '?')}",
+                "magenta",
+            )
+        if notice:
+            line2.append(f"  {notice}", "bold yellow")
+        self.update(Text("\n").join([line1, line2]))

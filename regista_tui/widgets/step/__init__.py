@@ -1,0 +1,1 @@
+"""Step widgets of regista-tui."""

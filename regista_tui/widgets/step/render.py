@@ -1,0 +1,210 @@
+"""Rich renderables for one step: the readable view, the raw JSON and the request diff.
+
+Every value is cut to ``limit`` characters before it is styled, so a step holding a
+300 KB tool result costs no more to show than a small one ("show more" raises the limit).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+from rich.console import Group, RenderableType
+from rich.syntax import Syntax
+from rich.text import Text
+
+from regista.structdiff import Change, short_repr
+from regista.trace.steps import Step
+
+__all__ = ["render_changes", "render_raw", "render_step"]
+
+OP_STYLE = {"added": "green", "removed": "red", "changed": "yellow"}
+
+
+def _cut(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"\n… {len(text) - limit:,} more characters (m: show more)"
+
+
+def _json(value: Any, limit: int) -> RenderableType:
+    try:
+        body = orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
+    except TypeError:
+        body = repr(value)
+    return Syntax(
+        _cut(body, limit), "json", theme="ansi_dark", word_wrap=True, background_color="default"
+    )
+
+
+def _heading(title: str, detail: str = "") -> Text:
+    text = Text(title, "bold underline")
+    if detail:
+        text.append("  " + detail, "dim")
+    return text
+
+
+def _block(block: dict[str, Any], limit: int) -> list[RenderableType]:
+    kind = block.get("type")
+    if kind == "text":
+        return [Text(_cut(str(block.get("text", "")), limit))]
+    if kind == "tool_use":
+        head = Text("tool_use ", "bold green")
+        head.append(f"{block.get('name')}", "green")
+        head.append(f"  {block.get('id', '')}", "dim")
+        return [head, _json(block.get("input"), limit)]
+    if kind == "tool_result":
+        head = Text("tool_result ", "bold green")
+        head.append(str(block.get("tool_use_id", "")), "dim")
+        if block.get("is_error"):
+            head.append("  error", "bold red")
+        content = block.get("content")
+        body: RenderableType = (
+            Text(_cut(content, limit)) if isinstance(content, str) else _json(content, limit)
+        )
+        return [head, body]
+    if kind == "thinking":
+        return [
+            Text("thinking", "bold dim"),
+            Text(_cut(str(block.get("thinking", "")), limit), "dim italic"),
+        ]
+    return [_json(block, limit)]
+
+
+def _message(message: dict[str, Any], number: int | None, limit: int) -> list[RenderableType]:
+    role = str(message.get("role", "?"))
+    head = Text(f"[{number}] " if number is not None else "", "dim")
+    head.append(role, "bold magenta" if role == "assistant" else "bold blue")
+    out: list[RenderableType] = [head]
+    content = message.get("content")
+    if isinstance(content, str):
+        out.append(Text(_cut(content, limit)))
+    else:
+        for block in content or []:
+            out.extend(_block(block, limit))
+    return out
+
+
+def _model(step: Step, limit: int, model_label: str | None) -> list[RenderableType]:
+    out: list[RenderableType] = []
+    req = step.request_event
+    if req is not None:
+        params = ", ".join(f"{k}={short_repr(v, 30)}" for k, v in req.params.items())
+        detail = f"turn {req.turn} · {req.model} · max_tokens {req.max_tokens}"
+        out.append(_heading("Request", detail + (f" · {params}" if params else "")))
+        if req.system:
+            out.append(Text("system ", "bold").append(_cut(req.system, min(limit, 400)), "dim"))
+        tools = ", ".join(str(t.get("name")) for t in req.tools) or "none"
+        out.append(Text("tools ", "bold").append(tools, "green"))
+        kept = f"{req.messages_prefix} earlier messages kept" if req.messages_prefix else ""
+        out.append(Text(f"new messages: {len(req.messages)}  {kept}", "bold"))
+        for i, msg in enumerate(req.messages):
+            out.extend(_message(msg, req.messages_prefix + i, limit))
+    resp = step.response_event
+    out.append(Text(""))
+    if resp is None:
+        out.append(Text("No response was recorded for this request.", "yellow"))
+        return out
+    usage = resp.response.get("usage") or {}
+    cost = f" · ${resp.cost_usd:.4f}" if resp.cost_usd else ""
+    model = model_label or resp.response.get("model") or resp.provider
+    detail = (
+        f"{model} · stop_reason {resp.response.get('stop_reason')} · "
+        f"{usage.get('input_tokens', 0)} in / {usage.get('output_tokens', 0)} out tokens"
+        f"{cost} · {resp.duration_ms:.0f} ms · {resp.source}"
+    )
+    out.append(_heading("Response", detail))
+    for block in resp.response.get("content") or []:
+        out.extend(_block(block, limit))
+    return out
+
+
+def _tool(step: Step, limit: int) -> list[RenderableType]:
+    out: list[RenderableType] = []
+    call, dec, res = step.tool_call, step.decision, step.result
+    if call is not None:
+        out.append(_heading(f"Tool call {call.name}", f"{call.tool_use_id} · turn {call.turn}"))
+        out.append(_json(call.input, limit))
+    if dec is not None:
+        verdict = Text("allowed", "bold green") if dec.allowed else Text("denied", "bold red")
+        line = Text("Permission ", "bold").append(verdict).append(f" by {dec.by}", "dim")
+        if dec.reason:
+            line.append(f": {dec.reason}")
+        out.append(line)
+    if res is None:
+        out.append(Text("No result was recorded for this call.", "yellow"))
+        return out
+    detail = f"{res.source} · {res.duration_ms:.0f} ms"
+    head = _heading("Result", detail)
+    if res.is_error:
+        head.append("  error", "bold red")
+    out.append(head)
+    if isinstance(res.content, str):
+        text = res.content
+        if text[:1] in "{[":
+            try:
+                out.append(_json(orjson.loads(text), limit))
+                return out
+            except orjson.JSONDecodeError:
+                pass
+        out.append(Text(_cut(text, limit), "red" if res.is_error else ""))
+    else:
+        for block in res.content:
+            out.extend(_block(block, limit))
+    return out
+
+
+def _compaction(step: Step, limit: int) -> list[RenderableType]:
+    comp = step.compaction
+    if comp is None:
+        return [Text("Empty compaction step.", "yellow")]
+    out: list[RenderableType] = [
+        _heading("Compaction", f"{comp.tokens_before} tokens before · {comp.provider}"),
+        Text(f"Replaced {len(comp.replaced)} messages:", "bold"),
+    ]
+    for i, msg in enumerate(comp.replaced):
+        out.extend(_message(msg, i, min(limit, 300)))
+    out.append(_heading("Summary"))
+    out.append(Text(_cut(comp.summary, limit)))
+    return out
+
+
+def render_step(step: Step, *, limit: int = 2000, model_label: str | None = None) -> Group:
+    """The readable view of a step."""
+    if step.kind == "model":
+        parts = _model(step, limit, model_label)
+    elif step.kind == "tool":
+        parts = _tool(step, limit)
+    else:
+        parts = _compaction(step, limit)
+    for err in step.errors:
+        parts.append(Text(f"error ({err.where}) {err.error_type}: {err.message}", "bold red"))
+    return Group(*parts)
+
+
+def render_raw(step: Step, *, limit: int = 20_000) -> RenderableType:
+    """The step's events as pretty, highlighted JSON (the first ``limit`` characters)."""
+    events = [ev.model_dump(mode="json") for ev in step.events]
+    return _json(events, limit)
+
+
+def render_changes(changes: list[Change], *, limit: int = 200) -> RenderableType:
+    """Structural changes, one line each, colored by operation."""
+    if not changes:
+        return Text("No differences.", "dim")
+    lines: list[RenderableType] = []
+    for change in changes[:limit]:
+        text = Text(f"{change.op:>8} ", OP_STYLE.get(change.op, ""))
+        text.append(change.path, "bold")
+        if change.op == "added":
+            text.append(f"  {short_repr(change.new, 120)}", "green")
+        elif change.op == "removed":
+            text.append(f"  {short_repr(change.old, 120)}", "red")
+        else:
+            text.append(f"  {short_repr(change.old, 60)}", "red")
+            text.append(" → ")
+            text.append(short_repr(change.new, 60), "green")
+        lines.append(text)
+    if len(changes) > limit:
+        lines.append(Text(f"… and {len(changes) - limit} more", "dim"))
+    return Group(*lines)

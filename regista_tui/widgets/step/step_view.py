@@ -1,0 +1,138 @@
+"""The step view: the selected step as people read it, its raw JSON, and its request diff.
+
+Only the active tab is rendered; the request diff (which may rebuild part of the
+conversation) is computed in a thread worker.
+"""
+
+from __future__ import annotations
+
+from rich.console import RenderableType
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.containers import Vertical, VerticalScroll
+from textual.widgets import Static, TabbedContent, TabPane
+
+from regista.errors import RegistaError
+from regista.structdiff import Change
+from regista.trace.index import TraceIndex
+from regista.trace.steps import Step
+from regista_tui.requestdiff import request_diff
+from regista_tui.widgets.step.render import render_changes, render_raw, render_step
+
+__all__ = ["StepView"]
+
+_BASE_LIMIT = 2000
+
+
+class StepView(Vertical):
+    """Tabs for the selected step: Step, Raw JSON, Request diff."""
+
+    def __init__(
+        self, index: TraceIndex, *, model_label: str | None = None, id: str | None = None
+    ) -> None:
+        super().__init__(id=id)
+        self.index = index
+        self.model_label = model_label
+        self.position: int | None = None
+        self.limit = _BASE_LIMIT
+
+    def compose(self) -> ComposeResult:
+        with TabbedContent(initial="tab-step"):
+            with TabPane("Step", id="tab-step"), VerticalScroll():
+                yield Static(id="step-body", markup=False)
+            with TabPane("Raw JSON", id="tab-raw"), VerticalScroll():
+                yield Static(id="raw-body", markup=False)
+            with TabPane("Request diff", id="tab-diff"), VerticalScroll():
+                yield Static(id="diff-body", markup=False)
+
+    # -- showing -------------------------------------------------------------------------
+
+    def show(self, position: int) -> None:
+        """Show the step at ``position`` in the active tab."""
+        if position != self.position:
+            self.limit = _BASE_LIMIT
+        self.position = position
+        self.refresh_active()
+
+    @property
+    def active_tab(self) -> str:
+        return self.query_one(TabbedContent).active or "tab-step"
+
+    def _step(self) -> Step | RenderableType:
+        assert self.position is not None
+        try:
+            return self.index.step(self.position)
+        except RegistaError as exc:
+            return Text(str(exc), "bold red")
+
+    def refresh_active(self) -> None:
+        if self.position is None or not len(self.index):
+            self.query_one("#step-body", Static).update(Text("No steps in this trace yet.", "dim"))
+            return
+        step = self._step()
+        tab = self.active_tab
+        if not isinstance(step, Step):
+            self.query_one(f"#{tab.removeprefix('tab-')}-body", Static).update(step)
+            return
+        if tab == "tab-step":
+            body = render_step(step, limit=self.limit, model_label=self.model_label)
+            self.query_one("#step-body", Static).update(body)
+        elif tab == "tab-raw":
+            self.query_one("#raw-body", Static).update(render_raw(step, limit=self.limit * 10))
+        else:
+            target = self.query_one("#diff-body", Static)
+            if step.kind != "model":
+                target.update(
+                    Text(
+                        f"Step {step.index} is a {step.kind} step: the request diff "
+                        "compares a model request with the previous one.",
+                        "dim",
+                    )
+                )
+            else:
+                target.update(Text("Computing the diff…", "dim"))
+                self._compute_diff(self.position)
+        for scroll in self.query(VerticalScroll):
+            scroll.scroll_home(animate=False)
+
+    @work(thread=True, exclusive=True, group="request-diff")
+    def _compute_diff(self, position: int) -> None:
+        try:
+            changes: list[Change] | str | None = request_diff(self.index, position)
+        except RegistaError as exc:
+            changes = str(exc)
+        self.app.call_from_thread(self._show_diff, position, changes)
+
+    def _show_diff(self, position: int, changes: list[Change] | str | None) -> None:
+        if position != self.position:
+            return
+        target = self.query_one("#diff-body", Static)
+        if changes is None:
+            target.update(Text("The first model request: nothing before it to compare.", "dim"))
+        elif isinstance(changes, str):
+            target.update(Text(changes, "bold red"))
+        else:
+            prev = self.index.previous_request(position)
+            number = self.index.steps[prev].index if prev is not None else "?"
+            head = Text(
+                f"Request of step {self.index.steps[position].index} vs step {number}: "
+                f"{len(changes)} changes\n",
+                "bold",
+            )
+            from rich.console import Group
+
+            target.update(Group(head, render_changes(changes)))
+
+    @on(TabbedContent.TabActivated)
+    def _tab_changed(self) -> None:
+        self.refresh_active()
+
+    def action_show_more(self) -> None:
+        self.limit *= 10
+        self.refresh_active()
+
+    def action_next_tab(self) -> None:
+        tabs = ["tab-step", "tab-raw", "tab-diff"]
+        content = self.query_one(TabbedContent)
+        content.active = tabs[(tabs.index(self.active_tab) + 1) % len(tabs)]

@@ -1,0 +1,1 @@
+"""Timeline widgets of regista-tui."""

@@ -1,0 +1,109 @@
+"""The scrubber: the whole run squeezed into one line, with markers and the cursor."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import events
+from textual.message import Message
+from textual.reactive import reactive
+from textual.widget import Widget
+
+from regista.trace.index import StepEntry
+
+__all__ = ["Scrubber"]
+
+# Later entries win when several steps share a cell.
+_MARKS = [
+    ("compaction", "≡", "bold magenta"),
+    ("breakpoint", "●", "bold red"),
+    ("error", "✗", "bold red"),
+    ("denied", "⊘", "bold yellow"),
+]
+
+
+class Scrubber(Widget):
+    """Where the cursor is in the run, with errors, denials, compactions and breakpoints."""
+
+    DEFAULT_CSS = """
+    Scrubber { height: 1; background: $panel; }
+    """
+
+    position: reactive[int] = reactive(0)
+
+    class Scrubbed(Message):
+        """The user clicked the bar at ``position``."""
+
+        def __init__(self, scrubber: Scrubber, position: int) -> None:
+            super().__init__()
+            self.scrubber = scrubber
+            self.position = position
+
+        @property
+        def control(self) -> Scrubber:
+            return self.scrubber
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.total = 0
+        self._cells: list[tuple[str, str]] = []
+        self._entries: list[StepEntry] = []
+        self._breakpoint: set[int] = set()
+
+    def update_marks(self, entries: list[StepEntry], breakpoints: set[int]) -> None:
+        """Recompute the markers from the index's step entries (cheap: no decoding)."""
+        self._entries = entries
+        self._breakpoint = breakpoints
+        self.total = len(entries)
+        self._cells = []
+        self.refresh()
+
+    def _layout(self, width: int) -> list[tuple[str, str]]:
+        cells = [("─", "dim")] * width
+        if not self.total or width <= 0:
+            return cells
+        rank = {name: i for i, (name, _, _) in enumerate(_MARKS)}
+        best: dict[int, int] = {}
+        for pos, entry in enumerate(self._entries):
+            flags = []
+            if entry.kind == "compaction":
+                flags.append("compaction")
+            if pos in self._breakpoint:
+                flags.append("breakpoint")
+            if entry.denied:
+                flags.append("denied")
+            if entry.error:
+                flags.append("error")
+            if not flags:
+                continue
+            cell = pos * width // self.total
+            r = max(rank[f] for f in flags)
+            if r >= best.get(cell, -1):
+                best[cell] = r
+        for cell, r in best.items():
+            _, ch, style = _MARKS[r]
+            cells[cell] = (ch, style)
+        return cells
+
+    def render(self) -> Text:
+        width = self.size.width
+        if len(self._cells) != width:
+            self._cells = self._layout(width)
+        text = Text(no_wrap=True, end="")
+        here = self.position * width // self.total if self.total else -1
+        for i, (ch, style) in enumerate(self._cells):
+            if i == here:
+                text.append("▼" if ch == "─" else ch, "bold reverse")
+            else:
+                text.append(ch, style)
+        return text
+
+    def watch_position(self) -> None:
+        self.refresh()
+
+    def on_resize(self) -> None:
+        self._cells = []
+
+    def on_click(self, event: events.Click) -> None:
+        if self.total and self.size.width:
+            pos = min(self.total - 1, event.x * self.total // self.size.width)
+            self.post_message(self.Scrubbed(self, pos))

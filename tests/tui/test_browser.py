@@ -1,0 +1,173 @@
+"""Pilot tests of the browser: scrubbing, rr-style jumps, breakpoints, search, go-to-step."""
+
+from __future__ import annotations
+
+import io
+
+from rich.console import Console
+from textual.widgets import Static, TabbedContent
+
+from regista_tui.app import RegistaApp
+from regista_tui.screens.browser import BrowserScreen
+from regista_tui.screens.help import HelpScreen
+from regista_tui.widgets.timeline.timeline import Timeline
+
+
+def _cursor(app: RegistaApp) -> int:
+    return app.screen.query_one(Timeline).cursor
+
+
+def _text(app: RegistaApp, selector: str) -> str:
+    """What a Static shows, as plain text."""
+    console = Console(width=200, record=True, file=io.StringIO())
+    console.print(app.screen.query_one(selector, Static).content)
+    return console.export_text()
+
+
+async def test_opens_on_the_first_step(browser_app: RegistaApp) -> None:
+    async with browser_app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        assert isinstance(browser_app.screen, BrowserScreen)
+        assert _cursor(browser_app) == 0
+        assert "Refund order A-404 please." in _text(browser_app, "#step-body")
+        assert "scripted" in _text(browser_app, "#header")
+
+
+async def test_up_down_jk_page_home_end(browser_app: RegistaApp) -> None:
+    async with browser_app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("down", "j", "j")
+        assert _cursor(browser_app) == 3
+        await pilot.press("k", "up")
+        assert _cursor(browser_app) == 1
+        await pilot.press("end")
+        assert _cursor(browser_app) == 7
+        assert "refunds need approval" in _text(browser_app, "#step-body")
+        await pilot.press("home")
+        assert _cursor(browser_app) == 0
+        await pilot.press("pagedown")
+        assert _cursor(browser_app) == 7
+        await pilot.press("pageup")
+        assert _cursor(browser_app) == 0
+        await pilot.press("up")
+        assert _cursor(browser_app) == 0
+
+
+async def test_click_on_a_row_and_on_the_scrubber(browser_app: RegistaApp) -> None:
+    async with browser_app.run_test(size=(120, 40)) as pilot:
+        await pilot.click(Timeline, offset=(5, 3))
+        assert _cursor(browser_app) == 3
+        await pilot.click("#scrubber", offset=(58, 0))
+        assert _cursor(browser_app) == 7
+
+
+async def test_go_to_step(browser_app: RegistaApp) -> None:
+    async with browser_app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("colon", "5", "enter")
+        assert _cursor(browser_app) == 5
+        await pilot.press("colon", "9", "9", "enter")
+        assert _cursor(browser_app) == 5
+        assert "no step 99" in _text(browser_app, "#status")
+        await pilot.press("colon", "escape")
+        assert isinstance(browser_app.screen, BrowserScreen)
+
+
+async def test_next_and_previous_error(browser_app: RegistaApp) -> None:
+    async with browser_app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("x")
+        assert _cursor(browser_app) == 1
+        await pilot.press("x")
+        assert _cursor(browser_app) == 5  # the denied refund
+        await pilot.press("x")
+        assert _cursor(browser_app) == 5
+        assert "No error" in _text(browser_app, "#status")
+        await pilot.press("X")
+        assert _cursor(browser_app) == 1
+
+
+async def test_same_kind_and_same_tool(browser_app: RegistaApp) -> None:
+    async with browser_app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("s")
+        assert _cursor(browser_app) == 2
+        await pilot.press("s", "s")
+        assert _cursor(browser_app) == 7
+        await pilot.press("S")
+        assert _cursor(browser_app) == 4
+        await pilot.press("home", "j", "t")  # lookup_order → the next lookup_order
+        assert _cursor(browser_app) == 3
+        await pilot.press("t")  # no third lookup_order: stays
+        assert _cursor(browser_app) == 3
+        await pilot.press("T")
+        assert _cursor(browser_app) == 1
+
+
+async def test_breakpoints_continue_and_reverse_continue(browser_app: RegistaApp) -> None:
+    async with browser_app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("c")
+        assert "No breakpoints" in _text(browser_app, "#status")
+        await pilot.press("j", "b")  # on lookup_order
+        assert "tool:lookup_order" in _text(browser_app, "#status")
+        await pilot.press("home", "c")
+        assert _cursor(browser_app) == 1
+        await pilot.press("c")
+        assert _cursor(browser_app) == 3
+        await pilot.press("end", "C")
+        assert _cursor(browser_app) == 3
+        await pilot.press("home", "colon", "6", "enter", "B")  # break on compactions too
+        await pilot.press("home", "c", "c", "c")
+        assert _cursor(browser_app) == 6
+        await pilot.press("C")
+        assert _cursor(browser_app) == 3
+
+
+async def test_search_then_n_and_N(browser_app: RegistaApp) -> None:
+    async with browser_app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("slash", *"a-100", "enter")
+        await browser_app.workers.wait_for_complete()
+        await pilot.pause()
+        first = _cursor(browser_app)
+        assert first == 2  # the model's text mentions the other order
+        assert "match 1 of" in _text(browser_app, "#status")
+        await pilot.press("n")
+        assert _cursor(browser_app) > first
+        await pilot.press("N")
+        assert _cursor(browser_app) == first
+
+
+async def test_search_ignores_tool_schemas(browser_app: RegistaApp) -> None:
+    async with browser_app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("slash", *"Refund an order", "enter")
+        await browser_app.workers.wait_for_complete()
+        await pilot.pause()
+        assert "No step contains" in _text(browser_app, "#status")
+
+
+async def test_request_diff_tab(browser_app: RegistaApp) -> None:
+    async with browser_app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("j", "j", "v", "v")
+        assert browser_app.screen.query_one(TabbedContent).active == "tab-diff"
+        await browser_app.workers.wait_for_complete()
+        await pilot.pause()
+        text = _text(browser_app, "#diff-body")
+        assert "request.messages[1]" in text
+        assert "request.messages[2]" in text
+
+
+async def test_raw_json_tab(browser_app: RegistaApp) -> None:
+    async with browser_app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("j", "v")
+        await pilot.pause()
+        assert browser_app.screen.query_one(TabbedContent).active == "tab-raw"
+
+
+async def test_help_lists_the_keys(browser_app: RegistaApp) -> None:
+    async with browser_app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("question_mark")
+        assert isinstance(browser_app.screen, HelpScreen)
+        await pilot.press("escape")
+        assert isinstance(browser_app.screen, BrowserScreen)
+
+
+async def test_quit(browser_app: RegistaApp) -> None:
+    async with browser_app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("q")
+        assert not browser_app.is_running
