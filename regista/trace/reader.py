@@ -128,6 +128,9 @@ class Trace:
         events: list[Any] = []
         truncated = False
         last = len(lines)
+        # The writer ends each event with its newline in the same write: only a last
+        # line without one can be half-written. A whole line that is corrupt is an error.
+        unterminated = bool(data) and not data.endswith(b"\n")
         for lineno, raw in enumerate(lines, start=1):
             if not raw.strip():
                 if lineno == last:
@@ -136,7 +139,7 @@ class Trace:
             try:
                 event = parse_line(raw, path, lineno)
             except TraceFormatError:
-                if lineno == last and events:
+                if lineno == last and events and unterminated:
                     warnings.warn(
                         f"{path}:{lineno}: dropped a half-written last line "
                         "(the writing process probably died mid-write)",
