@@ -1,0 +1,85 @@
+"""Bad input: one clear line on stderr and a non-zero exit, or the rest shown with a notice."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from regista_tui.__main__ import main, open_index
+from regista_tui.app import RegistaApp
+
+
+def _fails(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("regista-tui: ")
+    assert "Traceback" not in err
+    assert err.count("\n") == 1
+    return err
+
+
+def test_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert "no such trace file" in _fails([str(tmp_path / "nope.jsonl")], capsys)
+
+
+def test_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert "is a directory" in _fails([str(tmp_path)], capsys)
+
+
+def test_empty_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "empty.jsonl"
+    path.write_bytes(b"")
+    assert "empty trace" in _fails([str(path)], capsys)
+
+
+def test_not_a_trace(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "junk.jsonl"
+    path.write_bytes(b"hello world\nmore junk\n")
+    assert "junk.jsonl:1" in _fails([str(path)], capsys)
+
+
+def test_newer_schema(
+    trace_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "future.jsonl"
+    path.write_bytes(trace_path.read_bytes().replace(b'"schema_version":1', b'"schema_version":9'))
+    assert "schema version 9" in _fails([str(path)], capsys)
+
+
+def test_second_trace_of_a_comparison_is_checked(
+    trace_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert "no such trace file" in _fails([str(trace_path), str(tmp_path / "x.jsonl")], capsys)
+
+
+def test_three_traces(trace_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([str(trace_path)] * 3) == 2
+    assert "one trace" in capsys.readouterr().err
+
+
+async def test_truncated_last_line_opens_the_rest(trace_path: Path, tmp_path: Path) -> None:
+    data = trace_path.read_bytes()
+    path = tmp_path / "crashed.jsonl"
+    path.write_bytes(data[: len(data) - 40])  # the session.end line is half-written
+    index, notice = open_index(path)
+    assert "half-written" in notice
+    app = RegistaApp(index, notice=notice)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        assert len(index) == 8
+        await pilot.press("end")
+        assert app.screen.query_one("#header").render()
+
+
+async def test_corrupt_middle_line_is_shown_in_place(trace_path: Path, tmp_path: Path) -> None:
+    lines = trace_path.read_bytes().splitlines(keepends=True)
+    lines[4] = lines[4][:60] + b"#broken#" + lines[4][68:]
+    path = tmp_path / "corrupt.jsonl"
+    path.write_bytes(b"".join(lines))
+    index, _ = open_index(path)
+    app = RegistaApp(index)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("j")
+        await pilot.pause()
+        assert app.is_running
