@@ -265,6 +265,7 @@ class Trace:
             cost = end.cost_usd
             turns = end.turns
         steps = self.steps()
+        step_indexes = {st.index for st in steps}
         return TraceSummary(
             session_id=self.session_id,
             task=start.task,
@@ -280,8 +281,14 @@ class Trace:
             replay_of=start.replay_of,
             forked_from=start.forked_from,
             complete=end is not None,
-            errors=sum(1 for ev in self.events if isinstance(ev, ErrorEvent))
-            + sum(1 for ev in self.events if isinstance(ev, ToolResult) and ev.is_error),
+            # One failure is counted once: a step in error (a denial is counted apart),
+            # or an error event outside any step.
+            errors=sum(1 for st in steps if st.is_error and not st.denied)
+            + sum(
+                1
+                for ev in self.events
+                if isinstance(ev, ErrorEvent) and ev.step not in step_indexes
+            ),
             denials=sum(
                 1 for ev in self.events if isinstance(ev, PermissionDecision) and not ev.allowed
             ),
