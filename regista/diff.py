@@ -1,0 +1,567 @@
+"""The diff of two runs: their steps aligned, each pair classified, field-level changes.
+
+``diff_runs(a, b)`` answers "where and how did these two sessions go different ways?".
+
+**Signatures.** Every step gets a signature: its kind plus what identifies it.
+
+- A *tool* step: the tool name and its input (canonical JSON).
+- A *model* step: the messages that are new in its request, i.e. the ``messages`` that the
+  ``llm.request`` event stores after ``messages_prefix`` (the previous answer and the tool
+  results it led to; the task, for the first call).
+- A *compaction*: the messages it replaced.
+
+``tool_use`` ids are made by the model at run time and differ from run to run, so inside a
+signature they are renamed by order of appearance within that step (``#0``, ``#1``, …):
+two runs that make the same calls in the same order have the same signatures. Only the
+signature is hashed for every step, straight from the events (no full request is
+rebuilt), so a diff costs one pass over both runs plus the alignment.
+
+**Alignment.** The two signature sequences are aligned with Myers' minimal diff
+(:mod:`regista.align`), so an extra or missing step shifts nothing after it. Inside each gap
+between two exactly-matched steps, the leftover steps are aligned again on a coarser key,
+the kind (and the tool name for tool steps), so that a step whose input changed pairs up
+with its counterpart in the other run instead of showing as a deletion plus an insertion.
+A call to a *different* tool is a different step, not a changed one.
+
+**Classification** of each aligned pair, first rule that applies:
+
+- ``insert`` / ``delete``: only run B / only run A has the step.
+- ``changed_config`` (model steps): model, ``max_tokens``, sampling params, tool schemas,
+  ``tool_choice`` or the system prompt differ between the two requests. It takes
+  precedence over the input because a different configuration changes every request it
+  touches.
+- ``changed_input``: the signature differs (the new messages of a model step, the input of
+  a tool call, the messages a compaction replaced).
+- ``changed_config`` (compactions): same replaced messages, different summarising request
+  (its model or ``max_tokens``).
+- ``changed_decision``: same input, different output. A model answer (content with
+  renamed ids, ``stop_reason``, ``stop_sequence``) or its error; a tool result (content,
+  ``is_error``), the permission decision (allowed, reason); a compaction's summary.
+- ``same``: none of the above. Response ids, usage, cost, timing, timestamps and whether
+  a step was live or served from a recording never count.
+
+:attr:`AlignedPair.changes` gives the field-level differences (computed on demand, with
+:func:`regista.structdiff.structural_diff`), e.g. ``request.system``,
+``request.messages[3].content[0].text``, ``response.content[0].text``, ``tool.input.query``,
+``result.content``.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Literal
+
+import orjson
+
+from regista.align import align_levels
+from regista.structdiff import Change, short_repr, structural_diff
+from regista.trace.canonical import canonical_json
+from regista.trace.reader import Trace
+from regista.trace.steps import Step, build_steps
+
+__all__ = [
+    "KINDS",
+    "LABELS",
+    "AlignedPair",
+    "DiffKind",
+    "Divergence",
+    "RunDiff",
+    "diff_runs",
+    "step_summary",
+]
+
+DiffKind = Literal[
+    "same", "changed_input", "changed_decision", "changed_config", "insert", "delete"
+]
+
+#: Every kind, in the order counts and legends list them.
+KINDS: tuple[DiffKind, ...] = (
+    "same",
+    "changed_input",
+    "changed_decision",
+    "changed_config",
+    "insert",
+    "delete",
+)
+
+#: What people see for each kind.
+LABELS: dict[DiffKind, str] = {
+    "same": "same",
+    "changed_input": "changed · input",
+    "changed_decision": "changed · decision",
+    "changed_config": "changed · config",
+    "insert": "insert",
+    "delete": "delete",
+}
+
+
+# -- signatures ---------------------------------------------------------------------------
+
+
+_ID_FIELD = {"tool_use": "id", "tool_result": "tool_use_id"}
+
+
+def _rename_blocks(content: Any, ids: dict[str, str], rename: Callable[[str], str]) -> Any:
+    """``content`` with the ids of its tool_use / tool_result blocks renamed.
+
+    ``ids`` maps old ids to new ones and grows with ``rename(old)`` for unseen ids; only
+    the blocks that change are copied.
+    """
+    if not isinstance(content, list):
+        return content
+    out: list[Any] | None = None
+    for i, block in enumerate(content):
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        key = _ID_FIELD.get(kind) if isinstance(kind, str) else None
+        old = block.get(key) if key is not None else None
+        if key is None or not isinstance(old, str):
+            continue
+        new = ids.get(old)
+        if new is None:
+            new = ids[old] = rename(old)
+        if new != old:
+            if out is None:
+                out = list(content)
+            out[i] = {**block, key: new}
+    return content if out is None else out
+
+
+def _rename_messages(messages: Any, ids: dict[str, str], rename: Callable[[str], str]) -> Any:
+    """``messages`` with the ids in their content blocks renamed (see ``_rename_blocks``)."""
+    if not isinstance(messages, list):
+        return messages
+    out: list[Any] | None = None
+    for i, message in enumerate(messages):
+        if not isinstance(message, dict):
+            continue
+        content = message.get("content")
+        new = _rename_blocks(content, ids, rename)
+        if new is not content:
+            if out is None:
+                out = list(messages)
+            out[i] = {**message, "content": new}
+    return messages if out is None else out
+
+
+def _ordinals(messages: Any) -> Any:
+    """``messages`` with tool_use ids renamed ``#0``, ``#1``, … by order of appearance."""
+    ids: dict[str, str] = {}
+    return _rename_messages(messages, ids, lambda _: f"#{len(ids)}")
+
+
+def _digest(tag: bytes, value: Any) -> bytes:
+    return tag + hashlib.blake2b(canonical_json(value), digest_size=16).digest()
+
+
+def _signature(step: Step) -> tuple[bytes, tuple[str, ...]]:
+    """(exact key, coarse key) of a step."""
+    if step.kind == "model":
+        req = step.request_event
+        assert req is not None
+        return _digest(b"m", _ordinals(req.messages)), ("model",)
+    if step.kind == "tool":
+        call = step.tool_call
+        assert call is not None
+        return _digest(b"t", [call.name, call.input]), ("tool", call.name)
+    comp = step.compaction
+    assert comp is not None
+    return _digest(b"c", _ordinals(comp.replaced)), ("compaction",)
+
+
+def _config(step: Step) -> dict[str, Any]:
+    req = step.request_event
+    assert req is not None
+    return {
+        "model": req.model,
+        "system": req.system,
+        "tools": req.tools,
+        "tool_choice": req.tool_choice,
+        "max_tokens": req.max_tokens,
+        "params": req.params,
+    }
+
+
+def _errors(step: Step) -> list[dict[str, str]]:
+    return [{"type": e.error_type, "message": e.message} for e in step.errors]
+
+
+def _model_output(step: Step) -> dict[str, Any]:
+    ev = step.response_event
+    resp = ev.response if ev is not None else {}
+    return {
+        "content": resp.get("content"),
+        "stop_reason": resp.get("stop_reason"),
+        "stop_sequence": resp.get("stop_sequence"),
+    }
+
+
+def _tool_output(step: Step) -> dict[str, Any]:
+    res, dec = step.result, step.decision
+    out: dict[str, Any] = {
+        "decision": {"allowed": dec.allowed, "reason": dec.reason} if dec else None,
+        "result": {"content": res.content, "is_error": res.is_error} if res else None,
+    }
+    return out
+
+
+def _classify(a: Step, b: Step, key_a: bytes, key_b: bytes) -> DiffKind:
+    if a.kind == "model":
+        if _config(a) != _config(b):
+            return "changed_config"
+        if key_a != key_b:
+            return "changed_input"
+        oa, ob = _model_output(a), _model_output(b)
+        same = oa == ob or (
+            {**oa, "content": None} == {**ob, "content": None}
+            and _ordinals([oa]) == _ordinals([ob])
+        )
+        return "same" if same and _errors(a) == _errors(b) else "changed_decision"
+    if key_a != key_b:
+        return "changed_input"
+    if a.kind == "tool":
+        return "same" if _tool_output(a) == _tool_output(b) else "changed_decision"
+    ca, cb = a.compaction, b.compaction
+    assert ca is not None and cb is not None
+    if ca.request_hash != cb.request_hash:
+        return "changed_config"
+    return "same" if ca.summary == cb.summary else "changed_decision"
+
+
+# -- field-level changes ------------------------------------------------------------------
+
+
+def _id_order(messages: Any) -> list[str]:
+    ids: dict[str, str] = {}
+    _rename_messages(messages, ids, lambda old: old)
+    return list(ids)
+
+
+def _renamer(a_messages: Any, b_messages: Any) -> Callable[[Any], Any]:
+    """Renames B's tool_use ids to the A ids at the same order of appearance, so that ids
+    made at run time do not show up as changes."""
+    mapping = dict(zip(_id_order(b_messages), _id_order(a_messages), strict=False))
+
+    def rename(messages: Any) -> Any:
+        return _rename_messages(messages, dict(mapping), lambda old: old)
+
+    return rename
+
+
+def _list_changes(old: list[Any], new: list[Any], path: str, offset: int) -> list[Change]:
+    out: list[Change] = []
+    for i in range(max(len(old), len(new))):
+        sub = f"{path}[{offset + i}]"
+        if i >= len(new):
+            out.append(Change(sub, "removed", old=old[i]))
+        elif i >= len(old):
+            out.append(Change(sub, "added", new=new[i]))
+        else:
+            out.extend(structural_diff(old[i], new[i], sub))
+    return out
+
+
+def _model_changes(a: Step, b: Step) -> list[Change]:
+    ra, rb = a.request_event, b.request_event
+    assert ra is not None and rb is not None
+    out = structural_diff(_config(a), _config(b), "request")
+    rename = _renamer(ra.messages, rb.messages)
+    if ra.messages_prefix == rb.messages_prefix:
+        out += _list_changes(
+            ra.messages, rename(rb.messages), "request.messages", ra.messages_prefix
+        )
+    else:  # different histories: the new messages are compared on their own
+        new = _list_changes(ra.messages, rename(rb.messages), "request.new_messages", 0)
+        if new:
+            prefixes = (ra.messages_prefix, rb.messages_prefix)
+            out += [Change("request.messages_prefix", "changed", *prefixes), *new]
+    oa, ob = _model_output(a), _model_output(b)
+    out += structural_diff(oa, _renamer([oa], [ob])([ob])[0], "response")
+    out += structural_diff(_errors(a), _errors(b), "errors")
+    return out
+
+
+def _tool_changes(a: Step, b: Step) -> list[Change]:
+    ca, cb = a.tool_call, b.tool_call
+    assert ca is not None and cb is not None
+    out = structural_diff(ca.name, cb.name, "tool.name")
+    out += structural_diff(ca.input, cb.input, "tool.input")
+    return out + structural_diff(_tool_output(a), _tool_output(b), "")
+
+
+def _compaction_changes(a: Step, b: Step) -> list[Change]:
+    ca, cb = a.compaction, b.compaction
+    assert ca is not None and cb is not None
+    rename = _renamer(ca.replaced, cb.replaced)
+    out = _list_changes(ca.replaced, rename(cb.replaced), "compaction.replaced", 0)
+    if not out and ca.request_hash != cb.request_hash:
+        out.append(Change("compaction.request_hash", "changed", ca.request_hash, cb.request_hash))
+    return out + structural_diff(ca.summary, cb.summary, "compaction.summary")
+
+
+def step_summary(step: Step, width: int = 60) -> str:
+    """A one-line description of a step, e.g. ``search_orders {"query":"Dana"} → error``."""
+    if step.kind == "tool":
+        call = step.tool_call
+        text = f"{step.title} {short_repr(call.input if call else {}, width)}"
+        if step.denied:
+            return text + " → denied"
+        return text + (" → error" if step.is_error else "")
+    if step.kind == "compaction":
+        comp = step.compaction
+        return "compaction " + short_repr(comp.summary if comp else "", width)
+    ev = step.response_event
+    if ev is None:
+        return "model (no answer)" + (" → error" if step.errors else "")
+    content = ev.response.get("content") or []
+    calls = [str(b.get("name")) for b in content if b.get("type") == "tool_use"]
+    if calls:
+        return "model → " + ", ".join(calls)
+    text = "".join(str(b.get("text", "")) for b in content if b.get("type") == "text")
+    return "model " + short_repr(text.strip(), width)
+
+
+# -- the result ---------------------------------------------------------------------------
+
+
+@dataclass(eq=False)
+class AlignedPair:
+    """One row of the diff: a step of run A, of run B, or one of each.
+
+    The steps carry their events; their ``request`` is not rebuilt (a diff never needs the
+    full history): ``RunDiff.a.request_for(pair.a.request_event)`` gives it.
+
+    Attributes:
+        a: The step in run A (``None`` for an insert).
+        b: The step in run B (``None`` for a delete).
+        kind: How the two differ, see the module docs.
+    """
+
+    a: Step | None
+    b: Step | None
+    kind: DiffKind
+
+    @property
+    def label(self) -> str:
+        """The kind as people read it, e.g. ``changed · decision``."""
+        return LABELS[self.kind]
+
+    @property
+    def a_step(self) -> int | None:
+        return self.a.index if self.a is not None else None
+
+    @property
+    def b_step(self) -> int | None:
+        return self.b.index if self.b is not None else None
+
+    @property
+    def step_kind(self) -> str:
+        """``model``, ``tool`` or ``compaction``."""
+        step = self.a if self.a is not None else self.b
+        assert step is not None
+        return step.kind
+
+    @cached_property
+    def changes(self) -> list[Change]:
+        """Field-level differences (A is the old side, B the new); empty when ``same``."""
+        a, b = self.a, self.b
+        if self.kind == "same":
+            return []
+        if a is None:
+            assert b is not None
+            return [Change("step", "added", new=step_summary(b))]
+        if b is None:
+            return [Change("step", "removed", old=step_summary(a))]
+        if a.kind == "model":
+            return _model_changes(a, b)
+        if a.kind == "tool":
+            return _tool_changes(a, b)
+        return _compaction_changes(a, b)
+
+    def to_dict(self, *, changes: bool = True) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "kind": self.kind,
+            "label": self.label,
+            "step_kind": self.step_kind,
+            "a_step": self.a_step,
+            "b_step": self.b_step,
+            "a": step_summary(self.a) if self.a is not None else None,
+            "b": step_summary(self.b) if self.b is not None else None,
+        }
+        if changes and self.kind != "same":
+            out["changes"] = [c.to_dict() for c in self.changes]
+        return out
+
+
+@dataclass(frozen=True)
+class Divergence:
+    """Where two runs first differ.
+
+    Attributes:
+        index: Position of the pair in :attr:`RunDiff.pairs`.
+        pair: The pair itself.
+    """
+
+    index: int
+    pair: AlignedPair
+
+    @property
+    def kind(self) -> DiffKind:
+        return self.pair.kind
+
+    @property
+    def label(self) -> str:
+        return self.pair.label
+
+    @property
+    def a_step(self) -> int | None:
+        return self.pair.a_step
+
+    @property
+    def b_step(self) -> int | None:
+        return self.pair.b_step
+
+    @property
+    def changes(self) -> list[Change]:
+        return self.pair.changes
+
+    def describe(self, a_label: str = "A", b_label: str = "B") -> str:
+        """E.g. ``step 3 in A, step 3 in B: changed · decision``."""
+        where = []
+        if self.a_step is not None:
+            where.append(f"step {self.a_step} in {a_label}")
+        if self.b_step is not None:
+            where.append(f"step {self.b_step} in {b_label}")
+        only = ""
+        if self.kind in ("insert", "delete"):
+            only = f" (only {b_label if self.kind == 'insert' else a_label} has it)"
+        return f"{', '.join(where)}: {self.label}{only}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"pair": self.index, **self.pair.to_dict()}
+
+
+@dataclass(eq=False)
+class RunDiff:
+    """Two runs aligned step by step (see the module docs for the rules).
+
+    Attributes:
+        a: Run A (the "old" side of every change).
+        b: Run B.
+        pairs: The aligned steps, in order.
+    """
+
+    a: Trace
+    b: Trace
+    pairs: list[AlignedPair] = field(default_factory=list)
+
+    @cached_property
+    def differences(self) -> list[int]:
+        """Indices in :attr:`pairs` of the pairs that are not ``same``, for navigation."""
+        return [i for i, p in enumerate(self.pairs) if p.kind != "same"]
+
+    @cached_property
+    def counts(self) -> dict[DiffKind, int]:
+        """How many pairs of each kind (every kind present, zeros included)."""
+        out = dict.fromkeys(KINDS, 0)
+        for p in self.pairs:
+            out[p.kind] += 1
+        return out
+
+    @property
+    def identical(self) -> bool:
+        """True when every pair is ``same``."""
+        return not self.differences
+
+    @property
+    def first_divergence(self) -> Divergence | None:
+        """The first pair that is not ``same``, or ``None`` when the runs agree."""
+        return self.first()
+
+    def first(self, *kinds: DiffKind) -> Divergence | None:
+        """The first pair of one of ``kinds`` (any difference when none is given)."""
+        for i in self.differences:
+            if not kinds or self.pairs[i].kind in kinds:
+                return Divergence(i, self.pairs[i])
+        return None
+
+    def next_difference(self, index: int) -> int | None:
+        """The first difference after pair ``index``, if any."""
+        k = bisect.bisect_right(self.differences, index)
+        return self.differences[k] if k < len(self.differences) else None
+
+    def previous_difference(self, index: int) -> int | None:
+        """The last difference before pair ``index``, if any."""
+        k = bisect.bisect_left(self.differences, index)
+        return self.differences[k - 1] if k > 0 else None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: both runs, the counts, the first divergence and every pair."""
+        first = self.first_divergence
+        return {
+            "a": _run_info(self.a),
+            "b": _run_info(self.b),
+            "identical": self.identical,
+            "counts": dict(self.counts),
+            "first_divergence": first.to_dict() if first else None,
+            "pairs": [p.to_dict() for p in self.pairs],
+        }
+
+    def to_json(self) -> str:
+        return orjson.dumps(self.to_dict(), option=orjson.OPT_INDENT_2).decode()
+
+
+def _run_info(trace: Trace) -> dict[str, Any]:
+    end = trace.end
+    return {
+        "path": str(trace.path) if trace.path else None,
+        "session_id": trace.session_id,
+        "stop_reason": end.stop_reason if end else None,
+    }
+
+
+def _steps_of(trace: Trace) -> list[Step]:
+    # Trace.steps() rebuilds every full request; a diff only needs the events, so it
+    # groups them itself unless the trace has its steps already.
+    if "_steps" in vars(trace):
+        return trace.steps()
+    return build_steps(trace.events)
+
+
+def _load(run: Trace | str | Path) -> Trace:
+    return run if isinstance(run, Trace) else Trace.load(run)
+
+
+def diff_runs(a: Trace | str | Path, b: Trace | str | Path) -> RunDiff:
+    """Align the steps of two runs and classify every pair.
+
+    Args:
+        a: Run A, a loaded trace or a path.
+        b: Run B, likewise.
+
+    Raises:
+        TraceError: A path is not a readable trace.
+    """
+    ta, tb = _load(a), _load(b)
+    sa, sb = _steps_of(ta), _steps_of(tb)
+    siga = [_signature(s) for s in sa]
+    sigb = [_signature(s) for s in sb]
+    keys_a: list[tuple[Any, ...]] = [(k, c) for k, c in siga]
+    keys_b: list[tuple[Any, ...]] = [(k, c) for k, c in sigb]
+    pairs: list[AlignedPair] = []
+    for i, j, _level in align_levels(keys_a, keys_b):
+        if i is None:
+            assert j is not None
+            pairs.append(AlignedPair(None, sb[j], "insert"))
+        elif j is None:
+            pairs.append(AlignedPair(sa[i], None, "delete"))
+        else:
+            kind = _classify(sa[i], sb[j], siga[i][0], sigb[j][0])
+            pairs.append(AlignedPair(sa[i], sb[j], kind))
+    return RunDiff(ta, tb, pairs)
