@@ -8,19 +8,13 @@ view, and caches the rendered row.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import ClassVar
 
 from rich.text import Text
-from textual import events
-from textual.binding import Binding, BindingType
-from textual.geometry import Region, Size
 from textual.message import Message
-from textual.reactive import reactive
-from textual.scroll_view import ScrollView
-from textual.strip import Strip
 
 from regista.trace.index import TraceIndex
 from regista_tui.rows import Row, row_of
+from regista_tui.widgets.virtual_list import VirtualList
 
 __all__ = ["Timeline"]
 
@@ -32,28 +26,8 @@ KIND_BADGE = {
 SOURCE_MARK = {"recorded": ("R", "cyan"), "edit": ("E", "bold magenta"), "live": (" ", "")}
 
 
-class Timeline(ScrollView, can_focus=True):
+class Timeline(VirtualList):
     """The steps of one run, one per line, with a cursor."""
-
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("down,j", "cursor_down", "Next step", id="timeline.down", show=False),
-        Binding("up,k", "cursor_up", "Prev step", id="timeline.up", show=False),
-        Binding("pagedown", "page_down", "Page down", id="timeline.page_down", show=False),
-        Binding("pageup", "page_up", "Page up", id="timeline.page_up", show=False),
-        Binding("home", "first", "First step", id="timeline.first", show=False),
-        Binding("end", "last", "Last step", id="timeline.last", show=False),
-    ]
-
-    COMPONENT_CLASSES: ClassVar[set[str]] = {"timeline--cursor", "timeline--dim"}
-
-    DEFAULT_CSS = """
-    Timeline { background: $surface; overflow-x: hidden; }
-    Timeline > .timeline--cursor { background: $accent 40%; text-style: bold; }
-    Timeline:focus > .timeline--cursor { background: $accent; color: $text; }
-    Timeline > .timeline--dim { color: $text-muted; }
-    """
-
-    cursor: reactive[int] = reactive(0, always_update=True)
 
     class StepSelected(Message):
         """The cursor moved to the step at ``position`` (an index into the run's steps)."""
@@ -81,7 +55,6 @@ class Timeline(ScrollView, can_focus=True):
         #: Extra gutter mark for a position (breakpoints, divergence), set by the screen.
         self.marker = marker
         self._rows: dict[int, Row] = {}
-        self._strips: dict[tuple[int, int, bool], Strip] = {}
 
     # -- data ----------------------------------------------------------------------------
 
@@ -109,13 +82,14 @@ class Timeline(ScrollView, can_focus=True):
                 self._rows[pos] = row
         return row
 
+    def row_count(self) -> int:
+        return len(self.index)
+
     def grow(self) -> None:
-        """The index has more steps (or a step changed): resize and redraw."""
-        self._strips.clear()
+        """The index has more steps (or a step grew): resize and redraw."""
         for pos in [p for p, r in self._rows.items() if not r.complete]:
             del self._rows[pos]
-        self.virtual_size = Size(self.size.width, len(self.index))
-        self.refresh()
+        super().grow()
 
     def forget_marks(self) -> None:
         """Gutter marks changed (e.g. a breakpoint): redraw."""
@@ -124,30 +98,8 @@ class Timeline(ScrollView, can_focus=True):
 
     # -- rendering -----------------------------------------------------------------------
 
-    def on_resize(self, event: events.Resize) -> None:
-        self._strips.clear()
-        self.virtual_size = Size(event.size.width, len(self.index))
-
-    def render_line(self, y: int) -> Strip:
-        pos = self.scroll_offset.y + y
-        width = self.size.width
-        if pos >= len(self.index) or width <= 0:
-            return Strip.blank(width, self.rich_style)
-        selected = pos == self.cursor
-        key = (pos, width, selected)
-        strip = self._strips.get(key)
-        if strip is None:
-            text = self._row_text(self.row(pos), pos, width)
-            style = self.rich_style
-            if selected:
-                style = style + self.get_component_rich_style("timeline--cursor")
-            text.stylize(style, 0)
-            segments = list(text.render(self.app.console))
-            strip = Strip(segments).crop_extend(0, width, style)
-            if len(self._strips) > 2000:
-                self._strips.clear()
-            self._strips[key] = strip
-        return strip
+    def row_text(self, pos: int, width: int) -> Text:
+        return self._row_text(self.row(pos), pos, width)
 
     def _row_text(self, row: Row, pos: int, width: int) -> Text:
         mark = self.marker(pos) if self.marker else None
@@ -183,39 +135,9 @@ class Timeline(ScrollView, can_focus=True):
 
     # -- movement ------------------------------------------------------------------------
 
-    def watch_cursor(self, old: int, new: int) -> None:
-        for pos in (old, new):
-            self.refresh(Region(0, pos - self.scroll_offset.y, self.size.width, 1))
-        self.scroll_to_region(Region(0, new, 1, 1), animate=False, force=True)
-        self.border_subtitle = f"step {self.row(new).number} · {new + 1}/{len(self.index)}"
-        self.post_message(self.StepSelected(self, new))
-
-    def move_to(self, pos: int) -> None:
-        """Put the cursor on ``pos`` (clamped to the steps that exist)."""
-        if len(self.index) == 0:
-            return
-        self.cursor = max(0, min(pos, len(self.index) - 1))
-
-    def action_cursor_down(self) -> None:
-        self.move_to(self.cursor + 1)
-
-    def action_cursor_up(self) -> None:
-        self.move_to(self.cursor - 1)
-
-    def action_page_down(self) -> None:
-        self.move_to(self.cursor + max(1, self.size.height - 1))
-
-    def action_page_up(self) -> None:
-        self.move_to(self.cursor - max(1, self.size.height - 1))
-
-    def action_first(self) -> None:
-        self.move_to(0)
-
-    def action_last(self) -> None:
-        self.move_to(len(self.index) - 1)
-
-    def on_click(self, event: events.Click) -> None:
-        self.move_to(self.scroll_offset.y + event.y)
+    def selected(self, pos: int) -> None:
+        self.border_subtitle = f"step {self.row(pos).number} · {pos + 1}/{len(self.index)}"
+        self.post_message(self.StepSelected(self, pos))
 
 
 def _title_style(row: Row) -> str:
