@@ -139,23 +139,29 @@ class AnthropicProvider:
         Raises:
             ProviderError: The API or the connection failed (one line: status, type, message).
         """
-        import anthropic
-
         client = self._client_for_loop()
         kwargs = to_sdk_kwargs(request)
+        callback_error: BaseException | None = None
         try:
             if self.stream:
                 async with client.messages.stream(**kwargs) as stream:
                     async for event in stream:
                         if event.type == "content_block_delta" and event.delta.type == "text_delta":
-                            await _call(on_text, event.delta.text)
+                            await _guarded_call(on_text, event.delta.text)
                     message = await stream.get_final_message()
             else:
                 message = await client.messages.create(**kwargs)
-        except anthropic.AnthropicError as exc:
+        except _CallbackError as exc:  # the caller's own error, not the API's
+            callback_error = exc.error
+        except Exception as exc:
             raise ProviderError(self._scrub(describe_error(exc))) from None
-        except ValueError as exc:  # e.g. the SDK's "streaming is required" for long requests
-            raise ProviderError(self._scrub(f"Anthropic API request refused: {exc}")) from None
+        if callback_error is not None:
+            raise callback_error
+        if message.stop_reason is None:
+            raise ProviderError(
+                "the Anthropic API stream ended before the message was complete "
+                "(no stop_reason): the connection was probably cut"
+            )
         response = from_sdk_message(message)
         if not self.stream and on_text is not None:
             for block in response.content:
@@ -179,12 +185,27 @@ def _has_credentials(client: Any) -> bool:
     )
 
 
+class _CallbackError(Exception):
+    """Carries an exception raised by ``on_text`` past the SDK error handling."""
+
+    def __init__(self, error: BaseException) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
 async def _call(on_text: TextCallback | None, delta: str) -> None:
     if on_text is None:
         return
     result = on_text(delta)
     if inspect.isawaitable(result):
         await result
+
+
+async def _guarded_call(on_text: TextCallback | None, delta: str) -> None:
+    try:
+        await _call(on_text, delta)
+    except Exception as exc:
+        raise _CallbackError(exc) from None
 
 
 # -- conversion ---------------------------------------------------------------------------
@@ -263,13 +284,16 @@ def describe_error(exc: Exception) -> str:
         if request_id:
             line += f" (request id {request_id})"
         return _one_line(line)
+    if isinstance(exc, ValueError) and not isinstance(exc, anthropic.AnthropicError):
+        # The SDK refuses some requests itself ("streaming is required" for long ones).
+        return _one_line(f"Anthropic SDK refused the request: {exc}")
     if isinstance(exc, anthropic.APITimeoutError):
         return "Anthropic API request timed out" + _where(exc)
     if isinstance(exc, anthropic.APIConnectionError):
         cause = exc.__cause__ or exc.__context__
         why = f": {type(cause).__name__}: {cause}" if cause else f": {exc}"
-        return _one_line(f"cannot reach the Anthropic API{_where(exc)}{why}")
-    return _one_line(f"Anthropic SDK error ({type(exc).__name__}): {exc}")
+        return _one_line(f"connection to the Anthropic API failed{_where(exc)}{why}")
+    return _one_line(f"Anthropic API call failed ({type(exc).__name__}): {exc}")
 
 
 def _where(exc: Any) -> str:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fakes.anthropic_server import FakeAnthropicServer, FakeError
+from fakes.anthropic_server import FakeAnthropicServer, FakeDisconnect, FakeError
 
 from regista import Agent, MissingCredentialsError, ProviderError, UserError, tool
 from regista.errors import PricingWarning
@@ -317,9 +317,38 @@ async def test_unreachable_server(stream: bool) -> None:
         url = server.url  # a port that nothing listens on once the server stops
     p = AnthropicProvider(MODEL, api_key="k", base_url=url, max_retries=0, stream=stream)
     with pytest.raises(
-        ProviderError, match=rf"^cannot reach the Anthropic API at {url}/v1/messages"
+        ProviderError, match=rf"^connection to the Anthropic API failed at {url}/v1/messages"
     ):
         await p.complete(request())
+
+
+async def test_dropped_connection(fake_anthropic: FakeAnthropicServer) -> None:
+    fake_anthropic.script(FakeDisconnect())
+    with pytest.raises(ProviderError, match=r"^connection to the Anthropic API failed at http"):
+        await provider(fake_anthropic).complete(request())
+
+
+async def test_stream_cut_short_is_an_error_not_a_partial_answer(
+    fake_anthropic: FakeAnthropicServer,
+) -> None:
+    fake_anthropic.script(FakeDisconnect(TOOL_ANSWER, after_events=5))
+    deltas: list[str] = []
+    with pytest.raises(ProviderError, match="stream ended before the message was complete"):
+        await provider(fake_anthropic, stream=True).complete(request(), on_text=deltas.append)
+    assert deltas == ["Let ", "me c"]  # what had arrived did reach the callback
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
+async def test_errors_of_the_callback_are_not_blamed_on_the_api(
+    fake_anthropic: FakeAnthropicServer, stream: bool
+) -> None:
+    fake_anthropic.script(TOOL_ANSWER)
+
+    def on_text(delta: str) -> None:
+        raise ValueError("the UI broke")
+
+    with pytest.raises(ValueError, match="the UI broke"):
+        await provider(fake_anthropic, stream=stream).complete(request(), on_text=on_text)
 
 
 async def test_retries_follow_the_sdk(fake_anthropic: FakeAnthropicServer) -> None:

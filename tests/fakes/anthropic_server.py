@@ -12,7 +12,9 @@ Script items (answered in order, one per request):
   tool_use block else ``end_turn``, ``usage``);
 - a :class:`FakeError` (an HTTP error with Anthropic's error JSON, or an SSE ``error``
   event in the middle of a stream with ``mid_stream=True``);
-- a callable taking the request body (dict) and returning either of the above.
+- a :class:`FakeDisconnect` (the connection drops: before any answer, or part-way
+  through a stream);
+- a callable taking the request body (dict) and returning any of the above.
 
 ``answer_with(fn)`` answers every request with ``fn(body)`` instead. A request beyond the
 script gets a 500 ``api_error`` saying so.
@@ -35,7 +37,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-__all__ = ["FakeAnthropicServer", "FakeError", "RecordedRequest"]
+__all__ = ["FakeAnthropicServer", "FakeDisconnect", "FakeError", "RecordedRequest"]
 
 
 @dataclass(frozen=True)
@@ -91,8 +93,22 @@ class FakeError:
         }
 
 
-Answer = dict[str, Any] | FakeError
-ScriptItem = dict[str, Any] | FakeError | Callable[[dict[str, Any]], Any]
+@dataclass(frozen=True)
+class FakeDisconnect:
+    """The connection drops.
+
+    Args:
+        answer: For a streaming request, the response whose stream is cut; ``None`` cuts
+            before anything is sent (a JSON request always gets nothing).
+        after_events: SSE events sent before the cut.
+    """
+
+    answer: dict[str, Any] | None = None
+    after_events: int = 3
+
+
+Answer = dict[str, Any] | FakeError | FakeDisconnect
+ScriptItem = Answer | Callable[[dict[str, Any]], Any]
 
 _ERROR_TYPES = {
     400: "invalid_request_error",
@@ -343,6 +359,11 @@ class _Handler(BaseHTTPRequestHandler):
             answer = self.fake._next(request)
         except Exception as exc:  # a bad script should fail the test loudly, not hang it
             answer = FakeError(500, message=f"fake script raised {type(exc).__name__}: {exc}")
+        if isinstance(answer, FakeDisconnect):
+            if request.streamed and answer.answer is not None:
+                self._stream(answer.answer, body, request_id, limit=answer.after_events)
+            self.close_connection = True
+            return
         if isinstance(answer, FakeError) and not (answer.mid_stream and request.streamed):
             self._error(answer, request_id)
             return
@@ -368,7 +389,13 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    def _stream(self, answer: Answer, body: dict[str, Any], request_id: str) -> None:
+    def _stream(
+        self,
+        answer: dict[str, Any] | FakeError,
+        body: dict[str, Any],
+        request_id: str,
+        limit: int | None = None,
+    ) -> None:
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
         self.send_header("cache-control", "no-cache")
@@ -380,6 +407,6 @@ class _Handler(BaseHTTPRequestHandler):
             events.append(("error", answer.body(request_id)))
         else:
             events = list(self.fake.sse_events(self.fake.complete_message(answer, body)))
-        for name, data in events:
+        for name, data in events[:limit]:
             self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
             self.wfile.flush()
