@@ -404,8 +404,12 @@ class _Builder:
             attrs["error.type"] = "incomplete"
         elif end.error:
             span.error = end.error
-            failing = [ev for ev in self.trace.events if isinstance(ev, ErrorEvent)]
-            attrs["error.type"] = failing[-1].error_type if failing else end.stop_reason
+            # The failure is the error event written right before session.end, if any
+            # (an earlier one may be a tool error the session survived).
+            cause = self.trace.events[-2] if len(self.trace.events) > 1 else None
+            attrs["error.type"] = (
+                cause.error_type if isinstance(cause, ErrorEvent) else end.stop_reason
+            )
         return span
 
 
