@@ -52,8 +52,9 @@ class AnthropicProvider:
             Without it, ``on_text`` receives each text block whole once the answer is in.
         max_retries: Retries of the SDK for connection errors, 408/409/429 and 5xx.
         timeout: Seconds per request; ``None`` keeps the SDK's default.
-        client: A ready ``AsyncAnthropic`` to use instead of making one (then
-            ``api_key``, ``base_url``, ``max_retries`` and ``timeout`` must not be given).
+        client: A ready ``AsyncAnthropic`` to use instead of making one; then ``api_key``,
+            ``base_url`` and ``timeout`` must not be given, and ``max_retries`` is the
+            client's own.
 
     Raises:
         MissingCredentialsError: No API key was given or found.
