@@ -1,20 +1,169 @@
-"""``regista diff A B``: compare two runs step by step."""
+"""``regista diff A B``: compare two runs step by step.
+
+Prints the first divergence on top (its steps in each run, its kind and what changed field
+by field), then the two runs' steps side by side, long stretches of identical steps folded.
+``--json`` prints :meth:`regista.diff.RunDiff.to_dict` instead.
+
+Exit status, as with ``diff(1)``: 0 when the runs are the same, 1 when they differ, 2 when
+a trace cannot be read.
+"""
 
 from __future__ import annotations
 
 import argparse
-from typing import Any
+import sys
+from typing import TYPE_CHECKING, Any
+
+from regista.errors import RegistaError
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from regista.diff import DiffKind, RunDiff
+
+EXIT_SAME = 0
+EXIT_DIFFERENT = 1
+EXIT_TROUBLE = 2
+
+STYLES: dict[str, str] = {
+    "same": "dim",
+    "changed_input": "yellow",
+    "changed_decision": "magenta",
+    "changed_config": "cyan",
+    "insert": "green",
+    "delete": "red",
+}
 
 
 def register(subparsers: Any) -> None:
     parser: argparse.ArgumentParser = subparsers.add_parser(
-        "diff", help="compare two runs step by step"
+        "diff",
+        help="compare two runs step by step",
+        description="Align the steps of two runs and show where and how they differ. "
+        "Exit status: 0 same, 1 different, 2 trouble.",
     )
-    parser.add_argument("a", metavar="A", help="the first trace")
-    parser.add_argument("b", metavar="B", help="the second trace")
+    parser.add_argument("a", metavar="A", help="the first trace (the old side)")
+    parser.add_argument("b", metavar="B", help="the second trace (the new side)")
     parser.add_argument("--json", action="store_true", help="print the diff as JSON")
+    parser.add_argument(
+        "--context",
+        type=int,
+        default=2,
+        metavar="N",
+        help="identical steps shown around each difference (default 2)",
+    )
+    parser.add_argument("--all", action="store_true", help="show every step, fold nothing")
+    parser.add_argument(
+        "--changes",
+        type=int,
+        default=10,
+        metavar="N",
+        help="field-level changes listed for the first divergence (default 10)",
+    )
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    raise NotImplementedError
+    from regista.diff import diff_runs
+
+    try:
+        diff = diff_runs(args.a, args.b)
+    except RegistaError as exc:
+        print(f"regista: {exc}", file=sys.stderr)
+        return EXIT_TROUBLE
+    if args.json:
+        sys.stdout.write(diff.to_json() + "\n")
+    else:
+        from rich.console import Console
+
+        console = Console(file=sys.stdout, highlight=False, soft_wrap=True)
+        context = None if args.all else max(args.context, 0)
+        print_diff(console, diff, args.a, args.b, context=context, max_changes=args.changes)
+    return EXIT_SAME if diff.identical else EXIT_DIFFERENT
+
+
+def _styled(kind: DiffKind, label: str) -> str:
+    return f"[{STYLES[kind]}]{label}[/]"
+
+
+def print_diff(
+    console: Console,
+    diff: RunDiff,
+    a_name: str,
+    b_name: str,
+    *,
+    context: int | None = 2,
+    max_changes: int = 10,
+) -> None:
+    """Print ``diff`` for people: header, first divergence, aligned table, counts."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    from regista.diff import LABELS, step_summary
+
+    for label, name, trace in (("A", a_name, diff.a), ("B", b_name, diff.b)):
+        end = trace.end
+        how = end.stop_reason if end else "unfinished"
+        console.print(f"[bold]{label}[/]  {escape(name)}  [dim]{trace.session_id} · {how}[/]")
+    console.print()
+    first = diff.first_divergence
+    if first is None:
+        console.print(f"The runs are the same ({len(diff.pairs)} steps).")
+        return
+    console.print(
+        f"[bold]First divergence:[/] {escape(first.describe('A', 'B'))}",
+        style=STYLES[first.kind],
+    )
+    changes = first.changes
+    for change in changes[:max_changes]:
+        console.print("  " + escape(change.describe("A", "B")))
+    if len(changes) > max_changes:
+        console.print(f"  … and {len(changes) - max_changes} more differences")
+    console.print()
+
+    table = Table(show_edge=False, pad_edge=False, expand=True)
+    table.add_column("A", justify="right", style="bold", no_wrap=True, min_width=3)
+    table.add_column("run A", no_wrap=True, overflow="ellipsis", ratio=1)
+    table.add_column("", no_wrap=True, min_width=len("changed · decision"))
+    table.add_column("B", justify="right", style="bold", no_wrap=True, min_width=3)
+    table.add_column("run B", no_wrap=True, overflow="ellipsis", ratio=1)
+    for what, n in fold(len(diff.pairs), diff.differences, context):
+        if what == "fold":
+            table.add_row("", f"[dim]… {n} same steps …[/]", "", "", "")
+            continue
+        pair = diff.pairs[n]
+        table.add_row(
+            "" if pair.a is None else str(pair.a.index),
+            "" if pair.a is None else escape(step_summary(pair.a)),
+            _styled(pair.kind, pair.label),
+            "" if pair.b is None else str(pair.b.index),
+            "" if pair.b is None else escape(step_summary(pair.b)),
+        )
+    console.print(table)
+    console.print()
+    counts = ", ".join(_styled(kind, f"{n} {LABELS[kind]}") for kind, n in diff.counts.items() if n)
+    console.print(f"{len(diff.differences)} of {len(diff.pairs)} steps differ: {counts}")
+
+
+def fold(total: int, differences: list[int], context: int | None) -> list[tuple[str, int]]:
+    """The rows to show: ``("pair", i)`` for pair ``i``, ``("fold", n)`` for ``n`` identical
+    pairs left out. Pairs within ``context`` of a difference are shown; ``None`` shows all.
+    """
+    if context is None:
+        return [("pair", i) for i in range(total)]
+    shown: set[int] = set()
+    for d in differences:
+        shown.update(range(max(0, d - context), min(total, d + context + 1)))
+    rows: list[tuple[str, int]] = []
+    hidden = 0
+    for i in range(total):
+        if i in shown:
+            if hidden:
+                rows.append(("fold", hidden))
+                hidden = 0
+            rows.append(("pair", i))
+        else:
+            hidden += 1
+    if hidden:
+        rows.append(("fold", hidden))
+    return rows
