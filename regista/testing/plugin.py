@@ -36,6 +36,10 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", MARKER_HELP)
 
 
+_FAILURE = pytest.StashKey[str]()
+_PLAYED = pytest.StashKey[bool]()
+
+
 class TapePlayer:
     """Plays tapes for a test; paths resolve against the pytest root directory."""
 
@@ -46,12 +50,24 @@ class TapePlayer:
         p = Path(path)
         return p if p.is_absolute() else self.root / p
 
+    def try_play(self, path: str | Path, agent: Any = None) -> tuple[RunResult | None, str]:
+        """Play ``path``: the result, or ``None`` and the reason it failed."""
+        try:
+            return play_tape_sync(self.resolve(path), agent), ""
+        except RegistaError as exc:
+            return None, str(exc)
+
     def play(self, path: str | Path, agent: Any = None) -> RunResult:
         """Play ``path``; a divergence or a bad tape fails the test with its message."""
-        try:
-            return play_tape_sync(self.resolve(path), agent)
-        except RegistaError as exc:
-            pytest.fail(str(exc), pytrace=False)
+        result, failure = self.try_play(path, agent)
+        if result is None:
+            pytest.fail(failure, pytrace=False)
+        return result
+
+
+def _marked(item: pytest.Item) -> pytest.Mark | None:
+    marker = item.get_closest_marker("tape")
+    return marker if marker is not None and marker.args else None
 
 
 @pytest.fixture
@@ -61,10 +77,32 @@ def tape(request: pytest.FixtureRequest) -> TapePlayer:
 
 
 @pytest.fixture
-def tape_result(request: pytest.FixtureRequest, tape: TapePlayer) -> RunResult:
-    """The finished run of the test's ``@pytest.mark.tape(...)``."""
-    marker = request.node.get_closest_marker("tape")
-    if marker is None or not marker.args:
+def tape_result(request: pytest.FixtureRequest, tape: TapePlayer) -> RunResult | None:
+    """The finished run of the test's ``@pytest.mark.tape(...)``.
+
+    A tape that fails is reported as the test's failure (not a setup error): the test body
+    is then not run.
+    """
+    marker = _marked(request.node)
+    if marker is None:
         pytest.fail("tape_result needs @pytest.mark.tape('path/to/trace.jsonl')", pytrace=False)
-    agent = marker.kwargs.get("agent")
-    return tape.play(marker.args[0], agent)
+    result, failure = tape.try_play(marker.args[0], marker.kwargs.get("agent"))
+    request.node.stash[_PLAYED] = True
+    if result is None:
+        request.node.stash[_FAILURE] = failure
+    return result
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_call(item: pytest.Item) -> None:
+    """Fail a tape test whose tape diverged; play the tape of a marked test that did not
+    ask for ``tape_result``."""
+    marker = _marked(item)
+    if marker is None:
+        return
+    failure = item.stash.get(_FAILURE, "")
+    if not item.stash.get(_PLAYED, False):
+        player = TapePlayer(Path(item.config.rootpath))
+        _, failure = player.try_play(marker.args[0], marker.kwargs.get("agent"))
+    if failure:
+        pytest.fail(failure, pytrace=False)
