@@ -1,0 +1,128 @@
+"""The trace writer: append-only, one line per event, on disk as soon as it is written."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+import warnings
+from pathlib import Path
+
+import orjson
+import pytest
+
+from regista.errors import TraceWarning
+from regista.trace.events import SessionEnd, SessionStart, ToolCall, ToolResult
+from regista.trace.reader import Trace
+from regista.trace.writer import TraceWriter
+
+
+def _start(w: TraceWriter) -> None:
+    w.write(SessionStart, task="t", model="m", provider="scripted")
+
+
+def test_each_event_is_one_line_readable_while_the_writer_is_open(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    w = TraceWriter(path, "S1")
+    _start(w)
+    assert path.read_bytes().count(b"\n") == 1
+    w.write(ToolCall, step=0, turn=0, tool_use_id="toolu_1", name="f", input={"x": "é\nz"})
+    data = path.read_bytes()  # another reader, with the writer still open
+    lines = data.split(b"\n")
+    assert lines[-1] == b"" and len(lines) == 3
+    first = orjson.loads(lines[0])
+    assert list(first)[:5] == ["schema_version", "session_id", "seq", "ts", "type"]
+    assert [orjson.loads(x)["seq"] for x in lines[:2]] == [0, 1]
+    assert "é".encode() in lines[1]  # UTF-8, not \u escapes
+    trace = Trace.load(path)  # a trace without session.end is readable
+    assert not trace.complete and len(trace) == 2
+    w.close()
+
+
+def test_never_truncates_an_existing_file(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(b"existing\n")
+    with TraceWriter(path, "S1") as w:
+        _start(w)
+    assert path.read_bytes().startswith(b"existing\n")
+
+
+def test_fsync_option_fsyncs_every_event(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    synced: list[int] = []
+    real = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(fd), real(fd))[1])
+    with TraceWriter(tmp_path / "a.jsonl", "S1", fsync=True) as w:
+        _start(w)
+        w.write(SessionEnd, stop_reason="end_turn")
+    assert len(synced) == 2
+    synced.clear()
+    with TraceWriter(tmp_path / "b.jsonl", "S1") as w:
+        _start(w)
+    assert synced == []
+
+
+def test_listeners_see_each_event_after_it_is_on_disk(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    seen: list[int] = []
+    with TraceWriter(path, "S1") as w:
+        w.add_listener(lambda ev: seen.append(path.read_bytes().count(b"\n")))
+        _start(w)
+        w.write(SessionEnd, stop_reason="end_turn")
+    assert seen == [1, 2]
+
+
+def test_large_events_are_written_whole(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    big = "x" * 3_000_000
+    with TraceWriter(path, "S1") as w:
+        _start(w)
+        w.write(ToolResult, step=0, tool_use_id="t", name="f", content=big)
+    trace = Trace.load(path)
+    assert trace.events[1].content == big
+
+
+_KILLED_WRITER = textwrap.dedent(
+    """
+    import sys
+    from regista.trace.events import SessionStart, ToolResult
+    from regista.trace.writer import TraceWriter
+
+    w = TraceWriter(sys.argv[1], "S1")
+    w.write(SessionStart, task="t", model="m", provider="scripted")
+    payload = "y" * 200_000
+    i = 0
+    while True:
+        w.write(ToolResult, step=i, tool_use_id=f"t{i}", name="f", content=payload)
+        if i == 5:
+            print("ready", flush=True)
+        i += 1
+    """
+)
+
+
+def test_kill_9_loses_at_most_the_event_being_written(tmp_path: Path) -> None:
+    path = tmp_path / "killed.jsonl"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _KILLED_WRITER, str(path)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == "ready"
+        time.sleep(0.005)  # let it get into the middle of more writes
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    data = path.read_bytes()
+    complete_lines = data.count(b"\n")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        trace = Trace.load(path)
+    assert len(trace) == complete_lines >= 7
+    assert [ev.seq for ev in trace.events] == list(range(len(trace)))
+    assert trace.truncated == (not data.endswith(b"\n"))
+    assert any(issubclass(w.category, TraceWarning) for w in caught) == trace.truncated
