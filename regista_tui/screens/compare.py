@@ -1,0 +1,199 @@
+"""Two runs side by side, aligned by ``diff_runs``, with the field-level diff of a pair.
+
+Run B may still be growing (a fork streaming in): while either run has no ``session.end``
+the screen watches the files and re-aligns when they change, keeping the cursor.
+"""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+from typing import ClassVar
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+
+from regista.diff import KINDS, LABELS, RunDiff, diff_runs
+from regista.errors import RegistaError
+from regista.trace.reader import Trace
+from regista_tui.screens.help import HelpScreen, key_table
+from regista_tui.screens.prompt import GoToStep
+from regista_tui.widgets.diff.pair_detail import PairDetail
+from regista_tui.widgets.diff.pair_list import KIND_STYLE, PairList
+
+__all__ = ["CompareScreen"]
+
+_FOLLOW_S = 0.5
+
+
+def _label(trace: Trace) -> str | None:
+    return "scripted" if trace.start.provider == "scripted" else None
+
+
+def _run_line(name: str, trace: Trace) -> Text:
+    start, end = trace.start, trace.end
+    line = Text(no_wrap=True, overflow="ellipsis")
+    line.append(f" {name} ", "bold reverse")
+    line.append(f" {trace.path.name if trace.path else trace.session_id}  ", "bold")
+    line.append("scripted" if start.provider == "scripted" else start.model, "cyan")
+    if end is None:
+        line.append("  ◌ running / unfinished", "yellow")
+    else:
+        style = "green" if end.stop_reason == "end_turn" else "bold red"
+        line.append(f"  ● {end.stop_reason}", style)
+        if end.cost_usd is not None:
+            line.append(f" · ${end.cost_usd:.4f}")
+    line.append(f" · {len(trace.steps())} steps")
+    if start.replay_of:
+        line.append(f"  replay of {start.replay_of}", "magenta")
+    if start.forked_from:
+        line.append(f"  fork at step {start.forked_from.get('at_step', '?')}", "magenta")
+    return line
+
+
+class CompareScreen(Screen[None]):
+    """The two-run visual diff: ``regista-tui A B``."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("n", "next_difference", "Next diff", id="compare.next"),
+        Binding("N", "prev_difference", "Prev diff", id="compare.prev"),
+        Binding("colon", "goto", "Go to", id="compare.goto", tooltip="Go to step N of run A"),
+        Binding("question_mark", "help", "Help", id="compare.help"),
+        Binding("q", "app.quit", "Quit", id="compare.quit"),
+    ]
+
+    def __init__(self, a: Path, b: Path, *, names: tuple[str, str] = ("A", "B")) -> None:
+        super().__init__()
+        self.paths = (Path(a), Path(b))
+        self.names = names
+        self.diff: RunDiff | None = None
+        self._sizes: tuple[int, int] = (-1, -1)
+        self._following = False
+
+    def compose(self) -> ComposeResult:
+        yield Static(Text("Aligning the two runs…", "dim"), id="compare-header")
+        yield PairList(id="pairs")
+        with VerticalScroll(id="pair-diff"):
+            yield PairDetail(id="pair-detail")
+        yield Static(id="status", markup=False)
+        yield Footer()
+
+    @property
+    def pairs(self) -> PairList:
+        return self.query_one(PairList)
+
+    def on_mount(self) -> None:
+        self.pairs.border_title = f"{self.names[0]} │ {self.names[1]}"
+        self.query_one("#pair-diff").border_title = "Differences of the selected pair"
+        self.pairs.focus()
+        self.reload()
+
+    def on_resize(self) -> None:
+        self.set_class(self.size.width < 100, "-narrow")
+
+    # -- loading -------------------------------------------------------------------------
+
+    def reload(self) -> None:
+        """Read both runs again and re-align them (in a worker)."""
+        self._load()
+
+    @work(thread=True, exclusive=True, group="diff")
+    def _load(self) -> None:
+        sizes = tuple(p.stat().st_size if p.exists() else -1 for p in self.paths)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                diff = diff_runs(*self.paths)
+        except RegistaError as exc:
+            self.app.call_from_thread(self.set_status, str(exc), True)
+            return
+        self.app.call_from_thread(self._loaded, diff, (sizes[0], sizes[1]))
+
+    def _loaded(self, diff: RunDiff, sizes: tuple[int, int]) -> None:
+        first_time = self.diff is None
+        self.diff = diff
+        self._sizes = sizes
+        self.pairs.set_diff(diff, (_label(diff.a), _label(diff.b)))
+        self._header()
+        if first_time:
+            first = diff.first_divergence
+            self.pairs.move_to(first.index if first is not None else 0)
+            if first is None:
+                self.set_status("The two runs are the same, step for step.")
+            else:
+                self.set_status(f"First divergence: {first.describe(*self.names)}  (n / N)")
+        else:
+            self.pairs.move_to(self.pairs.cursor)
+        if (diff.a.end is None or diff.b.end is None) and not self._following:
+            self._following = True
+            self.set_interval(_FOLLOW_S, self._follow)
+
+    def _follow(self) -> None:
+        sizes = tuple(p.stat().st_size if p.exists() else -1 for p in self.paths)
+        if sizes != self._sizes and not self.workers:
+            self._load()
+
+    def _header(self) -> None:
+        diff = self.diff
+        if diff is None:
+            return
+        legend = Text(no_wrap=True, overflow="ellipsis")
+        for kind in KINDS:
+            n = diff.counts.get(kind, 0)
+            if n or kind == "same":
+                legend.append(f" {LABELS[kind]} {n} ", KIND_STYLE[kind])
+        head = Text("\n").join(
+            [_run_line(self.names[0], diff.a), _run_line(self.names[1], diff.b), legend]
+        )
+        self.query_one("#compare-header", Static).update(head)
+
+    def set_status(self, text: str, error: bool = False) -> None:
+        status = self.query_one("#status", Static)
+        status.set_class(error, "-error")
+        status.update(text)
+
+    # -- selection and keys --------------------------------------------------------------
+
+    @on(PairList.PairSelected)
+    def _selected(self, event: PairList.PairSelected) -> None:
+        self.query_one(PairDetail).show(self.pairs.pair(event.position), *self.names)
+
+    def _jump(self, target: int | None, what: str) -> None:
+        if target is None:
+            self.set_status(f"No {what} difference.")
+            self.app.bell()
+            return
+        pair = self.pairs.pair(target)
+        if pair is not None and self.diff is not None:
+            n = self.diff.differences.index(target) + 1
+            self.set_status(f"Difference {n} of {len(self.diff.differences)}: {pair.label}")
+        self.pairs.move_to(target)
+
+    def action_next_difference(self) -> None:
+        if self.diff is not None:
+            self._jump(self.diff.next_difference(self.pairs.cursor), "next")
+
+    def action_prev_difference(self) -> None:
+        if self.diff is not None:
+            self._jump(self.diff.previous_difference(self.pairs.cursor), "previous")
+
+    def action_goto(self) -> None:
+        def answer(value: str | None) -> None:
+            if not value or self.diff is None:
+                return
+            number = int(value)
+            for i, pair in enumerate(self.diff.pairs):
+                if pair.a_step == number or (pair.a_step is None and pair.b_step == number):
+                    self.pairs.move_to(i)
+                    return
+            self.set_status(f"There is no step {number} in {self.names[0]}.", True)
+
+        self.app.push_screen(GoToStep(), answer)
+
+    def action_help(self) -> None:
+        self.app.push_screen(HelpScreen(key_table(self)))

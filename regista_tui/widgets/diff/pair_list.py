@@ -1,0 +1,98 @@
+"""Two runs side by side: one row per aligned pair, gaps for inserted / deleted steps."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.message import Message
+
+from regista.diff import AlignedPair, RunDiff
+from regista.trace.steps import Step
+from regista_tui.rows import row_of
+from regista_tui.widgets.virtual_list import VirtualList
+
+__all__ = ["KIND_STYLE", "PairList"]
+
+#: Color of each classification (gutter and legend).
+KIND_STYLE: dict[str, str] = {
+    "same": "dim",
+    "changed_input": "bold yellow",
+    "changed_decision": "bold red",
+    "changed_config": "bold blue",
+    "insert": "bold green",
+    "delete": "bold magenta",
+}
+_GUTTER = {
+    "same": " ",
+    "changed_input": "~",
+    "changed_decision": "!",
+    "changed_config": "*",
+    "insert": "+",
+    "delete": "-",
+}
+
+
+class PairList(VirtualList):
+    """The aligned pairs of a :class:`RunDiff`; the diff can be replaced as run B grows."""
+
+    class PairSelected(Message):
+        """The cursor moved to pair ``position``."""
+
+        def __init__(self, pair_list: PairList, position: int) -> None:
+            super().__init__()
+            self.pair_list = pair_list
+            self.position = position
+
+        @property
+        def control(self) -> PairList:
+            return self.pair_list
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.diff: RunDiff | None = None
+        self.labels: tuple[str | None, str | None] = (None, None)
+
+    def set_diff(self, diff: RunDiff, labels: tuple[str | None, str | None]) -> None:
+        """Show ``diff`` (keeping the cursor where it was, when it still exists)."""
+        self.diff = diff
+        self.labels = labels
+        self.grow()
+
+    def row_count(self) -> int:
+        return len(self.diff.pairs) if self.diff is not None else 0
+
+    def pair(self, pos: int) -> AlignedPair | None:
+        if self.diff is None or not 0 <= pos < len(self.diff.pairs):
+            return None
+        return self.diff.pairs[pos]
+
+    def row_text(self, pos: int, width: int) -> Text:
+        pair = self.pair(pos)
+        text = Text(no_wrap=True, end="")
+        if pair is None:
+            return text
+        style = KIND_STYLE.get(pair.kind, "")
+        text.append(f"{_GUTTER.get(pair.kind, '?')} ", style)
+        side = max(10, (width - 5) // 2)
+        text.append_text(self._side(pair.a, side, self.labels[0], pair.kind == "insert"))
+        text.append(" │ ", style if pair.kind != "same" else "dim")
+        text.append_text(self._side(pair.b, side, self.labels[1], pair.kind == "delete"))
+        return text
+
+    def _side(self, step: Step | None, width: int, label: str | None, gap: bool) -> Text:
+        if step is None:
+            return Text("·" * width if gap else " " * width, "dim")
+        row = row_of(step, label)
+        badge = {"model": "M", "tool": "T", "compaction": "C"}.get(row.kind, "?")
+        mark = "⊘" if row.denied else "✗" if row.error else " "
+        title = row.title[:12]
+        head = f"{row.number:>4} {badge}{mark} {title:<12} "
+        room = max(0, width - len(head))
+        gist = row.gist if len(row.gist) <= room else row.gist[: max(0, room - 1)] + "…"
+        text = Text(head, "")
+        text.stylize("dim", 0, 5)
+        text.stylize("bold red" if row.error else "", 6, 7)
+        text.append(f"{gist:<{room}}")
+        return text
+
+    def selected(self, pos: int) -> None:
+        self.post_message(self.PairSelected(self, pos))

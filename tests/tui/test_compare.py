@@ -1,0 +1,83 @@
+"""Pilot tests of the two-run view: alignment, first divergence, n / N, a growing run B."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+from rich.console import Console
+
+from regista_tui.app import RegistaApp
+from regista_tui.screens.compare import CompareScreen
+from regista_tui.widgets.diff.pair_list import PairList
+
+
+def _text(app: RegistaApp, selector: str) -> str:
+    console = Console(width=200, record=True, file=io.StringIO())
+    console.print(app.screen.query_one(selector).content)  # type: ignore[attr-defined]
+    return console.export_text()
+
+
+async def _ready(app: RegistaApp) -> CompareScreen:
+    await app.workers.wait_for_complete()
+    screen = app.screen
+    assert isinstance(screen, CompareScreen)
+    await screen.workers.wait_for_complete()
+    for _ in range(5):
+        await app.wait_for_refresh()
+        if screen.diff is not None:
+            break
+    assert screen.diff is not None
+    return screen
+
+
+async def test_a_trace_and_its_replay_are_all_same(trace_path: Path, replay_path: Path) -> None:
+    app = RegistaApp(compare=(trace_path, replay_path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await _ready(app)
+        await pilot.pause()
+        assert screen.diff is not None
+        assert {p.kind for p in screen.diff.pairs} == {"same"}
+        assert "the same, step for step" in _text(app, "#status")
+        await pilot.press("n")
+        assert "No next difference" in _text(app, "#status")
+
+
+async def test_first_divergence_selected_and_n_N(trace_path: Path, other_trace_path: Path) -> None:
+    app = RegistaApp(compare=(trace_path, other_trace_path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await _ready(app)
+        await pilot.pause()
+        diff = screen.diff
+        assert diff is not None and diff.first_divergence is not None
+        pairs = app.screen.query_one(PairList)
+        assert pairs.cursor == diff.first_divergence.index
+        assert "First divergence" in _text(app, "#status")
+        detail = _text(app, "#pair-detail")
+        assert "A-404" in detail or "step" in detail
+        kinds = {p.kind for p in diff.pairs}
+        assert "delete" in kinds or "insert" in kinds
+        await pilot.press("n")
+        assert pairs.cursor == diff.next_difference(diff.first_divergence.index)
+        await pilot.press("N")
+        assert pairs.cursor == diff.first_divergence.index
+
+
+async def test_run_b_growing_is_followed(
+    trace_path: Path, other_trace_path: Path, tmp_path: Path
+) -> None:
+    data = other_trace_path.read_bytes().splitlines(keepends=True)
+    growing = tmp_path / "growing.jsonl"
+    growing.write_bytes(b"".join(data[:6]))
+    app = RegistaApp(compare=(trace_path, growing))
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await _ready(app)
+        before = len(screen.diff.pairs) if screen.diff else 0
+        assert "unfinished" in _text(app, "#compare-header")
+        growing.write_bytes(b"".join(data))
+        screen._follow()
+        await screen.workers.wait_for_complete()
+        await pilot.pause()
+        assert screen.diff is not None
+        assert len(screen.diff.pairs) >= before
+        assert screen.diff.b.end is not None
