@@ -73,8 +73,8 @@ TASK_TWO_ORDERS = (
 def make_tools(db: OrdersDb) -> list[Tool]:
     """The agent's tools, working on ``db``."""
 
-    # The tools are async but do their (sub-millisecond, local) SQLite work inline: parallel
-    # calls then finish in call order, which keeps the sample traces byte-identical.
+    # Async tools doing their SQLite work inline: it is local and sub-millisecond, so a
+    # worker thread per call would cost more than the work.
     @tool
     async def search_orders(query: str, limit: int = 5) -> dict[str, Any]:
         """Search the shop's orders (by customer name, email, product or order id).
