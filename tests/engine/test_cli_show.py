@@ -1,0 +1,103 @@
+"""``regista show``: what it prints for good traces, and one clear line for bad ones."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+
+from regista.cli.main import main
+
+SAMPLES = Path(__file__).parents[2] / "sample_traces"
+
+
+@pytest.fixture(autouse=True)
+def _wide(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "160")
+
+
+def _show(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(["show", *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_header_and_steps_of_a_sample(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = _show(capsys, str(SAMPLES / "refund_denied_compaction.jsonl"))
+    assert code == 0 and err == ""
+    for text in (
+        "Session",
+        "refund_denied_compaction.jsonl",
+        "synthetic",
+        "Sam Okafor",
+        "claude-sonnet-4-6 · provider scripted",
+        "end_turn · 6 turns · 14 steps · 7 tool calls · 1 error · 1 denied · 1 compaction",
+        "$0.0000",
+        "regista.samples.refund:refund_agent_small_context",
+    ):
+        assert text in out, text
+    rows = [line for line in out.splitlines() if line.strip()[:2].strip().isdigit()]
+    assert len(rows) == 14
+    assert "denied" in rows[8] and "issue_refund" in rows[8]
+    assert "error" in rows[2] and "get_order" in rows[2]
+    assert "compaction" in rows[10] and "343/115" in rows[10]
+    assert "552/69" in rows[0]
+
+
+def test_full_keeps_long_texts(capsys: pytest.CaptureFixture[str]) -> None:
+    _, short, _ = _show(capsys, str(SAMPLES / "refund_happy.jsonl"))
+    _, full, _ = _show(capsys, "--full", str(SAMPLES / "refund_happy.jsonl"))
+    assert "Best regards" not in short
+    assert "Best" in full and "regards" in full
+
+
+def test_a_truncated_trace_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "cut.jsonl"
+    path.write_bytes((SAMPLES / "refund_happy.jsonl").read_bytes()[:-30])
+    code, out, err = _show(capsys, str(path))
+    assert code == 0
+    assert "half-written" in out and "unfinished" in out
+    assert err == ""
+
+
+def _newer(tmp_path: Path) -> Path:
+    lines = (SAMPLES / "refund_happy.jsonl").read_bytes().splitlines()
+    event = orjson.loads(lines[0])
+    event["schema_version"] = 7
+    path = tmp_path / "newer.jsonl"
+    path.write_bytes(orjson.dumps(event) + b"\n")
+    return path
+
+
+def _empty(tmp_path: Path) -> Path:
+    path = tmp_path / "empty.jsonl"
+    path.write_bytes(b"")
+    return path
+
+
+def _corrupt(tmp_path: Path) -> Path:
+    lines = (SAMPLES / "refund_happy.jsonl").read_bytes().splitlines(keepends=True)
+    lines[2] = b"{nope\n"
+    path = tmp_path / "corrupt.jsonl"
+    path.write_bytes(b"".join(lines))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda d: d / "missing.jsonl", "no such trace file"),
+        (lambda d: d, "is a directory"),
+        (_empty, "empty trace"),
+        (_corrupt, "corrupt.jsonl:3: not valid JSON"),
+        (_newer, "trace schema version 7"),
+    ],
+)
+def test_bad_input_is_one_line_and_non_zero(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], make: object, message: str
+) -> None:
+    path = make(tmp_path)  # type: ignore[operator]
+    code, out, err = _show(capsys, str(path))
+    assert code != 0 and out == ""
+    assert err.count("\n") == 1 and err.startswith("regista: ") and message in err
