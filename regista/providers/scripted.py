@@ -79,7 +79,8 @@ class ScriptedProvider:
             if block.get("type") == "tool_use":
                 block.setdefault("id", f"toolu_scripted_{tag}_{i}")
                 block.setdefault("input", {})
-        if response.stop_reason is None:
+        given = raw.get("stop_reason") if isinstance(raw, dict) else response.stop_reason
+        if given is None:
             response.stop_reason = "tool_use" if response.tool_uses else "end_turn"
         if on_text is not None:
             await _feed(on_text, response, self.stream_chunk)
