@@ -172,14 +172,33 @@ def _creator(frame: Any) -> tuple[str, str | None] | None:
     module_name = frame.f_globals.get("__name__")
     if not module_name:
         return None
-    code = frame.f_code
+    code: Any = frame.f_code
+    if code is None:
+        return None
     if code.co_name == "<module>":
         return module_name, None
     candidate = frame.f_globals.get(code.co_name)
     fn = getattr(candidate, "__wrapped__", candidate)
-    if getattr(fn, "__code__", None) is code and _no_required_args(fn):
-        return module_name, code.co_name
+    if (
+        getattr(fn, "__code__", None) is code
+        and _no_required_args(fn)
+        and _returns_the_call(code, frame.f_lasti)
+    ):
+        return module_name, str(frame.f_code.co_name)
     return module_name, None
+
+
+def _returns_the_call(code: Any, call_offset: int) -> bool:
+    """Whether the function returns the ``Agent(...)`` it is calling at ``call_offset``.
+
+    A no-argument function that makes an agent only to use it (``def main(): agent =
+    Agent(...); agent.run_sync(...)``) is not a factory: recording it as ``agent_ref``
+    would make replay and fork call it, and run it, to get an agent back.
+    """
+    import dis
+
+    after = [i for i in dis.get_instructions(code) if i.offset > call_offset]
+    return bool(after) and after[0].opname == "RETURN_VALUE"
 
 
 def _no_required_args(fn: Any) -> bool:

@@ -251,7 +251,7 @@ class _Run:
         )
         self.prev_messages = list(messages)
         t0 = self.clock.perf()
-        response = await self._fail_step(step, self._complete(request, step))
+        response: LlmResponse = await self._fail_step(step, self._complete(request, step))
         meta = meta_of(response, self.provider.name)
         cost = self._account(response.model or c.model, meta.provider, meta.source, response.usage)
         self.sources[meta.source] = self.sources.get(meta.source, 0) + 1

@@ -190,11 +190,10 @@ class ToolRegistry:
             self.add(t)
 
     def add(self, t: Tool | Callable[..., Any]) -> None:
-        if not isinstance(t, Tool):
-            t = tool(t)
-        if t.name in self._tools:
-            raise UserError(f"two tools are named {t.name!r}")
-        self._tools[t.name] = t
+        made: Tool = t if isinstance(t, Tool) else tool(t)
+        if made.name in self._tools:
+            raise UserError(f"two tools are named {made.name!r}")
+        self._tools[made.name] = made
 
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)

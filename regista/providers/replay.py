@@ -30,7 +30,7 @@ from regista.types import LlmRequest, LlmResponse, Usage
 __all__ = ["RecordedCall", "ReplayMode", "ReplayProvider", "recorded_calls"]
 
 
-class ReplayMode(str, enum.Enum):
+class ReplayMode(enum.StrEnum):
     """How a replay handles a request that differs from the recording."""
 
     STRICT = "strict"
