@@ -37,6 +37,12 @@ _MODULE = textwrap.dedent(
 
     def _private_factory():
         return Agent(provider=_p())
+
+    MADE = []
+
+    def main():
+        agent = Agent(provider=_p())
+        MADE.append(agent)  # e.g. agent.run_sync(...): a script's entry point
     """
 )
 
@@ -62,6 +68,12 @@ def test_no_ref_when_the_agent_cannot_be_recreated(refmod: Any) -> None:
     assert refmod.needs_args("x").agent_ref is None
     assert refmod.by_lambda().agent_ref is None
     assert Agent().agent_ref is None  # made inside a test function
+
+
+def test_a_function_that_uses_an_agent_is_not_its_factory(refmod: Any) -> None:
+    # Calling main() again to re-create the agent would run it.
+    refmod.main()
+    assert refmod.MADE[-1].agent_ref is None
 
 
 def test_no_ref_for_a_script_run_as_main(tmp_path: Path) -> None:
