@@ -207,19 +207,19 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         pa, pb = build_pair(Path(tmp), args.steps)
         for _ in range(args.repeat):
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             ta, tb = Trace.load(pa), Trace.load(pb)
-            t1 = time.perf_counter()
+            t1, c1 = time.perf_counter(), time.process_time()
             d = diff_runs(ta, tb)
-            t2 = time.perf_counter()
+            t2, c2 = time.perf_counter(), time.process_time()
             first = d.first_divergence
+            where = f"A {first.a_step} / B {first.b_step} {first.label}" if first else "none"
             print(
                 f"events A={len(ta)} B={len(tb)}  "
-                f"load {t1 - t0:.3f}s  diff {t2 - t1:.3f}s  "
+                f"load {t1 - t0:.3f}s (cpu {c1 - c0:.3f}s)  "
+                f"diff {t2 - t1:.3f}s (cpu {c2 - c1:.3f}s)  "
                 f"counts {dict((k, v) for k, v in d.counts.items() if v)}  "
-                f"first divergence: A {first.a_step} / B {first.b_step} {first.label}"
-                if first
-                else "no divergence"
+                f"first divergence: {where}"
             )
 
 

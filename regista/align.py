@@ -3,9 +3,15 @@
 :func:`align` is Myers' O((N+M)·D) difference algorithm (the one behind ``git diff``), after
 stripping the common prefix and suffix: runs that differ in a few places cost little more
 than one pass over them. It returns a *minimal* alignment (a longest common subsequence),
-so an extra or missing item shifts nothing after it. When the two sequences differ in more
-than ``max_cost`` places the exact search would be slow, and ``difflib.SequenceMatcher``
-(``autojunk=False``) aligns the middle instead: still sensible, no longer guaranteed minimal.
+so an extra or missing item shifts nothing after it.
+
+The exact search is bounded: at most ``max_cost`` edits, and fewer on long sequences (its
+work grows with length × edits). Past that, the middle is aligned the *patience* way (as
+``git diff --patience``): items that occur exactly once on each side anchor the alignment
+(their longest increasing run), and each stretch between anchors is aligned again, exactly
+when it is small enough. Stretches with no unique item stay unmatched. The result is still
+sensible, no longer guaranteed minimal, and the time stays near-linear even for two long
+runs that have little in common.
 
 :func:`align_levels` aligns on progressively coarser keys: exact matches first, then, inside
 each gap between them, items that agree on the next key (e.g. the same kind of step), so
@@ -15,7 +21,7 @@ insertion.
 
 from __future__ import annotations
 
-import difflib
+import bisect
 from collections.abc import Hashable, Sequence
 
 __all__ = ["Alignment", "align", "align_levels"]
@@ -24,8 +30,13 @@ __all__ = ["Alignment", "align", "align_levels"]
 #: ``(None, j)`` only in ``b``.
 Alignment = list[tuple[int | None, int | None]]
 
-#: Above this many differences the exact search hands over to difflib.
+#: Above this many differences the exact search hands over to the patience alignment.
 MAX_COST = 1000
+#: Work budget of one exact search (about (N + M) × edits steps); longer sequences get a
+#: proportionally lower edit limit.
+WORK = 2_000_000
+#: How deeply patience alignment may recurse into the stretches between its anchors.
+MAX_DEPTH = 64
 
 
 def align(a: Sequence[Hashable], b: Sequence[Hashable], *, max_cost: int = MAX_COST) -> Alignment:
@@ -104,8 +115,10 @@ def _matches(
     b0: int,
     b1: int,
     max_cost: int,
+    depth: int = 0,
 ) -> list[tuple[int, int]]:
-    """Matched index pairs of a longest common subsequence of ``a[a0:a1]``, ``b[b0:b1]``."""
+    """Matched index pairs of a (near-)longest common subsequence of ``a[a0:a1]``,
+    ``b[b0:b1]``."""
     head: list[tuple[int, int]] = []
     while a0 < a1 and b0 < b1 and a[a0] == b[b0]:
         head.append((a0, b0))
@@ -119,15 +132,69 @@ def _matches(
     tail.reverse()
     if a0 == a1 or b0 == b1:
         return head + tail
-    middle = _myers(a, b, a0, a1, b0, b1, max_cost)
+    limit = min(max_cost, WORK // (a1 - a0 + b1 - b0))
+    middle = _myers(a, b, a0, a1, b0, b1, limit)
     if middle is None:
-        sm = difflib.SequenceMatcher(None, list(a[a0:a1]), list(b[b0:b1]), autojunk=False)
-        middle = [
-            (a0 + blk.a + k, b0 + blk.b + k)
-            for blk in sm.get_matching_blocks()
-            for k in range(blk.size)
-        ]
+        middle = _patience(a, b, a0, a1, b0, b1, max_cost, depth)
     return head + middle + tail
+
+
+def _patience(
+    a: Sequence[Hashable],
+    b: Sequence[Hashable],
+    a0: int,
+    a1: int,
+    b0: int,
+    b1: int,
+    max_cost: int,
+    depth: int,
+) -> list[tuple[int, int]]:
+    """Anchor on items unique to both sides, then align between the anchors."""
+    if depth >= MAX_DEPTH:
+        return []
+    count_a: dict[Hashable, int] = {}
+    for i in range(a0, a1):
+        count_a[a[i]] = count_a.get(a[i], 0) + 1
+    count_b: dict[Hashable, int] = {}
+    where_b: dict[Hashable, int] = {}
+    for j in range(b0, b1):
+        count_b[b[j]] = count_b.get(b[j], 0) + 1
+        where_b[b[j]] = j
+    unique = [
+        (i, where_b[a[i]]) for i in range(a0, a1) if count_a[a[i]] == 1 and count_b.get(a[i]) == 1
+    ]
+    out: list[tuple[int, int]] = []
+    i0, j0 = a0, b0
+    for i, j in _increasing(unique):
+        out += _matches(a, b, i0, i, j0, j, max_cost, depth + 1)
+        out.append((i, j))
+        i0, j0 = i + 1, j + 1
+    if out:
+        out += _matches(a, b, i0, a1, j0, b1, max_cost, depth + 1)
+    return out
+
+
+def _increasing(pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The longest run of ``pairs`` (sorted by their first item) whose second items increase."""
+    tops: list[int] = []  # smallest last j of an increasing run of each length
+    ends: list[int] = []  # index in pairs of that last element
+    back: list[int] = []
+    for n, (_, j) in enumerate(pairs):
+        k = bisect.bisect_left(tops, j)
+        back.append(ends[k - 1] if k > 0 else -1)
+        if k == len(tops):
+            tops.append(j)
+            ends.append(n)
+        else:
+            tops[k] = j
+            ends[k] = n
+    out: list[tuple[int, int]] = []
+    n = ends[-1] if ends else -1
+    while n >= 0:
+        out.append(pairs[n])
+        n = back[n]
+    out.reverse()
+    return out
 
 
 def _myers(

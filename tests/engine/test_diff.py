@@ -425,6 +425,12 @@ def test_align_is_fast_on_long_sequences_with_few_differences() -> None:
     assert sum(1 for _, j in pairs if j is None) == 1
 
 
+def test_align_stays_valid_when_long_sequences_have_little_in_common() -> None:
+    a = [i % 3 for i in range(6000)]
+    b = [(i * 7) % 5 for i in range(5000)] + list(range(100, 1100))
+    check_alignment(a, b, align(a, b))
+
+
 # -- end to end properties ----------------------------------------------------------------
 
 
