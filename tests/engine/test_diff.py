@@ -314,6 +314,15 @@ def test_compaction_steps_align_and_compare_their_summaries(tmp_path: Path) -> N
     assert diff_runs(a, a).identical
 
 
+def test_an_unfinished_run_differs_where_it_stopped(base: Trace) -> None:
+    last_request = max(i for i, ev in enumerate(base.events) if getattr(ev, "step", None) == 6)
+    cut = Trace(base.events[:last_request], base.path)  # died waiting for the last answer
+    d = diff_runs(base, cut)
+    assert [p.kind for p in d.pairs] == ["same"] * 6 + ["changed_decision"]
+    assert d.pairs[6].changes[0].path == "response.content"
+    assert d.to_dict()["b"]["stop_reason"] is None
+
+
 def test_navigation_and_json(tmp_path: Path) -> None:
     a = run_agent(tmp_path / "a", turns(3))
     b = run_agent(tmp_path / "b", turns(3), results={"k0": "x", "k2": "y"})
