@@ -50,19 +50,18 @@ from __future__ import annotations
 
 import bisect
 import gc
-import hashlib
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import orjson
 
 from regista.align import align_levels
-from regista.structdiff import Change, short_repr, structural_diff
-from regista.trace.canonical import canonical_json
+from regista.stepdiff import DiffKind, classify, signature, step_changes, step_summary
+from regista.structdiff import Change
 from regista.trace.reader import Trace
 from regista.trace.steps import Step, build_steps
 
@@ -75,10 +74,6 @@ __all__ = [
     "RunDiff",
     "diff_runs",
     "step_summary",
-]
-
-DiffKind = Literal[
-    "same", "changed_input", "changed_decision", "changed_config", "insert", "delete"
 ]
 
 #: Every kind, in the order counts and legends list them.
@@ -100,233 +95,6 @@ LABELS: dict[DiffKind, str] = {
     "insert": "insert",
     "delete": "delete",
 }
-
-
-# -- signatures ---------------------------------------------------------------------------
-
-
-_ID_FIELD = {"tool_use": "id", "tool_result": "tool_use_id"}
-
-
-def _rename_blocks(content: Any, ids: dict[str, str], rename: Callable[[str], str]) -> Any:
-    """``content`` with the ids of its tool_use / tool_result blocks renamed.
-
-    ``ids`` maps old ids to new ones and grows with ``rename(old)`` for unseen ids; only
-    the blocks that change are copied.
-    """
-    if not isinstance(content, list):
-        return content
-    out: list[Any] | None = None
-    for i, block in enumerate(content):
-        if not isinstance(block, dict):
-            continue
-        kind = block.get("type")
-        key = _ID_FIELD.get(kind) if isinstance(kind, str) else None
-        old = block.get(key) if key is not None else None
-        if key is None or not isinstance(old, str):
-            continue
-        new = ids.get(old)
-        if new is None:
-            new = ids[old] = rename(old)
-        if new != old:
-            if out is None:
-                out = list(content)
-            out[i] = {**block, key: new}
-    return content if out is None else out
-
-
-def _rename_messages(messages: Any, ids: dict[str, str], rename: Callable[[str], str]) -> Any:
-    """``messages`` with the ids in their content blocks renamed (see ``_rename_blocks``)."""
-    if not isinstance(messages, list):
-        return messages
-    out: list[Any] | None = None
-    for i, message in enumerate(messages):
-        if not isinstance(message, dict):
-            continue
-        content = message.get("content")
-        new = _rename_blocks(content, ids, rename)
-        if new is not content:
-            if out is None:
-                out = list(messages)
-            out[i] = {**message, "content": new}
-    return messages if out is None else out
-
-
-def _ordinals(messages: Any) -> Any:
-    """``messages`` with tool_use ids renamed ``#0``, ``#1``, … by order of appearance."""
-    ids: dict[str, str] = {}
-    return _rename_messages(messages, ids, lambda _: f"#{len(ids)}")
-
-
-def _digest(tag: bytes, value: Any) -> bytes:
-    return tag + hashlib.blake2b(canonical_json(value), digest_size=16).digest()
-
-
-def _signature(step: Step) -> tuple[bytes, tuple[str, ...]]:
-    """(exact key, coarse key) of a step."""
-    if step.kind == "model":
-        req = step.request_event
-        assert req is not None
-        return _digest(b"m", _ordinals(req.messages)), ("model",)
-    if step.kind == "tool":
-        call = step.tool_call
-        assert call is not None
-        return _digest(b"t", [call.name, call.input]), ("tool", call.name)
-    comp = step.compaction
-    assert comp is not None
-    return _digest(b"c", _ordinals(comp.replaced)), ("compaction",)
-
-
-def _config(step: Step) -> dict[str, Any]:
-    req = step.request_event
-    assert req is not None
-    return {
-        "model": req.model,
-        "system": req.system,
-        "tools": req.tools,
-        "tool_choice": req.tool_choice,
-        "max_tokens": req.max_tokens,
-        "params": req.params,
-    }
-
-
-def _errors(step: Step) -> list[dict[str, str]]:
-    return [{"type": e.error_type, "message": e.message} for e in step.errors]
-
-
-def _model_output(step: Step) -> dict[str, Any]:
-    ev = step.response_event
-    resp = ev.response if ev is not None else {}
-    return {
-        "content": resp.get("content"),
-        "stop_reason": resp.get("stop_reason"),
-        "stop_sequence": resp.get("stop_sequence"),
-    }
-
-
-def _tool_output(step: Step) -> dict[str, Any]:
-    res, dec = step.result, step.decision
-    out: dict[str, Any] = {
-        "decision": {"allowed": dec.allowed, "reason": dec.reason} if dec else None,
-        "result": {"content": res.content, "is_error": res.is_error} if res else None,
-    }
-    return out
-
-
-def _classify(a: Step, b: Step, key_a: bytes, key_b: bytes) -> DiffKind:
-    if a.kind == "model":
-        if _config(a) != _config(b):
-            return "changed_config"
-        if key_a != key_b:
-            return "changed_input"
-        oa, ob = _model_output(a), _model_output(b)
-        same = oa == ob or (
-            {**oa, "content": None} == {**ob, "content": None}
-            and _ordinals([oa]) == _ordinals([ob])
-        )
-        return "same" if same and _errors(a) == _errors(b) else "changed_decision"
-    if key_a != key_b:
-        return "changed_input"
-    if a.kind == "tool":
-        return "same" if _tool_output(a) == _tool_output(b) else "changed_decision"
-    ca, cb = a.compaction, b.compaction
-    assert ca is not None and cb is not None
-    if ca.request_hash != cb.request_hash:
-        return "changed_config"
-    return "same" if ca.summary == cb.summary else "changed_decision"
-
-
-# -- field-level changes ------------------------------------------------------------------
-
-
-def _id_order(messages: Any) -> list[str]:
-    ids: dict[str, str] = {}
-    _rename_messages(messages, ids, lambda old: old)
-    return list(ids)
-
-
-def _renamer(a_messages: Any, b_messages: Any) -> Callable[[Any], Any]:
-    """Renames B's tool_use ids to the A ids at the same order of appearance, so that ids
-    made at run time do not show up as changes."""
-    mapping = dict(zip(_id_order(b_messages), _id_order(a_messages), strict=False))
-
-    def rename(messages: Any) -> Any:
-        return _rename_messages(messages, dict(mapping), lambda old: old)
-
-    return rename
-
-
-def _list_changes(old: list[Any], new: list[Any], path: str, offset: int) -> list[Change]:
-    out: list[Change] = []
-    for i in range(max(len(old), len(new))):
-        sub = f"{path}[{offset + i}]"
-        if i >= len(new):
-            out.append(Change(sub, "removed", old=old[i]))
-        elif i >= len(old):
-            out.append(Change(sub, "added", new=new[i]))
-        else:
-            out.extend(structural_diff(old[i], new[i], sub))
-    return out
-
-
-def _model_changes(a: Step, b: Step) -> list[Change]:
-    ra, rb = a.request_event, b.request_event
-    assert ra is not None and rb is not None
-    out = structural_diff(_config(a), _config(b), "request")
-    rename = _renamer(ra.messages, rb.messages)
-    if ra.messages_prefix == rb.messages_prefix:
-        out += _list_changes(
-            ra.messages, rename(rb.messages), "request.messages", ra.messages_prefix
-        )
-    else:  # different histories: the new messages are compared on their own
-        new = _list_changes(ra.messages, rename(rb.messages), "request.new_messages", 0)
-        if new:
-            prefixes = (ra.messages_prefix, rb.messages_prefix)
-            out += [Change("request.messages_prefix", "changed", *prefixes), *new]
-    oa, ob = _model_output(a), _model_output(b)
-    out += structural_diff(oa, _renamer([oa], [ob])([ob])[0], "response")
-    out += structural_diff(_errors(a), _errors(b), "errors")
-    return out
-
-
-def _tool_changes(a: Step, b: Step) -> list[Change]:
-    ca, cb = a.tool_call, b.tool_call
-    assert ca is not None and cb is not None
-    out = structural_diff(ca.name, cb.name, "tool.name")
-    out += structural_diff(ca.input, cb.input, "tool.input")
-    return out + structural_diff(_tool_output(a), _tool_output(b), "")
-
-
-def _compaction_changes(a: Step, b: Step) -> list[Change]:
-    ca, cb = a.compaction, b.compaction
-    assert ca is not None and cb is not None
-    rename = _renamer(ca.replaced, cb.replaced)
-    out = _list_changes(ca.replaced, rename(cb.replaced), "compaction.replaced", 0)
-    if not out and ca.request_hash != cb.request_hash:
-        out.append(Change("compaction.request_hash", "changed", ca.request_hash, cb.request_hash))
-    return out + structural_diff(ca.summary, cb.summary, "compaction.summary")
-
-
-def step_summary(step: Step, width: int = 60) -> str:
-    """A one-line description of a step, e.g. ``search_orders {"query":"Dana"} → error``."""
-    if step.kind == "tool":
-        call = step.tool_call
-        text = f"{step.title} {short_repr(call.input if call else {}, width)}"
-        if step.denied:
-            return text + " → denied"
-        return text + (" → error" if step.is_error else "")
-    if step.kind == "compaction":
-        comp = step.compaction
-        return "compaction " + short_repr(comp.summary if comp else "", width)
-    ev = step.response_event
-    if ev is None:
-        return "model (no answer)" + (" → error" if step.errors else "")
-    content = ev.response.get("content") or []
-    calls = [str(b.get("name")) for b in content if b.get("type") == "tool_use"]
-    if calls:
-        return "model → " + ", ".join(calls)
-    text = "".join(str(b.get("text", "")) for b in content if b.get("type") == "text")
-    return "model " + short_repr(text.strip(), width)
 
 
 # -- the result ---------------------------------------------------------------------------
@@ -380,11 +148,7 @@ class AlignedPair:
             return [Change("step", "added", new=step_summary(b))]
         if b is None:
             return [Change("step", "removed", old=step_summary(a))]
-        if a.kind == "model":
-            return _model_changes(a, b)
-        if a.kind == "tool":
-            return _tool_changes(a, b)
-        return _compaction_changes(a, b)
+        return step_changes(a, b)
 
     def to_dict(self, *, changes: bool = True) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -571,8 +335,8 @@ def diff_runs(a: Trace | str | Path, b: Trace | str | Path) -> RunDiff:
 
 def _diff(ta: Trace, tb: Trace) -> RunDiff:
     sa, sb = _steps_of(ta), _steps_of(tb)
-    siga = [_signature(s) for s in sa]
-    sigb = [_signature(s) for s in sb]
+    siga = [signature(s) for s in sa]
+    sigb = [signature(s) for s in sb]
     pairs: list[AlignedPair] = []
     for i, j, _level in align_levels(siga, sigb):
         if i is None:
@@ -581,6 +345,6 @@ def _diff(ta: Trace, tb: Trace) -> RunDiff:
         elif j is None:
             pairs.append(AlignedPair(sa[i], None, "delete"))
         else:
-            kind = _classify(sa[i], sb[j], siga[i][0], sigb[j][0])
+            kind = classify(sa[i], sb[j], siga[i][0], sigb[j][0])
             pairs.append(AlignedPair(sa[i], sb[j], kind))
     return RunDiff(ta, tb, pairs)
