@@ -189,8 +189,8 @@ class ForkProvider:
             )
         if rec.step <= self.at_step and request.hash != rec.request_hash:
             changes = (
-                structural_diff(rec.request.canonical(), request.canonical(), "request")
-                if rec.request is not None
+                structural_diff(recorded.canonical(), request.canonical(), "request")
+                if (recorded := rec.request) is not None
                 else []
             )
             detail = format_changes(changes) if changes else "the request hash differs"

@@ -15,7 +15,9 @@ from __future__ import annotations
 import enum
 import inspect
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -48,14 +50,22 @@ class ReplayMode(enum.StrEnum):
 
 @dataclass
 class RecordedCall:
-    """One recorded model call: a turn's request or a compaction's summary request."""
+    """One recorded model call: a turn's request or a compaction's summary request.
+
+    The full request is rebuilt only when asked for (a divergence diff): replays compare
+    hashes, and rebuilding every request of a long session up front is quadratic.
+    """
 
     step: int
     kind: str  # "model" or "compaction"
     request_hash: str
-    request: LlmRequest | None
     response: LlmResponse
     provider: str
+    build_request: Callable[[], LlmRequest] | None = None
+
+    @property
+    def request(self) -> LlmRequest | None:
+        return self.build_request() if self.build_request is not None else None
 
 
 def recorded_calls(trace: Trace) -> list[RecordedCall]:
@@ -73,9 +83,9 @@ def recorded_calls(trace: Trace) -> list[RecordedCall]:
                     step=ev.step,
                     kind="model",
                     request_hash=ev.request_hash,
-                    request=trace.request_for(ev),
                     response=LlmResponse.model_validate(resp.response),
                     provider=resp.provider,
+                    build_request=partial(trace.request_for, ev),
                 )
             )
         elif isinstance(ev, ContextCompaction):
@@ -84,7 +94,9 @@ def recorded_calls(trace: Trace) -> list[RecordedCall]:
                     step=ev.step,
                     kind="compaction",
                     request_hash=ev.request_hash,
-                    request=compaction_request(trace.start.model, ev.replaced, context),
+                    build_request=partial(
+                        compaction_request, trace.start.model, ev.replaced, context
+                    ),
                     response=LlmResponse(
                         model=ev.provider,
                         content=[{"type": "text", "text": ev.summary}],
@@ -153,8 +165,8 @@ class ReplayProvider:
         if request.hash == rec.request_hash:
             return await self._serve(rec, on_text)
         changes = (
-            structural_diff(rec.request.canonical(), request.canonical(), "request")
-            if rec.request is not None
+            structural_diff(recorded.canonical(), request.canonical(), "request")
+            if (recorded := rec.request) is not None
             else []
         )
         what = "model call" if rec.kind == "model" else "compaction"

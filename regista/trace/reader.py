@@ -8,6 +8,7 @@ trace newer than :data:`SCHEMA_VERSION` raises :class:`UnsupportedSchemaVersion`
 from __future__ import annotations
 
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -35,6 +36,20 @@ from regista.trace.steps import Step, build_steps
 from regista.types import LlmRequest, LlmResponse, Usage
 
 __all__ = ["Trace", "TraceSummary", "parse_line"]
+
+
+def _full_request(ev: LlmRequestEvent, messages: list[dict[str, Any]]) -> LlmRequest:
+    # The parts were validated when the events were loaded: no need to validate again
+    # (validating every rebuilt history would make reading a long trace quadratic).
+    return LlmRequest.model_construct(
+        model=ev.model,
+        system=ev.system,
+        messages=messages,
+        tools=ev.tools,
+        tool_choice=ev.tool_choice,
+        max_tokens=ev.max_tokens,
+        params=ev.params,
+    )
 
 
 @dataclass(frozen=True)
@@ -94,6 +109,7 @@ class Trace:
     def __init__(self, events: list[Any], path: Path | None = None, *, truncated: bool = False):
         self.events = events
         self.path = path
+        self._request_cache: dict[int, LlmRequest] = {}
         #: True when a half-written last line was dropped.
         self.truncated = truncated
 
@@ -192,28 +208,47 @@ class Trace:
     # -- the public views ----------------------------------------------------------------
 
     @cached_property
-    def _requests(self) -> dict[int, LlmRequest]:
-        """Full requests by seq, rebuilt from their deltas."""
-        out: dict[int, LlmRequest] = {}
+    def _request_events(self) -> list[LlmRequestEvent]:
+        return [ev for ev in self.events if isinstance(ev, LlmRequestEvent)]
+
+    @cached_property
+    def _request_pos(self) -> dict[int, int]:
+        return {ev.seq: i for i, ev in enumerate(self._request_events)}
+
+    def iter_requests(self) -> Iterator[tuple[LlmRequestEvent, LlmRequest]]:
+        """Every ``llm.request`` event with its full rebuilt request, in order (one pass)."""
         prev: list[dict[str, Any]] = []
-        for ev in self.events:
-            if isinstance(ev, LlmRequestEvent):
-                messages = prev[: ev.messages_prefix] + ev.messages
-                out[ev.seq] = LlmRequest(
-                    model=ev.model,
-                    system=ev.system,
-                    messages=messages,
-                    tools=ev.tools,
-                    tool_choice=ev.tool_choice,
-                    max_tokens=ev.max_tokens,
-                    params=ev.params,
-                )
-                prev = messages
-        return out
+        for ev in self._request_events:
+            messages = prev[: ev.messages_prefix] + ev.messages
+            yield ev, _full_request(ev, messages)
+            prev = messages
 
     def request_for(self, event: LlmRequestEvent) -> LlmRequest:
-        """The full request that ``event`` records."""
-        return self._requests[event.seq]
+        """The full request that ``event`` records (rebuilt on demand, recent ones cached).
+
+        A request stores only its new messages; the rest comes from the requests before it,
+        back to the last one that started afresh (the first, or one after a compaction).
+        """
+        cached = self._request_cache.get(event.seq)
+        if cached is not None:
+            return cached
+        pos = self._request_pos[event.seq]
+        chain: list[LlmRequestEvent] = []
+        j = pos
+        while True:
+            ev = self._request_events[j]
+            chain.append(ev)
+            if ev.messages_prefix == 0 or j == 0:
+                break
+            j -= 1
+        messages: list[dict[str, Any]] = []
+        for ev in reversed(chain):
+            messages = messages[: ev.messages_prefix] + ev.messages
+        request = _full_request(event, messages)
+        if len(self._request_cache) >= 64:
+            self._request_cache.pop(next(iter(self._request_cache)))
+        self._request_cache[event.seq] = request
+        return request
 
     def llm_calls(self) -> list[tuple[LlmRequest, LlmResponse]]:
         """(request, response) pairs of the agent's model calls, in order.
@@ -222,10 +257,10 @@ class Trace:
         """
         responses = {ev.step: ev for ev in self.events if isinstance(ev, LlmResponseEvent)}
         out = []
-        for ev in self.events:
-            if isinstance(ev, LlmRequestEvent) and ev.step in responses:
+        for ev, request in self.iter_requests():
+            if ev.step in responses:
                 resp = LlmResponse.model_validate(responses[ev.step].response)
-                out.append((self._requests[ev.seq], resp))
+                out.append((request, resp))
         return out
 
     def tool_results(self) -> dict[str, ToolResult]:
@@ -238,7 +273,7 @@ class Trace:
 
     @cached_property
     def _steps(self) -> list[Step]:
-        return build_steps(self.events, self._requests)
+        return build_steps(self.events, self.request_for)
 
     def request_hashes(self) -> list[str]:
         """The chain of request hashes (model calls and compactions) in order."""

@@ -7,6 +7,7 @@ from 0 in trace order. Every event that belongs to a step carries its ``step``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -33,7 +34,19 @@ class Step:
     index: int
     kind: StepKind
     events: list[Any] = field(default_factory=list)
-    request: LlmRequest | None = None
+    resolve_request: Callable[[LlmRequestEvent], LlmRequest] | None = field(
+        default=None, repr=False, compare=False
+    )
+    _request: LlmRequest | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def request(self) -> LlmRequest | None:
+        """The full request of a model step (rebuilt on first use), else ``None``."""
+        if self._request is None and self.resolve_request is not None:
+            ev = self.request_event
+            if ev is not None:
+                self._request = self.resolve_request(ev)
+        return self._request
 
     def _first(self, cls: type[Any]) -> Any:
         for ev in self.events:
@@ -133,8 +146,11 @@ _KIND_OF: dict[type[Any], StepKind] = {
 }
 
 
-def build_steps(events: list[Any], requests: dict[int, LlmRequest] | None = None) -> list[Step]:
-    """Group events into steps by their ``step`` field."""
+def build_steps(
+    events: list[Any], resolve_request: Callable[[LlmRequestEvent], LlmRequest] | None = None
+) -> list[Step]:
+    """Group events into steps by their ``step`` field; ``resolve_request`` rebuilds a model
+    step's full request when someone asks for it."""
     steps: dict[int, Step] = {}
     for ev in events:
         n = getattr(ev, "step", None)
@@ -145,8 +161,6 @@ def build_steps(events: list[Any], requests: dict[int, LlmRequest] | None = None
             kind = _KIND_OF.get(type(ev))
             if kind is None:  # e.g. an error event of a step whose opener was lost
                 continue
-            step = steps[n] = Step(index=n, kind=kind)
-            if requests is not None and isinstance(ev, LlmRequestEvent):
-                step.request = requests.get(ev.seq)
+            step = steps[n] = Step(index=n, kind=kind, resolve_request=resolve_request)
         step.events.append(ev)
     return [steps[k] for k in sorted(steps)]
