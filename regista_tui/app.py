@@ -23,6 +23,7 @@ class RegistaApp(App[None]):
         compare: Two trace paths to compare side by side instead.
         agent: ``module:attr`` of the agent for live work (kept for forks).
         notice: Shown in the header (e.g. a dropped half-written line).
+        settle_s: How long the step view waits for a scrubbing cursor to settle.
     """
 
     CSS_PATH = "app.tcss"
@@ -38,8 +39,11 @@ class RegistaApp(App[None]):
         compare: tuple[Path, Path] | None = None,
         agent: str | None = None,
         notice: str = "",
+        settle_s: float = 0.05,
     ) -> None:
         super().__init__()
+        #: The step view waits this long for a moving cursor to settle (0: never waits).
+        self.settle_s = settle_s
         self.index = index
         self.compare = compare
         self.agent_ref = agent

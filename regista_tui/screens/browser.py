@@ -123,6 +123,7 @@ class BrowserScreen(Screen[None]):
             "step_tab",
             "View",
             id="browser.step_tab",
+            show=False,
             tooltip="Next tab of the step view (step, raw JSON, request diff)",
         ),
         Binding(
@@ -154,9 +155,14 @@ class BrowserScreen(Screen[None]):
             with Vertical(id="left"):
                 yield Timeline(self.index, model_label=self.label, marker=self._mark, id="timeline")
                 yield Scrubber(id="scrubber")
-            yield StepView(self.index, model_label=self.label, id="step-view")
+            yield StepView(
+                self.index,
+                model_label=self.label,
+                settle_s=getattr(self.app, "settle_s", 0.05),
+                id="step-view",
+            )
         yield Static(id="status", markup=False)
-        yield Footer()
+        yield Footer(compact=True)
 
     @property
     def timeline(self) -> Timeline:

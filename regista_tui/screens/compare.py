@@ -81,7 +81,7 @@ class CompareScreen(Screen[None]):
         with VerticalScroll(id="pair-diff"):
             yield PairDetail(id="pair-detail")
         yield Static(id="status", markup=False)
-        yield Footer()
+        yield Footer(compact=True)
 
     @property
     def pairs(self) -> PairList:

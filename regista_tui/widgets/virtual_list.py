@@ -73,7 +73,7 @@ class VirtualList(ScrollView, can_focus=True):
 
     def render_line(self, y: int) -> Strip:
         pos = self.scroll_offset.y + y
-        width = self.size.width
+        width = self.scrollable_content_region.width
         if pos >= self.row_count() or width <= 0:
             return Strip.blank(width, self.rich_style)
         selected = pos == self.cursor

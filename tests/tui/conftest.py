@@ -20,7 +20,7 @@ def trace_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 def browser_app(trace_path: Path) -> RegistaApp:
     index, notice = open_index(trace_path)
-    return RegistaApp(index, notice=notice)
+    return RegistaApp(index, notice=notice, settle_s=0)
 
 
 @pytest.fixture(scope="session")

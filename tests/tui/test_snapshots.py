@@ -11,7 +11,7 @@ from regista_tui.app import RegistaApp
 
 def _browser(path: Path) -> RegistaApp:
     index, notice = open_index(path)
-    return RegistaApp(index, notice=notice)
+    return RegistaApp(index, notice=notice, settle_s=0)
 
 
 async def _settle(pilot: Any) -> None:
@@ -31,7 +31,9 @@ def test_browser_narrow(snap_compare: Any, trace_path: Path) -> None:
     """At 80×24 the timeline sits above the step view; step 5 (the denied refund) is
     selected and the step view shows its input, the denial and its error result."""
     assert snap_compare(
-        _browser(trace_path), terminal_size=(80, 24), press=["colon", "5", "enter"],
+        _browser(trace_path),
+        terminal_size=(80, 24),
+        press=["colon", "5", "enter"],
         run_before=_settle,
     )
 
@@ -50,7 +52,9 @@ def test_request_diff_tab(snap_compare: Any, trace_path: Path) -> None:
 def test_help_screen(snap_compare: Any, trace_path: Path) -> None:
     """The help screen over the browser lists the keys and what they do."""
     assert snap_compare(
-        _browser(trace_path), terminal_size=(120, 40), press=["question_mark"],
+        _browser(trace_path),
+        terminal_size=(120, 40),
+        press=["question_mark"],
         run_before=_settle,
     )
 

@@ -24,7 +24,8 @@ class SessionHeader(Static):
     """Two lines about the session, refreshed as the index grows."""
 
     DEFAULT_CSS = """
-    SessionHeader { height: auto; max-height: 3; background: $panel; padding: 0 1; }
+    SessionHeader { height: 2; background: $panel; padding: 0 1;
+                    text-wrap: nowrap; text-overflow: ellipsis; }
     """
 
     def __init__(self, index: TraceIndex, *, label: str = "", id: str | None = None) -> None:
@@ -69,4 +70,7 @@ class SessionHeader(Static):
             )
         if notice:
             line2.append(f"  {notice}", "bold yellow")
-        self.update(Text("\n").join([line1, line2]))
+        text = Text("\n").join([line1, line2])
+        text.no_wrap = True
+        text.overflow = "ellipsis"
+        self.update(text)

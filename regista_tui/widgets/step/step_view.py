@@ -6,11 +6,14 @@ conversation) is computed in a thread worker.
 
 from __future__ import annotations
 
+import time
+
 from rich.console import RenderableType
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
+from textual.timer import Timer
 from textual.widgets import Static, TabbedContent, TabPane
 
 from regista.errors import RegistaError
@@ -29,13 +32,22 @@ class StepView(Vertical):
     """Tabs for the selected step: Step, Raw JSON, Request diff."""
 
     def __init__(
-        self, index: TraceIndex, *, model_label: str | None = None, id: str | None = None
+        self,
+        index: TraceIndex,
+        *,
+        model_label: str | None = None,
+        settle_s: float = 0.05,
+        id: str | None = None,
     ) -> None:
         super().__init__(id=id)
         self.index = index
         self.model_label = model_label
         self.position: int | None = None
         self.limit = _BASE_LIMIT
+        #: Moves closer together than this are a burst (0 draws every step at once).
+        self.settle_s = settle_s
+        self._last_show = 0.0
+        self._pending: Timer | None = None
 
     def compose(self) -> ComposeResult:
         with TabbedContent(initial="tab-step"):
@@ -49,11 +61,24 @@ class StepView(Vertical):
     # -- showing -------------------------------------------------------------------------
 
     def show(self, position: int) -> None:
-        """Show the step at ``position`` in the active tab."""
+        """Show the step at ``position`` in the active tab.
+
+        While the cursor is moving fast (a held key), the step is drawn once the cursor
+        settles for :attr:`settle_s`, so that scrubbing only repaints the timeline.
+        """
         if position != self.position:
             self.limit = _BASE_LIMIT
         self.position = position
-        self.refresh_active()
+        if self._pending is not None:
+            self._pending.stop()
+            self._pending = None
+        now = time.monotonic()
+        burst = now - self._last_show < self.settle_s
+        self._last_show = now
+        if burst:
+            self._pending = self.set_timer(self.settle_s, self.refresh_active)
+        else:
+            self.refresh_active()
 
     @property
     def active_tab(self) -> str:

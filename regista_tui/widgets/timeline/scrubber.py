@@ -51,9 +51,9 @@ class Scrubber(Widget):
 
     def update_marks(self, entries: list[StepEntry], breakpoints: set[int]) -> None:
         """Recompute the markers from the index's step entries (cheap: no decoding)."""
-        self._entries = entries
+        self._entries = entries[:]  # the scan thread keeps appending to the original
         self._breakpoint = breakpoints
-        self.total = len(entries)
+        self.total = len(self._entries)
         self._cells = []
         self.refresh()
 
@@ -75,7 +75,7 @@ class Scrubber(Widget):
                 flags.append("error")
             if not flags:
                 continue
-            cell = pos * width // self.total
+            cell = min(width - 1, pos * width // self.total)
             r = max(rank[f] for f in flags)
             if r >= best.get(cell, -1):
                 best[cell] = r

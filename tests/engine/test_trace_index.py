@@ -1,0 +1,79 @@
+"""TraceIndex: lazy line offsets per step, incremental scans, on-demand decoding."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from regista import Agent, tool
+from regista.errors import TraceError
+from regista.loop import FakeClock
+from regista.providers import ScriptedProvider
+from regista.trace.index import TraceIndex
+from regista.trace.reader import Trace
+
+
+@tool
+def echo(text: str) -> str:
+    """Echo."""
+    return text * 3
+
+
+def _trace(folder: Path) -> Path:
+    script = [
+        {"content": [{"type": "tool_use", "name": "echo", "input": {"text": "a"}}]},
+        {"content": [{"type": "tool_use", "name": "echo", "input": {"text": "b"}}]},
+        {"content": [{"type": "text", "text": "done"}]},
+    ]
+    agent = Agent(
+        provider=ScriptedProvider(script),
+        tools=[echo],
+        trace_dir=folder,
+        clock=FakeClock(),
+        session_id="01INDEX",
+    )
+    return asyncio.run(agent.run("echo twice")).trace_path
+
+
+def test_index_matches_the_reader(tmp_path: Path) -> None:
+    path = _trace(tmp_path)
+    index = TraceIndex(path)
+    assert index.scan()
+    trace = Trace.load(path)
+    assert [(e.index, e.kind, e.tool) for e in index.steps] == [
+        (s.index, s.kind, s.tool_call.name if s.tool_call else None) for s in trace.steps()
+    ]
+    assert index.start is not None and index.start.task == "echo twice"
+    assert index.end is not None and index.end.stop_reason == trace.end.stop_reason  # type: ignore[union-attr]
+    for pos, step in enumerate(trace.steps()):
+        assert index.step(pos).events == step.events
+        if step.kind == "model":
+            req = trace.request_for(step.request_event)  # type: ignore[arg-type]
+            assert index.request_messages(pos) == req.messages
+
+
+def test_incremental_scan_and_half_written_line(tmp_path: Path) -> None:
+    data = _trace(tmp_path).read_bytes()
+    growing = tmp_path / "growing.jsonl"
+    growing.write_bytes(data[: len(data) // 2])
+    index = TraceIndex(growing)
+    index.scan()
+    assert index.truncated and index.end is None
+    before = len(index)
+    growing.write_bytes(data)
+    index.scan()
+    assert not index.truncated and index.end is not None
+    assert len(index) >= before
+
+
+def test_bad_files(tmp_path: Path) -> None:
+    with pytest.raises(TraceError, match="no such trace file"):
+        TraceIndex(tmp_path / "missing.jsonl")
+    with pytest.raises(TraceError, match="is a directory"):
+        TraceIndex(tmp_path)
+    empty = tmp_path / "empty.jsonl"
+    empty.write_bytes(b"")
+    with pytest.raises(TraceError, match="empty trace"):
+        TraceIndex(empty).scan()
