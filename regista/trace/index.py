@@ -31,9 +31,10 @@ __all__ = ["StepEntry", "TraceIndex"]
 _HEAD = 512
 _TAIL = 160
 _CHUNK = 4 * 1024 * 1024
-_TYPE = re.compile(rb'"type":"([a-z.]+)"')
-_STEP = re.compile(rb'"step":(\d+)')
-_NAME = re.compile(rb'"name":"((?:[^"\\]|\\.){0,200})"')
+# Traces written by regista are compact JSON; tolerate white space from other writers.
+_TYPE = re.compile(rb'"type"\s*:\s*"([a-z.]+)"')
+_STEP = re.compile(rb'"step"\s*:\s*(\d+)')
+_NAME = re.compile(rb'"name"\s*:\s*"((?:[^"\\]|\\.){0,200})"')
 _KIND_OF: dict[bytes, StepKind] = {
     b"llm.request": "model",
     b"tool.call": "tool",
@@ -177,6 +178,8 @@ class TraceIndex:
 
     def _add_line(self, offset: int, length: int, head: bytes, tail: bytes) -> None:
         lineno = len(self.offsets)
+        if lineno == 0:  # validate the first line whole: a newer schema says so first
+            self._decode_line(offset, length, lineno)
         m = _TYPE.search(head)
         if m is None:
             raise TraceFormatError(self.path, lineno + 1, "not a trace event (no type)")
