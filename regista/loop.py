@@ -8,18 +8,15 @@ may answer a tool call from the recording instead of running it.
 from __future__ import annotations
 
 import asyncio
-import inspect
-import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from ulid import ULID
 
 from regista._version import __version__
+from regista.clock import Clock, FakeClock, SystemClock
 from regista.context import (
-    ContextConfig,
     compaction_request,
     estimate_tokens,
     plan_compaction,
@@ -28,8 +25,9 @@ from regista.context import (
 from regista.errors import ProviderError, RegistaError, ReplayDivergence
 from regista.policy import ToolCallInfo, evaluate_policy, policy_name
 from regista.pricing import cost_usd
-from regista.providers.base import Provider, meta_of
-from regista.tools import ToolOutcome, ToolRegistry
+from regista.providers.base import Provider, ResponseMeta, meta_of
+from regista.session import RecordedOutcome, RunResult, SessionConfig, ToolTape
+from regista.tools import ToolOutcome
 from regista.trace.events import (
     ContextCompaction,
     ErrorEvent,
@@ -40,7 +38,6 @@ from regista.trace.events import (
     SessionStart,
     ToolCall,
     ToolResult,
-    now_ts,
 )
 from regista.trace.writer import TraceWriter
 from regista.types import LlmRequest, LlmResponse, Message, Usage
@@ -57,113 +54,6 @@ __all__ = [
 ]
 
 DENIED_PREFIX = "Permission denied"
-
-
-@dataclass
-class SessionConfig:
-    """Everything the loop needs to run a session (an ``Agent`` is a friendly front)."""
-
-    model: str
-    instructions: str | None = None
-    tools: ToolRegistry = field(default_factory=ToolRegistry)
-    policy: Callable[[ToolCallInfo], Any] | None = None
-    max_turns: int = 20
-    max_tokens: int = 4096
-    params: dict[str, Any] = field(default_factory=dict)
-    tool_choice: dict[str, Any] | None = None
-    context: ContextConfig | None = None
-    agent_ref: str | None = None
-    trace_dir: Path = Path(".regista/traces")
-    fsync: bool = False
-    metadata: dict[str, Any] = field(default_factory=dict)
-    policy_label: str | None = None
-    #: Deterministic runs (sample traces, golden tests): fixed ids, timestamps, durations.
-    session_id: str | None = None
-    clock: Clock | None = None
-
-
-class Clock(Protocol):
-    """Time as the loop sees it; a fake clock makes byte-identical traces."""
-
-    def ts(self) -> str:
-        """The timestamp of an event being written."""
-        ...
-
-    def perf(self) -> float:
-        """A monotonic time in seconds, for durations."""
-        ...
-
-
-class SystemClock:
-    def ts(self) -> str:
-        return now_ts()
-
-    def perf(self) -> float:
-        return time.perf_counter()
-
-
-class FakeClock:
-    """Starts at ``start`` and advances ``tick_ms`` each time it is read."""
-
-    def __init__(self, start: str = "2026-01-01T00:00:00", tick_ms: int = 250) -> None:
-        from datetime import datetime
-
-        self._t = datetime.fromisoformat(start).timestamp()
-        self._tick = tick_ms / 1000
-
-    def ts(self) -> str:
-        from datetime import UTC, datetime
-
-        self._t += self._tick
-        d = datetime.fromtimestamp(self._t, UTC)
-        return d.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
-
-    def perf(self) -> float:
-        return self._t
-
-
-@dataclass
-class RecordedOutcome:
-    """A tool call answered from a tape (or a fork's edit) instead of being run."""
-
-    content: str | list[dict[str, Any]]
-    is_error: bool
-    allowed: bool = True
-    reason: str | None = None
-    source: str = "recorded"
-
-
-class ToolTape(Protocol):
-    def lookup(self, call: ToolCallInfo, step: int) -> RecordedOutcome | None:
-        """The recorded outcome of ``call``, ``None`` to run it live; may raise
-        :class:`ReplayDivergence`."""
-        ...
-
-
-@dataclass
-class RunResult:
-    """How a session ended."""
-
-    trace_path: Path
-    session_id: str
-    output: str | None
-    stop_reason: str
-    usage: Usage
-    cost_usd: float | None
-    turns: int
-    steps: int
-    tool_calls: int
-    #: Steps served from a recording / answered by an edit / run live (replay, resume, fork).
-    recorded_steps: int = 0
-    edited_steps: int = 0
-    live_steps: int = 0
-    error: str | None = None
-    diverged_at: int | None = None
-
-    def trace(self) -> Any:
-        from regista.trace.reader import Trace
-
-        return Trace.load(self.trace_path)
 
 
 class _Run:
@@ -251,10 +141,7 @@ class _Run:
         )
         self.prev_messages = list(messages)
         t0 = self.clock.perf()
-        response: LlmResponse = await self._fail_step(step, self._complete(request, step))
-        meta = meta_of(response, self.provider.name)
-        cost = self._account(response.model or c.model, meta.provider, meta.source, response.usage)
-        self.sources[meta.source] = self.sources.get(meta.source, 0) + 1
+        response, meta, cost = await self._answer(request, step)
         self.w.write(
             LlmResponseEvent,
             step=step,
@@ -268,6 +155,18 @@ class _Run:
         )
         self.turns += 1
         return response
+
+    async def _answer(
+        self, request: LlmRequest, step: int
+    ) -> tuple[LlmResponse, ResponseMeta, float | None]:
+        """Ask the provider, and account for who answered and what it cost."""
+        response: LlmResponse = await self._fail_step(step, self._complete(request, step))
+        meta = meta_of(response, self.provider.name)
+        cost = self._account(
+            response.model or self.c.model, meta.provider, meta.source, response.usage
+        )
+        self.sources[meta.source] = self.sources.get(meta.source, 0) + 1
+        return response, meta, cost
 
     async def _fail_step(self, step: int, coro: Any) -> Any:
         try:
@@ -309,12 +208,7 @@ class _Run:
         step = self.step
         self.step += 1
         t0 = self.clock.perf()
-        response = await self._fail_step(step, self._complete(request, step))
-        meta = meta_of(response, self.provider.name)
-        cost = self._account(
-            response.model or self.c.model, meta.provider, meta.source, response.usage
-        )
-        self.sources[meta.source] = self.sources.get(meta.source, 0) + 1
+        response, meta, cost = await self._answer(request, step)
         summary = response.text
         self.w.write(
             ContextCompaction,
@@ -570,10 +464,4 @@ async def run_session(
         edited_steps=run.sources.get("edit", 0),
         live_steps=run.sources.get("live", 0),
         diverged_at=run.diverged_at,
-    )
-
-
-def is_async_callable(fn: Any) -> bool:
-    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
-        getattr(fn, "__call__", None)  # noqa: B004
     )
