@@ -36,7 +36,14 @@ from regista.structdiff import format_changes, structural_diff
 from regista.trace.reader import Trace, TraceSummary
 from regista.types import LlmRequest, LlmResponse, Usage
 
-__all__ = ["ForkResult", "ModelAnswerEdit", "ToolResultEdit", "fork", "rewind"]
+__all__ = [
+    "ForkResult",
+    "ModelAnswerEdit",
+    "ToolResultEdit",
+    "fork",
+    "rewind",
+    "validate_model_edit",
+]
 
 
 @dataclass(frozen=True)
@@ -97,7 +104,19 @@ class ForkResult(RunResult):
     matched: dict[int, bool] = field(default_factory=dict)
 
 
-def _validate_model_edit(edit: ModelAnswerEdit, tool_names: set[str]) -> ModelAnswerEdit:
+def validate_model_edit(edit: ModelAnswerEdit, tool_names: set[str]) -> ModelAnswerEdit:
+    """Check a model-answer edit as ``fork`` will, and return it normalised.
+
+    Editors call this to reject a bad answer before forking.
+
+    Args:
+        edit: The answer to check.
+        tool_names: The agent's tools (empty: any tool name is accepted).
+
+    Raises:
+        InvalidEditError: A block is malformed, names an unknown tool, or a tool_use
+            input is not a JSON object.
+    """
     if not edit.content:
         raise InvalidEditError("a model answer needs at least one text or tool_use block")
     blocks: list[dict[str, Any]] = []
@@ -325,7 +344,7 @@ async def fork(
             raise InvalidEditError(
                 f"step {at_step} is a {target.kind} step; a model-answer edit needs a model step"
             )
-        model_edit = _validate_model_edit(edit, {str(t.get("name")) for t in trace.start.tools})
+        model_edit = validate_model_edit(edit, {str(t.get("name")) for t in trace.start.tools})
         edit = model_edit
     elif edit is not None:
         raise InvalidEditError(f"unsupported edit {type(edit).__name__}")
