@@ -48,7 +48,15 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--agent",
         metavar="MODULE:ATTR",
-        help="the agent to run live work with (an Agent, or a factory)",
+        help="the agent for a fork's live half (an Agent, or a factory); "
+        "default: the trace's agent_ref",
+    )
+    parser.add_argument(
+        "--trace-dir",
+        metavar="DIR",
+        type=Path,
+        default=Path(".regista/traces"),
+        help="where forks write their traces (default: .regista/traces)",
     )
     return parser
 
@@ -65,10 +73,14 @@ def main(argv: list[str] | None = None) -> int:
         if len(args.traces) == 2:
             for path in args.traces:  # fail early and plainly, before the screen opens
                 open_index(path)[0].close()
-            app = RegistaApp(compare=(args.traces[0], args.traces[1]), agent=args.agent)
+            app = RegistaApp(
+                compare=(args.traces[0], args.traces[1]),
+                agent=args.agent,
+                trace_dir=args.trace_dir,
+            )
         else:
             index, notice = open_index(args.traces[0])
-            app = RegistaApp(index, agent=args.agent, notice=notice)
+            app = RegistaApp(index, agent=args.agent, trace_dir=args.trace_dir, notice=notice)
     except RegistaError as exc:
         print(f"regista-tui: {exc}", file=sys.stderr)
         return 1

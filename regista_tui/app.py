@@ -21,7 +21,9 @@ class RegistaApp(App[None]):
     Args:
         index: The (already opened) trace to browse, for one trace.
         compare: Two trace paths to compare side by side instead.
-        agent: ``module:attr`` of the agent for live work (kept for forks).
+        agent: The agent for a fork's live half: ``module:attr`` (an ``Agent`` or a
+            factory), or an ``Agent`` object; default: the trace's ``agent_ref``.
+        trace_dir: Where forks write their traces.
         notice: Shown in the header (e.g. a dropped half-written line).
         settle_s: How long the step view waits for a scrubbing cursor to settle.
     """
@@ -37,7 +39,8 @@ class RegistaApp(App[None]):
         index: TraceIndex | None = None,
         *,
         compare: tuple[Path, Path] | None = None,
-        agent: str | None = None,
+        agent: Any = None,
+        trace_dir: str | Path = ".regista/traces",
         notice: str = "",
         settle_s: float = 0.05,
     ) -> None:
@@ -46,7 +49,10 @@ class RegistaApp(App[None]):
         self.settle_s = settle_s
         self.index = index
         self.compare = compare
-        self.agent_ref = agent
+        self.agent = agent
+        #: The ``--agent`` reference, when the agent was given as one.
+        self.agent_ref = agent if isinstance(agent, str) else None
+        self.trace_dir = Path(trace_dir)
         self.notice = notice
 
     def on_mount(self) -> None:

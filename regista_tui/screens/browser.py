@@ -5,7 +5,8 @@ from __future__ import annotations
 import bisect
 import time
 from collections.abc import Callable
-from typing import ClassVar
+from pathlib import Path
+from typing import Any, ClassVar
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -133,6 +134,20 @@ class BrowserScreen(Screen[None]):
             id="browser.show_more",
             show=False,
             tooltip="Show more of long values in the step view",
+        ),
+        Binding(
+            "e",
+            "edit",
+            "Edit+fork",
+            id="browser.edit",
+            tooltip="Edit this step's result or answer, then fork live from it",
+        ),
+        Binding(
+            "r",
+            "rewind",
+            "Rewind",
+            id="browser.rewind",
+            tooltip="Replay the steps before this one for $0, then run live from it",
         ),
         Binding("question_mark", "help", "Help", id="browser.help"),
         Binding("q", "app.quit", "Quit", id="browser.quit"),
@@ -379,3 +394,77 @@ class BrowserScreen(Screen[None]):
 
     def action_help(self) -> None:
         self.app.push_screen(HelpScreen(key_table(self)))
+
+    # -- forks ---------------------------------------------------------------------------
+
+    def action_edit(self) -> None:
+        from regista_tui.edits import editor_content
+
+        if not len(self.index):
+            return
+        pos = self.timeline.cursor
+        try:
+            content = editor_content(self.index.step(pos))
+        except RegistaError as exc:
+            self._refuse(str(exc), "This step cannot be edited")
+            return
+        self._prepare(pos, content)
+
+    def action_rewind(self) -> None:
+        if len(self.index):
+            self._prepare(self.timeline.cursor, None)
+
+    @work(thread=True, exclusive=True, group="live")
+    def _prepare(self, pos: int, content: Any) -> None:
+        """Find the live half (importing its module may be slow), then ask the person."""
+        from regista_tui.live import resolve_live
+
+        start = self.index.start
+        try:
+            ref = start.agent_ref if start is not None else None
+            live = resolve_live(getattr(self.app, "agent", None), ref)
+        except RegistaError as exc:
+            self.app.call_from_thread(self._refuse, str(exc), "No agent for the live half")
+            return
+        except Exception as exc:  # a broken agent module is one line, not a traceback
+            message = f"{type(exc).__name__}: {exc}"
+            self.app.call_from_thread(self._refuse, message, "No agent for the live half")
+            return
+        self.app.call_from_thread(self._ask, pos, content, live)
+
+    def _ask(self, pos: int, content: Any, live: Any) -> None:
+        from regista_tui.screens.edit import ConfirmRewind, EditStep
+
+        entry = self.index.steps[pos]
+        number = entry.index
+        if content is None:
+
+            def rewind(yes: bool | None) -> None:
+                if yes:
+                    self._fork(number, None, live)
+
+            self.app.push_screen(ConfirmRewind(number, live), rewind)
+            return
+        start = self.index.start
+        tools = {str(t.get("name")) for t in (start.tools if start else [])}
+        title = entry.tool or "model"
+
+        def edited(edit: Any) -> None:
+            if edit is not None:
+                self._fork(number, edit, live)
+
+        self.app.push_screen(EditStep(number, title, content, tools, live), edited)
+
+    def _fork(self, step: int, edit: Any, live: Any) -> None:
+        from regista_tui.forkrun import ForkRequest
+        from regista_tui.screens.fork import ForkScreen
+
+        trace_dir = Path(getattr(self.app, "trace_dir", ".regista/traces"))
+        request = ForkRequest(self.index.path, step, edit, live, trace_dir)
+        self.set_status("")
+        self.app.push_screen(ForkScreen(request))
+
+    def _refuse(self, message: str, title: str) -> None:
+        self.set_status(message, error=True)
+        self.notify(message, title=title, severity="error", timeout=8)
+        self.app.bell()

@@ -31,6 +31,13 @@ __all__ = ["CompareScreen"]
 _FOLLOW_S = 0.5
 
 
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return -1
+
+
 def _label(trace: Trace) -> str | None:
     return "scripted" if trace.start.provider == "scripted" else None
 
@@ -67,21 +74,30 @@ class CompareScreen(Screen[None]):
         Binding("q", "app.quit", "Quit", id="compare.quit"),
     ]
 
-    def __init__(self, a: Path, b: Path, *, names: tuple[str, str] = ("A", "B")) -> None:
+    def __init__(self, a: Path, b: Path | None, *, names: tuple[str, str] = ("A", "B")) -> None:
         super().__init__()
-        self.paths = (Path(a), Path(b))
+        #: Run B is ``None`` until it exists (a fork that is starting).
+        self.paths: tuple[Path, Path | None] = (Path(a), Path(b) if b is not None else None)
         self.names = names
         self.diff: RunDiff | None = None
         self._sizes: tuple[int, int] = (-1, -1)
         self._following = False
+        self._loading = False
+        self._reload_again = False
+        self._a_cache: tuple[int, Trace] | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(Text("Aligning the two runs…", "dim"), id="compare-header")
         yield PairList(id="pairs")
         with VerticalScroll(id="pair-diff"):
             yield PairDetail(id="pair-detail")
+        yield from self.compose_bottom()
         yield Static(id="status", markup=False)
         yield Footer(compact=True)
+
+    def compose_bottom(self) -> ComposeResult:
+        """Widgets above the status line (none here; a fork shows its progress there)."""
+        yield from ()
 
     @property
     def pairs(self) -> PairList:
@@ -99,44 +115,75 @@ class CompareScreen(Screen[None]):
     # -- loading -------------------------------------------------------------------------
 
     def reload(self) -> None:
-        """Read both runs again and re-align them (in a worker)."""
-        self._load()
+        """Read both runs again and re-align them (in a worker; bursts are coalesced)."""
+        if self.paths[1] is None:
+            return
+        if self._loading:
+            self._reload_again = True
+            return
+        self._loading = True
+        self._reload_again = False
+        self._load(self.paths[0], self.paths[1])
 
     @work(thread=True, exclusive=True, group="diff")
-    def _load(self) -> None:
-        sizes = tuple(p.stat().st_size if p.exists() else -1 for p in self.paths)
+    def _load(self, a: Path, b: Path) -> None:
+        sizes = (_size(a), _size(b))
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                diff = diff_runs(*self.paths)
+                diff = diff_runs(self._run_a(a, sizes[0]), b)
         except RegistaError as exc:
-            self.app.call_from_thread(self.set_status, str(exc), True)
+            self.app.call_from_thread(self._failed, str(exc))
             return
-        self.app.call_from_thread(self._loaded, diff, (sizes[0], sizes[1]))
+        self.app.call_from_thread(self._loaded, diff, sizes)
+
+    def _run_a(self, path: Path, size: int) -> Trace:
+        """Run A, read once when it is finished (a fork re-aligns often against it)."""
+        cached = self._a_cache
+        if cached is not None and cached[0] == size:
+            return cached[1]
+        trace = Trace.load(path)
+        if trace.end is not None:
+            self._a_cache = (size, trace)
+        return trace
+
+    def _failed(self, message: str) -> None:
+        self._loading = False
+        self.set_status(message, True)
 
     def _loaded(self, diff: RunDiff, sizes: tuple[int, int]) -> None:
+        self._loading = False
         first_time = self.diff is None
         self.diff = diff
         self._sizes = sizes
         self.pairs.set_diff(diff, (_label(diff.a), _label(diff.b)))
         self._header()
         if first_time:
-            first = diff.first_divergence
-            self.pairs.move_to(first.index if first is not None else 0)
-            if first is None:
-                self.set_status("The two runs are the same, step for step.")
-            else:
-                self.set_status(f"First divergence: {first.describe(*self.names)}  (n / N)")
+            self.first_shown(diff)
         else:
             self.pairs.move_to(self.pairs.cursor)
         if (diff.a.end is None or diff.b.end is None) and not self._following:
             self._following = True
             self.set_interval(_FOLLOW_S, self._follow)
+        if self._reload_again:
+            self.reload()
+
+    def first_shown(self, diff: RunDiff) -> None:
+        """The first alignment arrived: select the first divergence and say where it is."""
+        first = diff.first_divergence
+        self.pairs.move_to(first.index if first is not None else 0)
+        if first is None:
+            self.set_status("The two runs are the same, step for step.")
+        else:
+            self.set_status(f"First divergence: {first.describe(*self.names)}  (n / N)")
 
     def _follow(self) -> None:
-        sizes = tuple(p.stat().st_size if p.exists() else -1 for p in self.paths)
-        if sizes != self._sizes and not self.workers:
-            self._load()
+        b = self.paths[1]
+        if b is None:
+            return
+        sizes = (_size(self.paths[0]), _size(b))
+        if sizes != self._sizes:
+            self.reload()
 
     def _header(self) -> None:
         diff = self.diff

@@ -1,0 +1,187 @@
+"""Modals that start a fork: edit a step (``e``) and confirm a rewind (``r``).
+
+Both answer with ``dismiss(value)``: the edit (or ``True``) to fork, ``None`` (or
+``False``) when the person backs out, and then nothing changes.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Label, Static, Switch, TextArea
+
+from regista.errors import InvalidEditError
+from regista.fork import ModelAnswerEdit, ToolResultEdit
+from regista_tui.edits import EditorContent, model_edit_from, tool_edit_from
+from regista_tui.live import LiveHalf
+
+__all__ = ["ConfirmRewind", "EditStep"]
+
+Edit = ToolResultEdit | ModelAnswerEdit
+
+_MODAL_CSS = """
+{name} {{ align: center middle; background: $background 50%; }}
+{name} > Vertical {{ width: 90%; max-width: 110; height: auto; max-height: 95%;
+                     border: round $accent; background: $surface; padding: 0 1; }}
+{name} .hint {{ color: $text-muted; }}
+{name} .error {{ color: $error; text-style: bold; }}
+{name} .buttons {{ height: auto; }}
+{name} .buttons Button {{ margin: 0 1 0 0; }}
+"""
+
+
+def _replayed(step: int) -> str:
+    if step == 0:
+        return "nothing replayed, "
+    steps = "step 0" if step == 1 else f"steps 0–{step - 1}"
+    return f"{steps} replayed from the recording for $0, "
+
+
+class EditStep(ModalScreen[Edit | None]):
+    """Edit a tool step's result (and is_error) or a model step's answer.
+
+    Args:
+        step: The step number.
+        title: What the step is (``search_orders``, ``model``).
+        content: What the editor starts with (from :func:`regista_tui.edits.editor_content`).
+        tool_names: The agent's tools (a model answer may only call these).
+        live: Who answers the live steps after the edit.
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+s", "save", "Fork with this edit", id="edit.save", priority=True),
+        Binding("escape", "cancel", "Cancel", id="edit.cancel"),
+    ]
+    DEFAULT_CSS = (
+        _MODAL_CSS.format(name="EditStep")
+        + """
+    EditStep TextArea { height: auto; min-height: 6; max-height: 24; }
+    EditStep #edit-flags { height: auto; }
+    EditStep #edit-flags Label { padding: 1 1 0 1; }
+    EditStep #edit-error { height: auto; }
+    """
+    )
+
+    def __init__(
+        self, step: int, title: str, content: EditorContent, tool_names: set[str], live: LiveHalf
+    ) -> None:
+        super().__init__()
+        self.step = step
+        self.step_title = title
+        self.content = content
+        self.tool_names = tool_names
+        self.live = live
+
+    def compose(self) -> ComposeResult:
+        c = self.content
+        with Vertical() as box:
+            what = "result" if c.kind == "tool" else "answer"
+            box.border_title = f"Edit step {self.step} · {self.step_title} {what}"
+            box.border_subtitle = "ctrl+s fork · esc cancel"
+            if c.kind == "tool":
+                yield Label(
+                    "The tool result the agent sees at this step. JSON or plain text.",
+                    classes="hint",
+                )
+            else:
+                yield Label(
+                    "The model's answer: plain text, or a JSON list of text / tool_use blocks.",
+                    classes="hint",
+                )
+            yield TextArea(
+                c.text,
+                language=c.language,
+                soft_wrap=True,
+                show_line_numbers=True,
+                id="editor",
+            )
+            if c.kind == "tool":
+                with Horizontal(id="edit-flags"):
+                    yield Switch(value=c.is_error, id="is-error")
+                    yield Label("is_error: the tool failed")
+            if c.note:
+                yield Label(c.note, classes="hint")
+            yield Static(self._plan(), id="edit-plan")
+            yield Static("", id="edit-error", classes="error", markup=False)
+
+    def _plan(self) -> Text:
+        text = Text()
+        text.append("Fork: ", "bold")
+        text.append(_replayed(self.step))
+        text.append(f"step {self.step} answered with this edit, live after it: ")
+        text.append(self.live.describe(), "cyan")
+        return text
+
+    def on_mount(self) -> None:
+        self.query_one(TextArea).focus()
+
+    def edit(self) -> Edit:
+        """The edit the editor holds now.
+
+        Raises:
+            InvalidEditError: It is not a valid edit for this step.
+        """
+        text = self.query_one(TextArea).text
+        if self.content.kind == "tool":
+            is_error = self.query_one("#is-error", Switch).value
+            return tool_edit_from(text, is_error, self.content)
+        return model_edit_from(text, self.tool_names)
+
+    def action_save(self) -> None:
+        try:
+            edit = self.edit()
+        except InvalidEditError as exc:
+            self.query_one("#edit-error", Static).update(f"✗ {exc}")
+            self.app.bell()
+            return
+        self.dismiss(edit)
+
+    @on(TextArea.Changed)
+    def _changed(self) -> None:
+        self.query_one("#edit-error", Static).update("")
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class ConfirmRewind(ModalScreen[bool]):
+    """Say what a rewind to step N does and ask before doing it."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter,y", "confirm", "Rewind", id="rewind.confirm"),
+        Binding("escape,n", "cancel", "Cancel", id="rewind.cancel"),
+    ]
+    DEFAULT_CSS = _MODAL_CSS.format(name="ConfirmRewind").replace("max-width: 110", "max-width: 80")
+
+    def __init__(self, step: int, live: LiveHalf) -> None:
+        super().__init__()
+        self.step = step
+        self.live = live
+
+    def compose(self) -> ComposeResult:
+        with Vertical() as box:
+            box.border_title = f"Rewind to step {self.step}"
+            text = Text()
+            text.append(_replayed(self.step).capitalize())
+            text.append(f"from step {self.step} on, the agent runs live: ")
+            text.append(self.live.describe(), "cyan")
+            text.append(".\nIts tools really run; the fork writes a trace of its own.")
+            yield Static(text)
+            with Horizontal(classes="buttons"):
+                yield Button("Rewind", variant="primary", id="rewind-yes")
+                yield Button("Cancel", id="rewind-no")
+            yield Label("enter rewind · esc cancel", classes="hint")
+
+    @on(Button.Pressed, "#rewind-yes")
+    def action_confirm(self) -> None:
+        self.dismiss(True)
+
+    @on(Button.Pressed, "#rewind-no")
+    def action_cancel(self) -> None:
+        self.dismiss(False)

@@ -1,0 +1,201 @@
+"""A fork running beside its original: the two-run view, fed as the fork writes its trace.
+
+The fork runs in an async worker on the app's loop, so the callbacks it is given
+(``on_event`` for each event written, ``on_text`` for each piece of generated text) run
+on the UI's own thread: they update :class:`ForkProgress` and schedule a redraw. Bursts
+(a replayed prefix writes dozens of events at once) are coalesced into one re-alignment.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import warnings
+from pathlib import Path
+from typing import Any, ClassVar
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.widgets import Static
+
+from regista.diff import RunDiff
+from regista.errors import RegistaError
+from regista.trace.events import SessionStart
+from regista.trace.reader import Trace
+from regista_tui.forkrun import ForkProgress, ForkRequest
+from regista_tui.screens.compare import CompareScreen
+
+__all__ = ["ForkScreen"]
+
+#: New steps are re-aligned at most this often; streamed text is redrawn faster.
+_STEPS_S = 0.08
+_TEXT_S = 0.03
+
+
+def _load_parent(path: Path) -> Trace:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return Trace.load(path)
+
+
+class ForkScreen(CompareScreen):
+    """Run a fork and show it growing beside the original, step by step."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("x", "stop", "Stop fork", id="fork.stop", tooltip="Cancel the running fork"),
+        Binding("escape", "back", "Back", id="fork.back", tooltip="Back to the browser"),
+    ]
+    DEFAULT_CSS = """
+    ForkScreen #stream { height: auto; max-height: 4; padding: 0 1; background: $panel;
+                         display: none; }
+    ForkScreen #stream.-on { display: block; }
+    ForkScreen #fork-status { height: 2; background: $panel; }
+    """
+
+    def __init__(self, request: ForkRequest) -> None:
+        super().__init__(request.parent, None, names=("original", "fork"))
+        self.request = request
+        self.progress = ForkProgress(request)
+        self.result: Any = None
+        self._steps_due = False
+        self._text_due = False
+        #: Keep the first divergence selected until the person moves the cursor.
+        self._auto_pos: int | None = 0
+
+    def compose_bottom(self) -> ComposeResult:
+        yield Static(id="stream", markup=False)
+        yield Static(self.progress.status(), id="fork-status", markup=False)
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.set_status(f"Forking: {self.request.describe()}…")
+        self._run()
+
+    @property
+    def running(self) -> bool:
+        return not self.progress.finished
+
+    # -- the fork ------------------------------------------------------------------------
+
+    @work(exclusive=True, group="fork", exit_on_error=False)
+    async def _run(self) -> None:
+        from regista.fork import fork
+
+        r = self.request
+        try:
+            parent = await asyncio.to_thread(_load_parent, r.parent)
+            self.result = await fork(
+                parent,
+                r.at_step,
+                r.edit,
+                live_after=r.live_after,
+                agent=r.live.agent,
+                trace_dir=r.trace_dir,
+                on_event=self._on_event,
+                on_text=self._on_text,
+            )
+        except asyncio.CancelledError:
+            self._stopped()
+            raise
+        except RegistaError as exc:
+            self._failed(str(exc))
+        except Exception as exc:  # a bug in user code must not take the app down
+            self._failed(f"{type(exc).__name__}: {exc}")
+        else:
+            self._done()
+
+    def _on_event(self, event: Any) -> None:
+        if not self.progress.on_event(event):
+            return
+        if isinstance(event, SessionStart):
+            self.paths = (self.paths[0], self.progress.path)
+        if not self._steps_due:
+            self._steps_due = True
+            self.set_timer(_STEPS_S, self._steps_tick)
+
+    def _on_text(self, step: int, delta: str) -> None:
+        self.progress.on_text(step, delta)
+        if not self._text_due:
+            self._text_due = True
+            self.set_timer(_TEXT_S, self._text_tick)
+
+    def _steps_tick(self) -> None:
+        self._steps_due = False
+        self._draw_progress()
+        self.reload()
+
+    def _text_tick(self) -> None:
+        self._text_due = False
+        self._draw_stream()
+
+    def _draw_progress(self) -> None:
+        self.query_one("#fork-status", Static).update(self.progress.status())
+        self._draw_stream()
+
+    def _draw_stream(self) -> None:
+        stream = self.query_one("#stream", Static)
+        on = self.progress.stream_step is not None and not self.progress.finished
+        stream.set_class(on, "-on")
+        if on:
+            stream.update(self.progress.stream_line())
+
+    def _done(self) -> None:
+        result = self.result
+        self.progress.parent = (result.parent_stop_reason, result.parent_cost_usd)
+        self._steps_tick()
+        self.refresh_bindings()
+        ok = result.stop_reason == "end_turn"
+        self.notify(
+            f"The fork ended {result.stop_reason} (${result.cost_usd or 0:.4f}); the original "
+            f"ended {result.parent_stop_reason}.",
+            title="Fork finished",
+            severity="information" if ok else "warning",
+            timeout=4,
+        )
+
+    def _stopped(self) -> None:
+        if not self.is_attached:  # the app is closing: nothing to show
+            return
+        if self.progress.state != "cancelled":
+            self.progress.state = "cancelled"
+        self.progress.streaming = False
+        self._steps_tick()
+        self.refresh_bindings()
+        self.set_status('The fork was cancelled: its trace ends with session.end "cancelled".')
+
+    def _failed(self, message: str) -> None:
+        self.progress.failed(message)
+        self._steps_tick()
+        self.refresh_bindings()
+        self.set_status(message, True)
+        self.notify(message, title="The fork failed", severity="error", timeout=8)
+
+    # -- following the first divergence --------------------------------------------------
+
+    def _loaded(self, diff: RunDiff, sizes: tuple[int, int]) -> None:
+        moved = self._auto_pos is not None and self.pairs.cursor != self._auto_pos
+        if moved:
+            self._auto_pos = None
+        super()._loaded(diff, sizes)
+        if self._auto_pos is not None:
+            self.first_shown(diff)
+            self._auto_pos = self.pairs.cursor
+
+    # -- keys ----------------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "stop":
+            return self.running
+        return True
+
+    def action_stop(self) -> None:
+        if self.running:
+            self.set_status("Stopping the fork…")
+            self.workers.cancel_group(self, "fork")
+
+    def action_back(self) -> None:
+        if self.running:
+            self.set_status("The fork is still running: x stops it.")
+            self.app.bell()
+            return
+        self.dismiss(None)
