@@ -55,7 +55,9 @@ class BrowserScreen(Screen[None]):
             show=False,
             tooltip="Previous search match",
         ),
-        Binding("x", "next_error", "Next error", id="browser.next_error"),
+        Binding(
+            "x", "next_error", "Error", id="browser.next_error", tooltip="Next error or denial"
+        ),
         Binding("X", "prev_error", "Prev error", id="browser.prev_error", show=False),
         Binding(
             "s",
@@ -109,6 +111,7 @@ class BrowserScreen(Screen[None]):
             "continue(1)",
             "Continue",
             id="browser.continue",
+            show=False,
             tooltip="Run forward to the next breakpoint",
         ),
         Binding(
@@ -138,7 +141,7 @@ class BrowserScreen(Screen[None]):
         Binding(
             "e",
             "edit",
-            "Edit+fork",
+            "Edit",
             id="browser.edit",
             tooltip="Edit this step's result or answer, then fork live from it",
         ),

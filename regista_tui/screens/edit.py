@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+import orjson
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -34,6 +35,18 @@ _MODAL_CSS = """
 {name} .buttons {{ height: auto; }}
 {name} .buttons Button {{ margin: 0 1 0 0; }}
 """
+
+
+#: Results longer than this are not re-parsed on every key press.
+_CHECK_LIMIT = 200_000
+
+
+def _parses(text: str) -> bool:
+    try:
+        orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return False
+    return True
 
 
 def _replayed(step: int) -> str:
@@ -143,8 +156,14 @@ class EditStep(ModalScreen[Edit | None]):
         self.dismiss(edit)
 
     @on(TextArea.Changed)
-    def _changed(self) -> None:
-        self.query_one("#edit-error", Static).update("")
+    def _changed(self, event: TextArea.Changed) -> None:
+        note = self.query_one("#edit-error", Static)
+        note.update("")
+        c = self.content
+        text = event.text_area.text
+        if (c.was_json or c.blocks) and len(text) < _CHECK_LIMIT and not _parses(text):
+            plain = "will be sent as plain text" if c.was_json else "must be a JSON list"
+            note.update(Text(f"⚠ not valid JSON now: {plain}", "yellow"))
 
     def action_cancel(self) -> None:
         self.dismiss(None)

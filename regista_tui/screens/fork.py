@@ -45,12 +45,6 @@ class ForkScreen(CompareScreen):
         Binding("x", "stop", "Stop fork", id="fork.stop", tooltip="Cancel the running fork"),
         Binding("escape", "back", "Back", id="fork.back", tooltip="Back to the browser"),
     ]
-    DEFAULT_CSS = """
-    ForkScreen #stream { height: auto; max-height: 4; padding: 0 1; background: $panel;
-                         display: none; }
-    ForkScreen #stream.-on { display: block; }
-    ForkScreen #fork-status { height: 2; background: $panel; }
-    """
 
     def __init__(self, request: ForkRequest) -> None:
         super().__init__(request.parent, None, names=("original", "fork"))
@@ -61,6 +55,8 @@ class ForkScreen(CompareScreen):
         self._text_due = False
         #: Keep the first divergence selected until the person moves the cursor.
         self._auto_pos: int | None = 0
+        #: The status line says how the fork stopped; re-alignments leave it alone.
+        self._status_final = False
 
     def compose_bottom(self) -> ComposeResult:
         yield Static(id="stream", markup=False)
@@ -162,12 +158,14 @@ class ForkScreen(CompareScreen):
         self._steps_tick()
         self.refresh_bindings()
         self.set_status('The fork was cancelled: its trace ends with session.end "cancelled".')
+        self._status_final = True
 
     def _failed(self, message: str) -> None:
         self.progress.failed(message)
         self._steps_tick()
         self.refresh_bindings()
         self.set_status(message, True)
+        self._status_final = True
         self.notify(message, title="The fork failed", severity="error", timeout=8)
 
     # -- following the first divergence --------------------------------------------------
@@ -180,6 +178,12 @@ class ForkScreen(CompareScreen):
         if self._auto_pos is not None:
             self.first_shown(diff)
             self._auto_pos = self.pairs.cursor
+
+    def first_shown(self, diff: RunDiff) -> None:
+        if not self._status_final:
+            super().first_shown(diff)
+        elif diff.first_divergence is not None:
+            self.pairs.move_to(diff.first_divergence.index)
 
     # -- keys ----------------------------------------------------------------------------
 

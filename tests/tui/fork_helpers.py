@@ -1,0 +1,75 @@
+"""Helpers for the fork tests: the sample traces, opening the app, waiting for a fork."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from textual.pilot import Pilot
+from textual.widgets import Static, TextArea
+
+from regista.trace.reader import Trace
+from regista_tui.__main__ import open_index
+from regista_tui.app import RegistaApp
+from regista_tui.screens.edit import EditStep
+from regista_tui.screens.fork import ForkScreen
+
+SAMPLES = Path(__file__).parents[2] / "sample_traces"
+LOOP = SAMPLES / "refund_search_loop.jsonl"
+HAPPY = SAMPLES / "refund_happy.jsonl"
+
+
+def search_hit() -> str:
+    """The happy run's step 1 result: the search that finds ORD-1042."""
+    result = Trace.load(HAPPY).steps()[1].result
+    assert result is not None and isinstance(result.content, str)
+    return result.content
+
+
+def browser(path: Path, trace_dir: Path, agent: Any = None) -> RegistaApp:
+    index, notice = open_index(path)
+    return RegistaApp(index, notice=notice, settle_s=0, agent=agent, trace_dir=trace_dir)
+
+
+def text_of(app: RegistaApp, selector: str) -> str:
+    """What a Static of the current screen shows, as plain text."""
+    console = Console(width=240, record=True, file=io.StringIO())
+    console.print(app.screen.query_one(selector, Static).content)
+    return console.export_text()
+
+
+async def open_editor(app: RegistaApp, pilot: Pilot[Any], *keys: str) -> EditStep:
+    """Press ``keys`` then ``e``; wait for the live half to be found and the editor to open."""
+    await pilot.press(*keys, "e")
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+    assert isinstance(app.screen, EditStep), app.screen
+    return app.screen
+
+
+async def fork_with(app: RegistaApp, pilot: Pilot[Any], text: str) -> ForkScreen:
+    """Put ``text`` in the open editor and confirm it; answer the fork screen."""
+    app.screen.query_one(TextArea).load_text(text)
+    await pilot.press("ctrl+s")
+    await pilot.pause()
+    assert isinstance(app.screen, ForkScreen), app.screen
+    return app.screen
+
+
+async def finished(app: RegistaApp, pilot: Pilot[Any]) -> ForkScreen:
+    """Wait until the fork has ended and its last events are aligned on screen."""
+    screen = app.screen
+    assert isinstance(screen, ForkScreen)
+    for _ in range(200):
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        diff = screen.diff
+        if (
+            screen.progress.finished
+            and not screen._loading
+            and (screen.progress.path is None or (diff is not None and diff.b.end is not None))
+        ):
+            return screen
+    raise AssertionError(f"the fork did not finish: {screen.progress}")

@@ -1,0 +1,119 @@
+"""The step editor: what it shows, what it accepts, and backing out of it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from fork_helpers import LOOP, browser, open_editor, text_of
+from textual.widgets import Switch, TextArea
+
+from regista.errors import InvalidEditError
+from regista.fork import ModelAnswerEdit, ToolResultEdit
+from regista.trace.reader import Trace
+from regista_tui.edits import editor_content, model_edit_from, tool_edit_from
+from regista_tui.screens.browser import BrowserScreen
+from regista_tui.screens.edit import EditStep
+
+TOOLS = {"search_orders", "get_order", "issue_refund", "send_email"}
+
+
+@pytest.fixture(autouse=True)
+def _shop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("REGISTA_SAMPLE_DB", str(tmp_path / "shop.db"))
+
+
+# -- the rules -------------------------------------------------------------------------
+
+
+def test_a_json_tool_result_is_pretty_printed_and_saved_compact() -> None:
+    step = Trace.load(LOOP).steps()[1]
+    content = editor_content(step)
+    assert content.language == "json" and content.was_json and not content.is_error
+    assert content.text.startswith('{\n  "query": ')
+    edit = tool_edit_from('{\n  "matches": [1]\n}', True, content)
+    assert edit == ToolResultEdit('{"matches":[1]}', True)
+    assert tool_edit_from("plain words", False, content) == ToolResultEdit("plain words")
+
+
+def test_a_model_answer_is_its_text_and_tool_use_blocks() -> None:
+    step = Trace.load(LOOP).steps()[0]
+    content = editor_content(step)
+    assert content.kind == "model" and content.language == "json"
+    edit = model_edit_from(content.text, TOOLS)
+    assert edit.content == step.response.content  # type: ignore[union-attr]
+    assert model_edit_from("Just text.", TOOLS) == ModelAnswerEdit(
+        [{"type": "text", "text": "Just text."}], "end_turn"
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('[{"type": "text"', "not valid"),
+        ('[{"type": "tool_use", "name": "drop_db", "input": {}}]', "unknown tool 'drop_db'"),
+        ('[{"type": "tool_use", "name": "get_order", "input": [1]}]', "must be a JSON object"),
+        ("   ", "empty"),
+    ],
+)
+def test_bad_model_answers_are_refused(text: str, message: str) -> None:
+    with pytest.raises(InvalidEditError, match=message):
+        model_edit_from(text, TOOLS)
+
+
+def test_a_compaction_cannot_be_edited(trace_path: Path) -> None:
+    compaction = next(s for s in Trace.load(trace_path).steps() if s.kind == "compaction")
+    with pytest.raises(InvalidEditError, match="compaction: it cannot be edited"):
+        editor_content(compaction)
+
+
+# -- the modal -------------------------------------------------------------------------
+
+
+async def test_a_bad_edit_keeps_the_editor_open_and_writes_nothing(tmp_path: Path) -> None:
+    app = browser(LOOP, tmp_path / "forks")
+    async with app.run_test(size=(120, 40)) as pilot:
+        editor = await open_editor(app, pilot)  # step 0: the model's first answer
+        assert editor.content.kind == "model"
+        editor.query_one(TextArea).load_text(
+            '[{"type": "tool_use", "name": "drop_db", "input": {}}]'
+        )
+        await pilot.press("ctrl+s")
+        assert app.screen is editor
+        assert "unknown tool 'drop_db'" in text_of(app, "#edit-error")
+        editor.query_one(TextArea).load_text('[{"type": "text", "text": "fixed"}]')
+        await pilot.pause()
+        assert text_of(app, "#edit-error").strip() == ""  # cleared as the text changes
+        await pilot.press("escape")
+        assert isinstance(app.screen, BrowserScreen)
+    assert not (tmp_path / "forks").exists()
+
+
+async def test_escape_cancels_the_editor_and_nothing_changes(tmp_path: Path) -> None:
+    app = browser(LOOP, tmp_path / "forks")
+    async with app.run_test(size=(120, 40)) as pilot:
+        editor = await open_editor(app, pilot, "j")
+        assert editor.query_one(TextArea).language == "json"
+        assert editor.query_one("#is-error", Switch).value is False
+        editor.query_one(TextArea).load_text("changed")
+        await pilot.pause()
+        assert "not valid JSON now: will be sent as plain text" in text_of(app, "#edit-error")
+        await pilot.press("escape")
+        assert isinstance(app.screen, BrowserScreen)
+        await pilot.press("e")  # the editor starts again from the recording
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert isinstance(app.screen, EditStep)
+        assert '"matches": []' in app.screen.query_one(TextArea).text
+    assert not (tmp_path / "forks").exists()
+
+
+async def test_e_on_a_compaction_says_why_not(tmp_path: Path, trace_path: Path) -> None:
+    app = browser(trace_path, tmp_path / "forks")
+    async with app.run_test(size=(120, 40)) as pilot:
+        steps = Trace.load(trace_path).steps()
+        number = next(s.index for s in steps if s.kind == "compaction")
+        await pilot.press("colon", *str(number), "enter", "e")
+        await pilot.pause()
+        assert isinstance(app.screen, BrowserScreen)
+        assert "cannot be edited" in text_of(app, "#status")
