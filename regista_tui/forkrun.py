@@ -167,7 +167,7 @@ class ForkProgress:
             line.append(f" ● fork ended: {self.stop_reason} ", "bold green" if ok else "bold red")
         live = self.request.live
         line.append(" live: ", "dim")
-        line.append("scripted" if live.scripted else live.model, "bold cyan")
+        line.append("scripted" if live.scripted else f"{live.model} ({live.provider})", "bold cyan")
         line.append(f" │ {self.count('recorded')} replayed", "")
         if self.request.edit is not None:
             line.append(f" · {self.count('edit')} edited", "magenta")
@@ -180,8 +180,11 @@ class ForkProgress:
             money = f"${cost:.4f}" if cost is not None else "$?"
             line.append(f" │ original: {reason} · {money}", "dim")
         second = Text(no_wrap=True, overflow="ellipsis")
-        if self.error and self.state != "cancelled":
+        failed = self.state == "failed" or self.stop_reason == "error"
+        if self.error and failed:
             second.append(f" {self.error}", "bold red")
+        elif self.error and not self.finished:  # e.g. a tool raised: the run goes on
+            second.append(f" {self.error}", "yellow")
         elif self.finished and (command := self.reopen_command()):
             second.append(" reopen: ", "dim").append(command)
         elif self.path is not None:
