@@ -193,3 +193,28 @@ async def test_a_missing_api_key_says_what_to_set(tmp_path: Path) -> None:
         await pilot.pause()
         assert isinstance(app.screen, BrowserScreen)
         assert "ANTHROPIC_API_KEY" in text_of(app, "#status")
+
+
+async def test_a_model_answer_edit_forks_from_a_model_step(tmp_path: Path) -> None:
+    app = browser(LOOP, tmp_path / "forks")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_editor(app, pilot)  # step 0: the model's first answer
+        answer = '[{"type": "tool_use", "name": "get_order", "input": {"order_id": "ORD-1042"}}]'
+        await fork_with(app, pilot, answer)
+        screen = await finished(app, pilot)
+        assert screen.progress.error is None
+        trace = Trace.load(screen.progress.path)  # type: ignore[arg-type]
+        steps = trace.steps()
+        assert steps[0].source == "edit" and steps[1].title == "get_order"
+        assert steps[1].source == "live"
+        diff = screen.diff
+        assert diff is not None and diff.first_divergence is not None
+        assert diff.first_divergence.a_step == 0
+
+
+def test_trace_dir_option() -> None:
+    from regista_tui.__main__ import _parser
+
+    assert _parser().parse_args(["t.jsonl"]).trace_dir == Path(".regista/traces")
+    args = _parser().parse_args(["t.jsonl", "--trace-dir", "forks", "--agent", "m:a"])
+    assert (args.trace_dir, args.agent) == (Path("forks"), "m:a")
