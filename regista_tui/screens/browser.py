@@ -438,6 +438,8 @@ class BrowserScreen(Screen[None]):
     def _ask(self, pos: int, content: Any, live: Any) -> None:
         from regista_tui.screens.edit import ConfirmRewind, EditStep
 
+        if self.app.screen is not self:  # a key pressed twice: one prompt is enough
+            return
         entry = self.index.steps[pos]
         number = entry.index
         if content is None:
