@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import warnings
 from pathlib import Path
@@ -69,6 +70,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     from regista_tui.app import RegistaApp
 
+    # The sample agents' offline demo model answers instantly; in the debugger it takes a
+    # moment per answer, so a fork of a sample trace visibly streams in.
+    os.environ.setdefault("REGISTA_DEMO_DELAY", "0.35")
     try:
         if len(args.traces) == 2:
             for path in args.traces:  # fail early and plainly, before the screen opens

@@ -8,6 +8,7 @@ says "scripted" wherever a person sees which model answered.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -31,11 +32,19 @@ class ScriptedProvider:
             that answers every call.
         stream_chunk: When set, text blocks are fed to ``on_text`` in chunks of this many
             characters, imitating a streaming model.
+        delay: Seconds each answer takes (spread over its streamed chunks), so a demo
+            plays at a pace a person can follow. ``0`` answers at once.
     """
 
     name = "scripted"
 
-    def __init__(self, script: Iterable[Any] | ScriptFn, *, stream_chunk: int | None = None):
+    def __init__(
+        self,
+        script: Iterable[Any] | ScriptFn,
+        *,
+        stream_chunk: int | None = None,
+        delay: float = 0.0,
+    ):
         self._fn: ScriptFn | None = None
         self._items: list[Any] = []
         if callable(script) and not isinstance(script, list | tuple):
@@ -43,6 +52,7 @@ class ScriptedProvider:
         else:
             self._items = list(script)
         self.stream_chunk = stream_chunk
+        self.delay = max(0.0, delay)
         self.calls = 0
         self.requests: list[LlmRequest] = []
 
@@ -83,17 +93,28 @@ class ScriptedProvider:
         if given is None:
             response.stop_reason = "tool_use" if response.tool_uses else "end_turn"
         if on_text is not None:
-            await _feed(on_text, response, self.stream_chunk)
+            await _feed(on_text, response, self.stream_chunk, self.delay)
+        elif self.delay:
+            await asyncio.sleep(self.delay)
         return set_meta(response, self.name)
 
 
-async def _feed(on_text: TextCallback, response: LlmResponse, chunk: int | None) -> None:
+async def _feed(
+    on_text: TextCallback, response: LlmResponse, chunk: int | None, delay: float
+) -> None:
+    pieces: list[str] = []
     for block in response.content:
         if block.get("type") != "text":
             continue
         text = str(block.get("text", ""))
         size = chunk or max(len(text), 1)
-        for i in range(0, len(text), size):
-            r = on_text(text[i : i + size])
-            if inspect.isawaitable(r):
-                await r
+        pieces.extend(text[i : i + size] for i in range(0, len(text), size))
+    pause = delay / max(len(pieces), 1)
+    if not pieces and delay:
+        await asyncio.sleep(delay)
+    for piece in pieces:
+        if pause:
+            await asyncio.sleep(pause)
+        r = on_text(piece)
+        if inspect.isawaitable(r):
+            await r

@@ -131,9 +131,18 @@ def refund_policy(call: ToolCallInfo) -> bool | Decision:
     return True
 
 
+#: Seconds each answer of the demo model takes (``regista-tui`` sets a human pace, so a
+#: fork visibly streams in; everything else answers at once).
+DELAY_ENV = "REGISTA_DEMO_DELAY"
+
+
 def demo_provider() -> Provider:
     """The offline demo model, as a provider (it says "scripted" wherever it is shown)."""
-    return ScriptedProvider(refund_model)
+    try:
+        delay = float(os.environ.get(DELAY_ENV) or 0)
+    except ValueError:
+        delay = 0.0
+    return ScriptedProvider(refund_model, stream_chunk=6, delay=delay)
 
 
 def _db(path: str | Path | None, stale_index: bool) -> OrdersDb:
