@@ -30,6 +30,7 @@ __all__ = ["BrowserScreen"]
 
 _SCAN_SLICE = 16 * 1024 * 1024
 _COALESCE_S = 0.1
+_SCAN_DELAY_S = 0.05
 _FOLLOW_S = 0.5
 
 
@@ -192,7 +193,9 @@ class BrowserScreen(Screen[None]):
         self.timeline.focus()
         self.timeline.move_to(0)
         if not self.index.scanned or self.index.scanned < self.index.size:
-            self._scan()
+            # Index the rest once the first screen is up: the scan is CPU-bound Python and
+            # its progress updates would otherwise compete with the first paint.
+            self.call_after_refresh(self.set_timer, _SCAN_DELAY_S, self._scan)
         elif self.index.end is None:
             self.set_interval(_FOLLOW_S, self._follow)
 
@@ -244,7 +247,11 @@ class BrowserScreen(Screen[None]):
 
     def _update_scrubber(self) -> None:
         entries = self.index.steps
-        hits = {p for p, e in enumerate(entries) if self.breakpoints.hits(e)}
+        hits = (
+            {p for p, e in enumerate(entries) if self.breakpoints.hits(e)}
+            if self.breakpoints
+            else set()
+        )
         self.query_one(Scrubber).update_marks(entries, hits)
 
     def _mark(self, pos: int) -> str | None:
