@@ -14,7 +14,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
 
-from regista.errors import RegistaError, TraceError
+from regista.errors import RegistaError, ReplayDivergence, TraceError
 from regista.testing import play_tape
 from regista.trace.reader import Trace
 
@@ -51,7 +51,9 @@ def find_traces(paths: list[str]) -> list[Path]:
             found.append(p)
         elif p.is_dir():
             for f in sorted(p.rglob("*.jsonl")):
-                if not any(part in _SKIP_DIRS for part in f.parts):
+                # Skip tool folders below the given one, not the given one itself
+                # (``regista test .regista/traces`` must find the traces there).
+                if not any(part in _SKIP_DIRS for part in f.relative_to(p).parts):
                     found.append(f)
         else:
             raise TraceError(f"{p}: no such file or folder")
@@ -69,7 +71,7 @@ async def _play(path: Path, agent: str | None) -> Outcome:
         result = await play_tape(trace, agent)
         return Outcome(path, "passed", time.perf_counter() - t0, steps=result.steps)
     except RegistaError as exc:
-        status = "failed" if "diverged" in str(exc) else "error"
+        status = "failed" if isinstance(exc, ReplayDivergence) else "error"
         return Outcome(path, status, time.perf_counter() - t0, str(exc))
 
 

@@ -131,3 +131,26 @@ def test_regista_test_cli_failure(
 def test_regista_test_cli_no_traces(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["test", str(tmp_path)]) == 1
     assert "no traces" in capsys.readouterr().err
+
+
+def test_regista_test_cli_finds_traces_in_a_folder_it_was_given(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Folders such as .regista or .venv are skipped below PATH, not when PATH is one."""
+    traces = tmp_path / ".regista" / "traces"
+    traces.mkdir(parents=True)
+    shutil.copy(HAPPY, traces / "happy.jsonl")
+    (traces / ".venv").mkdir()
+    (traces / ".venv" / "junk.jsonl").write_text("not a trace\n")
+    assert main(["test", str(traces)]) == 0
+    out = capsys.readouterr().out
+    assert "[1/1] PASS" in out and "junk" not in out
+
+
+def test_regista_test_cli_a_broken_tape_is_an_error_whatever_its_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "diverged_refund.jsonl").write_text("not json\n")
+    assert main(["test", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert "ERROR" in out and "1 errors" in out
