@@ -15,7 +15,13 @@ import orjson
 
 from regista.types import LlmRequest, Message, text_of
 
-__all__ = ["ContextConfig", "compaction_request", "estimate_tokens", "plan_compaction"]
+__all__ = [
+    "ContextConfig",
+    "compaction_request",
+    "estimate_tokens",
+    "is_compaction_request",
+    "plan_compaction",
+]
 
 SUMMARY_SYSTEM = (
     "You summarise the earlier part of an agent's conversation so the agent can carry on. "
@@ -100,6 +106,11 @@ def compaction_request(model: str, replaced: list[Message], config: ContextConfi
         messages=[{"role": "user", "content": [{"type": "text", "text": _render(replaced)}]}],
         max_tokens=config.summary_max_tokens,
     )
+
+
+def is_compaction_request(request: LlmRequest) -> bool:
+    """Whether ``request`` is a summarising call made by :func:`compaction_request`."""
+    return request.system == SUMMARY_SYSTEM and not request.tools
 
 
 def summary_message(summary: str) -> Message:

@@ -9,7 +9,8 @@
 - with ``live_after=K`` (``K >= N``), every step after ``K`` is live: model calls go to the
   real provider and new tool calls run for real under the agent's policy; steps between
   the edit and ``K`` play the recording;
-- without a live point, the recording plays on *loosely* after the edit (positionally),
+- without a live point, the recording plays on *loosely* after the edit (model calls get
+  the recorded answers in order, compactions the recorded summaries in order),
   and each later model response records whether its request still ``matched``.
 
 ``rewind(trace, at_step=N)`` is a fork with no edit: the first ``N`` steps free, live
@@ -26,6 +27,7 @@ from typing import Any
 
 import orjson
 
+from regista.context import is_compaction_request
 from regista.errors import InvalidEditError, ReplayDivergence, UserError
 from regista.loading import load_agent
 from regista.loop import RecordedOutcome, RunResult, SessionConfig, run_session
@@ -185,12 +187,12 @@ class ForkProvider:
         self.position = 0
         self.is_live = False
         self.matched: dict[int, bool] = {}
+        self._cursors: dict[str, int] | None = None
 
     async def complete(
         self, request: LlmRequest, *, on_text: TextCallback | None = None
     ) -> LlmResponse:
-        n = self.position
-        self.position += 1
+        n = self._take(request)
         rec = self.calls[n] if n < len(self.calls) else None
         if not self.is_live and (
             (rec is None and self.live_from is not None)
@@ -201,9 +203,15 @@ class ForkProvider:
             assert self.live_provider is not None
             return await self.live_provider.complete(request, on_text=on_text)
         if rec is None:
+            what = (
+                "compacts its context once more than the recording"
+                if is_compaction_request(request)
+                else f"made model call {self.position}, but the recording has only "
+                f"{len(self.calls)}"
+            )
             raise ReplayDivergence(
-                f"{self.label}: the fork made model call {n + 1}, but the recording has only "
-                f"{len(self.calls)} (give a live point to let the agent carry on)",
+                f"{self.label}: the fork {what} (give a live point, live_after, to let the "
+                "agent carry on)",
                 step=self.calls[-1].step + 1 if self.calls else 0,
             )
         if rec.step <= self.at_step and request.hash != rec.request_hash:
@@ -235,6 +243,27 @@ class ForkProvider:
         response = rec.response.model_copy(deep=True)
         await _feed(on_text, response)
         return set_meta(response, rec.provider, "recorded", matched)
+
+    def _take(self, request: LlmRequest) -> int:
+        """The index of the recorded call that answers ``request``.
+
+        Up to the edit, calls are taken in order (and hash-checked). After it the fork may
+        compact at other points than the recording: model calls are then answered by the
+        recorded model calls in order, compactions by the recorded summaries in order, so
+        a summary never comes back as a model's answer.
+        """
+        n = self.position
+        self.position += 1
+        if self._cursors is None:
+            if n >= len(self.calls) or self.calls[n].step <= self.at_step:
+                return n
+            self._cursors = {"model": n, "compaction": n}
+        kind = "compaction" if is_compaction_request(request) else "model"
+        i = self._cursors[kind]
+        while i < len(self.calls) and self.calls[i].kind != kind:
+            i += 1
+        self._cursors[kind] = i + 1
+        return i
 
 
 async def _feed(on_text: TextCallback | None, response: LlmResponse) -> None:

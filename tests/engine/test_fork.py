@@ -191,3 +191,30 @@ def test_fork_edit_json_round_trip() -> None:
     d = ToolResultEdit("x", True).to_dict()
     assert json.loads(json.dumps(d)) == {"kind": "tool_result", "content": "x", "is_error": True}
     _ = answer
+
+
+COMPACTED = SAMPLES / "refund_denied_compaction.jsonl"
+
+
+async def test_loose_playback_never_serves_a_summary_as_a_model_answer(tmp_path: Path) -> None:
+    """A shorter result keeps the fork under the context budget for longer: it compacts
+    later than the parent, and the parent's summary must not come back as a model's answer
+    (model calls get recorded answers, the compaction the recorded summary)."""
+    parent = Trace.load(COMPACTED)
+    assert [s.kind for s in parent.steps()][10:] == ["compaction", "model", "tool", "model"]
+    result = await fork(COMPACTED, 8, ToolResultEdit("ok"), trace_dir=tmp_path)
+    trace = Trace.load(result.trace_path)
+    assert [s.kind for s in trace.steps()][10:] == ["model", "tool", "compaction", "model"]
+    assert trace.steps()[12].compaction is not None
+    assert parent.steps()[10].compaction is not None
+    assert trace.steps()[12].compaction.summary == parent.steps()[10].compaction.summary
+    assert result.output == parent.summary().output
+    assert result.stop_reason == "end_turn"
+
+
+async def test_loose_playback_cannot_invent_a_summary(tmp_path: Path) -> None:
+    """A much longer result makes the fork compact more often than the parent: there is no
+    recorded summary left to serve, and the error says how to go on."""
+    with pytest.raises(ReplayDivergence, match="compacts its context once more") as info:
+        await fork(COMPACTED, 1, ToolResultEdit("x" * 4000), trace_dir=tmp_path)
+    assert "live_after" in str(info.value)
