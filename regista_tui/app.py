@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
+from textual.markup import escape
 from textual.screen import Screen
 
 from regista.trace.index import TraceIndex
@@ -78,6 +79,7 @@ class RegistaApp(App[None]):
             target = active.node
             yield SystemCommand(
                 binding.tooltip or binding.description,
-                f"{binding.description}  [{self.get_key_display(binding)}]",
+                # The help line is markup: a key shown as "[/]" would be a closing tag.
+                escape(f"{binding.description}  [{self.get_key_display(binding)}]"),
                 lambda a=action, t=target: self.call_later(t.run_action, a),  # type: ignore[misc]
             )
