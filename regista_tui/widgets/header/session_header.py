@@ -20,6 +20,10 @@ def model_label(index: TraceIndex) -> str:
     return f"{start.model} ({start.provider})"
 
 
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}" if n == 1 else f"{n} {what}s"
+
+
 class SessionHeader(Static):
     """Two lines about the session, refreshed as the index grows."""
 
@@ -50,14 +54,24 @@ class SessionHeader(Static):
         if end is not None:
             style = "green" if end.stop_reason == "end_turn" else "bold red"
             line2.append("  ● ", style).append(end.stop_reason, style)
+        elif ix.scanned < ix.size:  # the end of the file is not read yet, not "running"
+            line2.append(f"  ◌ reading… {100 * ix.scanned // max(1, ix.size)}%", "yellow")
         else:
             line2.append("  ◌ running / unfinished", "yellow")
         tools = sum(1 for e in ix.steps if e.kind == "tool")
         turns = end.turns if end is not None else sum(1 for e in ix.steps if e.kind == "model")
-        line2.append(f"  {len(ix.steps)} steps · {turns} turns · {tools} tool calls", "")
-        errors = sum(1 for e in ix.steps if e.error)
+        line2.append(
+            f"  {_count(len(ix.steps), 'step')} · {_count(turns, 'turn')} · "
+            f"{_count(tools, 'tool call')}",
+            "",
+        )
+        # A denied call also has an error result: count it once, as a denial.
+        errors = sum(1 for e in ix.steps if e.error and not e.denied)
+        denied = sum(1 for e in ix.steps if e.denied)
         if errors:
-            line2.append(f" · {errors} errors", "red")
+            line2.append(f" · {_count(errors, 'error')}", "red")
+        if denied:
+            line2.append(f" · {denied} denied", "yellow")
         if end is not None and end.cost_usd is not None:
             line2.append(f" · ${end.cost_usd:.4f}", "")
         if start is not None and start.replay_of:

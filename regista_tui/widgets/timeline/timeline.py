@@ -90,6 +90,8 @@ class Timeline(VirtualList):
         for pos in [p for p, r in self._rows.items() if not r.complete]:
             del self._rows[pos]
         super().grow()
+        if self.cursor < len(self.index):
+            self._subtitle(self.cursor)
 
     def forget_marks(self) -> None:
         """Gutter marks changed (e.g. a breakpoint): redraw."""
@@ -136,8 +138,12 @@ class Timeline(VirtualList):
     # -- movement ------------------------------------------------------------------------
 
     def selected(self, pos: int) -> None:
-        self.border_subtitle = f"step {self.row(pos).number} · {pos + 1}/{len(self.index)}"
+        self._subtitle(pos)
         self.post_message(self.StepSelected(self, pos))
+
+    def _subtitle(self, pos: int) -> None:
+        """Where the cursor is, out of how many steps (the count grows with the index)."""
+        self.border_subtitle = f"step {self.index.steps[pos].index} · {pos + 1}/{len(self.index)}"
 
 
 def _title_style(row: Row) -> str:
