@@ -78,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
 
         console = Console(file=sys.stdout, highlight=False, soft_wrap=True)
         context = None if args.all else max(args.context, 0)
-        print_diff(console, diff, args.a, args.b, context=context, max_changes=args.changes)
+        print_diff(console, diff, args.a, args.b, context=context, max_changes=max(args.changes, 0))
     return EXIT_SAME if diff.identical else EXIT_DIFFERENT
 
 

@@ -498,6 +498,18 @@ def test_cli_folds_long_stretches_of_same_steps(
     assert "same steps" not in capsys.readouterr().out
 
 
+def test_cli_negative_changes_lists_none(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a = run_agent(tmp_path / "a", turns(3))
+    b = run_agent(tmp_path / "b", turns(3), results={"k1": "something else"})
+    assert main(["diff", str(a), str(b), "--changes", "0"]) == 1
+    none = capsys.readouterr().out
+    assert "… and 1 more differences" in none and "result.content" not in none
+    assert main(["diff", str(a), str(b), "--changes", "-5"]) == 1
+    assert capsys.readouterr().out == none
+
+
 def test_fold_rows() -> None:
     assert fold(10, [4], 1) == [("fold", 3), ("pair", 3), ("pair", 4), ("pair", 5), ("fold", 4)]
     assert fold(3, [], None) == [("pair", 0), ("pair", 1), ("pair", 2)]
