@@ -37,7 +37,8 @@ def result_lines(result: Any, what: str) -> list[str]:
     parent = getattr(result, "parent_session_id", None)
     if parent:
         lines.append(
-            f"parent {parent}: {result.parent_stop_reason}, cost {_cost(result.parent_cost_usd)}"
+            f"parent {parent}: {result.parent_stop_reason or 'unfinished'}, "
+            f"cost {_cost(result.parent_cost_usd)}"
         )
     if result.output:
         text = result.output.strip().replace("\n", " ")

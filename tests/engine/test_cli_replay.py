@@ -119,3 +119,14 @@ def test_cli_is_a_real_console_script(tmp_path: Path) -> None:
     assert proc.returncode != 0
     assert proc.stderr.strip().startswith("regista: ")
     assert "Traceback" not in proc.stderr
+
+
+def test_fork_of_an_unfinished_run_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cut = tmp_path / "crashed.jsonl"
+    cut.write_text("\n".join(HAPPY.read_text().splitlines()[:12]) + "\n")
+    args = ["fork", str(cut), "--at", "1", "--tool-result", "x", "--live-after", "1"]
+    assert main([*args, "--trace-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "unfinished, cost" in out and "None" not in out
