@@ -79,7 +79,13 @@ class ScriptedProvider:
                 raw if isinstance(raw, LlmResponse) else LlmResponse.model_validate(raw)
             ).model_copy(deep=True)
         except ValidationError as exc:
-            raise ProviderError(f"ScriptedProvider: response {n + 1} is invalid: {exc}") from None
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in err['loc']) or 'response'}: {err['msg']}"
+                for err in exc.errors()
+            )
+            raise ProviderError(
+                f"ScriptedProvider: response {n + 1} is invalid: {problems}"
+            ) from None
         # Generated ids derive from the request, so they are deterministic and never
         # collide with the ids of earlier turns (e.g. when a fork goes live mid-session).
         tag = request.hash[:12]

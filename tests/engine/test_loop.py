@@ -205,3 +205,13 @@ async def test_session_id_and_clock_make_byte_identical_traces(tmp_path: Path) -
         assert r.session_id == "01J00000000000000000000000"
         paths.append(r.trace_path)
     assert paths[0].read_bytes() == paths[1].read_bytes()
+
+
+async def test_an_invalid_scripted_response_is_one_line(tmp_path: Path) -> None:
+    with pytest.raises(ProviderError) as info:
+        await agent(tmp_path, [{"content": "not a list of blocks"}]).run("Hi")
+    message = str(info.value)
+    assert "\n" not in message
+    assert message.startswith("ScriptedProvider: response 1 is invalid: content:")
+    end = Trace.load(next(tmp_path.glob("*.jsonl"))).end
+    assert end is not None and end.error == message
