@@ -64,8 +64,6 @@ async def _play(path: Path, agent: str | None) -> Outcome:
     t0 = time.perf_counter()
     try:
         trace = Trace.load(path)
-        if trace.start.forked_from:
-            return Outcome(path, "skipped", 0.0, "a fork (its edit cannot be replayed)")
         if not trace.complete:
             return Outcome(path, "skipped", 0.0, "an unfinished session")
         result = await play_tape(trace, agent)

@@ -154,3 +154,21 @@ def test_regista_test_cli_a_broken_tape_is_an_error_whatever_its_name(
     assert main(["test", str(tmp_path)]) == 1
     out = capsys.readouterr().out
     assert "ERROR" in out and "1 errors" in out
+
+
+def test_regista_test_cli_plays_a_fork_like_any_golden_trace(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fork records its edit like any answer, so it replays: a fixed run can be a tape."""
+    import asyncio
+
+    from regista import ToolResultEdit, fork
+
+    monkeypatch.setenv("REGISTA_SAMPLE_DB", str(tmp_path / "shop.db"))
+    loop = ROOT / "sample_traces" / "refund_search_loop.jsonl"
+    hit = ToolResultEdit("Found it: ORD-1042")
+    forked = asyncio.run(fork(loop, 1, hit, live_after=1, trace_dir=tmp_path / "tapes"))
+    assert forked.stop_reason == "end_turn"
+    assert main(["test", str(tmp_path / "tapes")]) == 0
+    out = capsys.readouterr().out
+    assert "[1/1] PASS" in out and "1 passed, 0 failed" in out
