@@ -188,23 +188,38 @@ def render_raw(step: Step, *, limit: int = 20_000) -> RenderableType:
     return _json(events, limit)
 
 
-def render_changes(changes: list[Change], *, limit: int = 200) -> RenderableType:
-    """Structural changes, one line each, colored by operation."""
+def render_changes(changes: list[Change], *, limit: int = 200, width: int = 120) -> RenderableType:
+    """Structural changes, one line each, colored by operation.
+
+    Args:
+        changes: The changes to show.
+        limit: How many changes to show.
+        width: How many characters of each value to show ("show more" raises it).
+    """
     if not changes:
         return Text("No differences.", "dim")
     lines: list[RenderableType] = []
+    cut = False
     for change in changes[:limit]:
         text = Text(f"{change.op:>8} ", OP_STYLE.get(change.op, ""))
         text.append(change.path, "bold")
         if change.op == "added":
-            text.append(f"  {short_repr(change.new, 120)}", "green")
+            values = [(short_repr(change.new, width), "green")]
         elif change.op == "removed":
-            text.append(f"  {short_repr(change.old, 120)}", "red")
+            values = [(short_repr(change.old, width), "red")]
         else:
-            text.append(f"  {short_repr(change.old, 60)}", "red")
-            text.append(" → ")
-            text.append(short_repr(change.new, 60), "green")
+            values = [
+                (short_repr(change.old, width // 2), "red"),
+                (" → ", ""),
+                (short_repr(change.new, width // 2), "green"),
+            ]
+        text.append("  ")
+        for value, style in values:
+            text.append(value, style)
+            cut = cut or value.endswith("…")
         lines.append(text)
     if len(changes) > limit:
         lines.append(Text(f"… and {len(changes) - limit} more", "dim"))
+    if cut:
+        lines.append(Text("… values are cut (m: show more)", "dim"))
     return Group(*lines)

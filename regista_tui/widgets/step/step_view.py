@@ -26,6 +26,8 @@ from regista_tui.widgets.step.render import render_changes, render_raw, render_s
 __all__ = ["StepView"]
 
 _BASE_LIMIT = 2000
+#: Characters of each value the request diff shows before "show more".
+_DIFF_WIDTH = 120
 
 
 class StepView(Vertical):
@@ -147,7 +149,8 @@ class StepView(Vertical):
             )
             from rich.console import Group
 
-            target.update(Group(head, render_changes(changes)))
+            width = _DIFF_WIDTH * self.limit // _BASE_LIMIT
+            target.update(Group(head, render_changes(changes, width=width)))
 
     @on(TabbedContent.TabActivated)
     def _tab_changed(self) -> None:
