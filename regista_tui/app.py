@@ -32,7 +32,14 @@ class RegistaApp(App[None]):
     CSS_PATH = "app.tcss"
     TITLE = "regista"
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("ctrl+p", "command_palette", "Commands", id="app.commands", show=False),
+        Binding(
+            "ctrl+p",
+            "command_palette",
+            "Commands",
+            id="app.commands",
+            show=False,
+            tooltip="The command palette: every action of this screen",
+        ),
     ]
 
     def __init__(

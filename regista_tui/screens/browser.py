@@ -59,7 +59,14 @@ class BrowserScreen(Screen[None]):
         Binding(
             "x", "next_error", "Error", id="browser.next_error", tooltip="Next error or denial"
         ),
-        Binding("X", "prev_error", "Prev error", id="browser.prev_error", show=False),
+        Binding(
+            "X",
+            "prev_error",
+            "Prev error",
+            id="browser.prev_error",
+            show=False,
+            tooltip="Previous error or denial",
+        ),
         Binding(
             "s",
             "same_kind(1)",

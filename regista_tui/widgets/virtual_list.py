@@ -20,8 +20,12 @@ from textual.strip import Strip
 __all__ = ["VirtualList"]
 
 
-class VirtualList(ScrollView, can_focus=True):
-    """Rows drawn on demand, a cursor, and the usual movement keys."""
+class VirtualList(ScrollView, can_focus=True, inherit_bindings=False):
+    """Rows drawn on demand, a cursor, and the usual movement keys.
+
+    ScrollView's own keys are not inherited: the list never scrolls sideways, so left,
+    right and ctrl+PgUp / PgDn would do nothing (and the help would list them).
+    """
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("down,j", "cursor_down", "Next", id="list.down", show=False),
