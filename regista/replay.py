@@ -23,7 +23,7 @@ from regista.errors import ReplayDivergence, ReplayDivergenceWarning
 from regista.loop import RecordedOutcome, RunResult, SessionConfig, run_session
 from regista.policy import ToolCallInfo
 from regista.providers.base import Provider
-from regista.providers.replay import ReplayMode, ReplayProvider
+from regista.providers.replay import ReplayMode, ReplayProvider, recording_end_note
 from regista.structdiff import format_changes, structural_diff
 from regista.tools import Tool, ToolRegistry
 from regista.trace.events import LlmRequestEvent, PermissionDecision, ToolCall, ToolResult
@@ -61,6 +61,7 @@ class RecordedTools:
             ev.tool_use_id: ev for ev in trace.events if isinstance(ev, PermissionDecision)
         }
         self.served = 0
+        self.end_note = recording_end_note(trace)
 
     def lookup(self, call: ToolCallInfo, step: int) -> RecordedOutcome | None:
         if call.id in self.edits:
@@ -81,7 +82,7 @@ class RecordedTools:
                 )
             detail = format_changes(structural_diff(old, live, "tool"))
         else:
-            detail = f"no recorded result for tool call {call.id} ({call.name})"
+            detail = f"no recorded result for tool call {call.id} ({call.name}){self.end_note}"
         message = f"{self.label}: diverged at step {step} (tool call): {detail}"
         if self.mode is ReplayMode.HYBRID:
             return None

@@ -29,7 +29,7 @@ from regista.trace.events import ContextCompaction, LlmRequestEvent, LlmResponse
 from regista.trace.reader import Trace
 from regista.types import LlmRequest, LlmResponse, Usage
 
-__all__ = ["RecordedCall", "ReplayMode", "ReplayProvider", "recorded_calls"]
+__all__ = ["RecordedCall", "ReplayMode", "ReplayProvider", "recorded_calls", "recording_end_note"]
 
 
 class ReplayMode(enum.StrEnum):
@@ -109,6 +109,18 @@ def recorded_calls(trace: Trace) -> list[RecordedCall]:
     return out
 
 
+def recording_end_note(trace: Trace) -> str:
+    """Why a recording has nothing more to serve, when its session stopped early
+    (appended to a divergence past its end); empty for a session that ended normally."""
+    end = trace.end
+    if end is None:
+        return " (the recording stops there: the session did not finish)"
+    if end.stop_reason in ("error", "cancelled", "diverged"):
+        why = f": {end.error}" if end.error else ""
+        return f" (the recording stops there: the session ended with {end.stop_reason!r}{why})"
+    return ""
+
+
 class ReplayProvider:
     """Serves the model calls of a recorded trace.
 
@@ -158,7 +170,7 @@ class ReplayProvider:
                 step,
                 None,
                 f"{self.label}: the run made model call {n + 1}, but the recording has "
-                f"only {len(self.calls)}",
+                f"only {len(self.calls)}{recording_end_note(self.trace)}",
                 [],
             )
         rec = self.calls[n]

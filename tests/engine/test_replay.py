@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
-from builders import Effects, answer, rich_agent, simple_agent, tool_use
+from builders import SIMPLE_SCRIPT, Effects, answer, rich_agent, simple_agent, tool_use
 
 from regista import ReplayDivergence, replay
-from regista.errors import ReplayDivergenceWarning, UserError
+from regista.errors import ProviderError, ReplayDivergenceWarning, UserError
 from regista.providers import ReplayProvider, ScriptedProvider
 from regista.trace.events import LlmResponseEvent, ToolResult
 from regista.trace.reader import Trace
@@ -217,3 +217,29 @@ async def test_tool_use_id_mismatch_input_diverges(tmp_path: Path) -> None:
 
 
 _ = tool_use
+
+
+async def test_replay_of_a_failed_session_says_where_the_recording_stops(
+    tmp_path: Path,
+) -> None:
+    """A session that ended in a provider error has nothing more to serve: the replay says
+    so, with the recorded error, rather than only that the run 'made one call too many'."""
+    agent = simple_agent(tmp_path, provider=ScriptedProvider(SIMPLE_SCRIPT[:1]))
+    with pytest.raises(ProviderError, match="asked for another"):
+        await agent.run("Weather?")
+    (failed,) = tmp_path.glob("*.jsonl")
+    with pytest.raises(ReplayDivergence) as info:
+        await replay(failed, trace_dir=tmp_path / "r")
+    message = str(info.value)
+    assert "the recording stops there: the session ended with 'error'" in message
+    assert "asked for another" in message
+
+
+async def test_replay_of_a_cut_session_says_it_did_not_finish(tmp_path: Path) -> None:
+    result = simple_agent(tmp_path).run_sync("Weather?")
+    lines = result.trace_path.read_text().splitlines()
+    cut = tmp_path / "cut.jsonl"
+    first_result = next(i for i, ln in enumerate(lines) if '"tool.result"' in ln)
+    cut.write_text("\n".join(lines[:first_result]) + "\n")
+    with pytest.raises(ReplayDivergence, match="the session did not finish"):
+        await replay(cut, trace_dir=tmp_path / "r")
