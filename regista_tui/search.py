@@ -1,8 +1,9 @@
 """Search across the text of steps: a fast byte pre-filter, then a check on what people see.
 
-The raw line is searched first (case-insensitively, on the query as JSON would escape it);
-candidate steps are then decoded and matched against their visible text only, so that a
-tool's name in every request's tool list does not make every model call a match.
+The raw line is searched first (case-insensitively, for the query as it is and as JSON
+would escape it); candidate steps are then decoded and matched against their visible text
+only, so that a tool's name in every request's tool list does not make every model call
+a match.
 """
 
 from __future__ import annotations
@@ -47,9 +48,11 @@ def search_steps(
     index: TraceIndex, query: str, *, cancelled: Callable[[], bool] = lambda: False
 ) -> list[int]:
     """Positions of the steps whose visible text contains ``query`` (case-insensitive)."""
-    needle = orjson.dumps(query).decode()[1:-1]
-    pattern = re.compile(re.escape(needle.encode()), re.IGNORECASE)
-    low = needle.lower()
+    # Text inside a JSON string is escaped ('\\"'); a tool's input is JSON itself, shown
+    # and searched as it is ('{"order_id":"A-1"}'): look for the query both ways.
+    escaped = orjson.dumps(query).decode()[1:-1]
+    needles = {escaped.lower(), query.lower()}
+    pattern = re.compile(b"|".join(re.escape(n.encode()) for n in sorted(needles)), re.IGNORECASE)
     out: list[int] = []
     for pos in range(len(index)):
         if cancelled():
@@ -57,7 +60,8 @@ def search_steps(
         if not pattern.search(index.step_text(pos)):
             continue
         try:
-            if low in visible_text(index.step(pos)).lower():
+            text = visible_text(index.step(pos)).lower()
+            if any(n in text for n in needles):
                 out.append(pos)
         except RegistaError:
             continue
