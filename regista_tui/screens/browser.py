@@ -272,6 +272,9 @@ class BrowserScreen(Screen[None]):
 
     @on(Timeline.StepSelected)
     def _selected(self, event: Timeline.StepSelected) -> None:
+        status = self.query_one("#status", Static)
+        if status.has_class("-error"):  # it was about the step the cursor has left
+            self.set_status("")
         self.query_one(Scrubber).position = event.position
         view = self.query_one(StepView)
         entry = self.index.steps[event.position]

@@ -85,6 +85,7 @@ class CompareScreen(Screen[None]):
         self._loading = False
         self._reload_again = False
         self._a_cache: tuple[int, Trace] | None = None
+        self._goto_failed = False
 
     def compose(self) -> ComposeResult:
         yield Static(Text("Aligning the two runs…", "dim"), id="compare-header")
@@ -200,6 +201,7 @@ class CompareScreen(Screen[None]):
         self.query_one("#compare-header", Static).update(head)
 
     def set_status(self, text: str, error: bool = False) -> None:
+        self._goto_failed = False
         status = self.query_one("#status", Static)
         status.set_class(error, "-error")
         status.update(text)
@@ -236,9 +238,12 @@ class CompareScreen(Screen[None]):
             number = int(value)
             for i, pair in enumerate(self.diff.pairs):
                 if pair.a_step == number or (pair.a_step is None and pair.b_step == number):
+                    if self._goto_failed:  # the line said the last number was wrong
+                        self.set_status("")
                     self.pairs.move_to(i)
                     return
             self.set_status(f"There is no step {number} in {self.names[0]}.", True)
+            self._goto_failed = True
 
         self.app.push_screen(GoToStep(), answer)
 
