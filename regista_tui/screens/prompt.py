@@ -24,7 +24,7 @@ class _Prompt(ModalScreen[str | None]):
     _Prompt { align: center middle; background: $background 40%; }
     _Prompt > Vertical { width: 50; height: auto; border: round $accent;
                          background: $surface; padding: 0 1; }
-    _Prompt Label { color: $text-muted; }
+    _Prompt Label { color: $text-muted; width: 100%; }
     """
 
     title_text = ""
