@@ -146,11 +146,31 @@ class EditStep(ModalScreen[Edit | None]):
             return tool_edit_from(text, is_error, self.content)
         return model_edit_from(text, self.tool_names)
 
+    def recorded(self) -> Edit | None:
+        """The edit the editor started with: the step as it was recorded."""
+        c = self.content
+        try:
+            if c.kind == "tool":
+                return tool_edit_from(c.text, c.is_error, c)
+            return model_edit_from(c.text, self.tool_names)
+        except InvalidEditError:
+            return None
+
     def action_save(self) -> None:
+        error = self.query_one("#edit-error", Static)
         try:
             edit = self.edit()
         except InvalidEditError as exc:
-            self.query_one("#edit-error", Static).update(f"✗ {exc}")
+            error.update(f"✗ {exc}")
+            self.app.bell()
+            return
+        if edit == self.recorded():
+            # Forking with the recorded value changes nothing where it claims to.
+            what = "result" if self.content.kind == "tool" else "answer"
+            error.update(
+                f"✗ unchanged: this is the recorded {what}. Change it first (F7 selects "
+                "all), or press Escape and r to rewind from this step."
+            )
             self.app.bell()
             return
         self.dismiss(edit)
