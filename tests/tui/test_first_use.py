@@ -1,0 +1,191 @@
+"""What a person meets the first time through: the palette, counts, stale lines, cut text."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+from fork_helpers import LOOP, browser, open_editor, text_of
+from rich.console import Console
+from textual.app import App, ComposeResult
+from textual.command import CommandPalette
+from textual.widgets import Static
+
+from regista.trace.index import TraceIndex
+from regista_tui.app import RegistaApp
+from regista_tui.screens.fork import ForkScreen
+from regista_tui.screens.prompt import SearchPrompt
+from regista_tui.widgets.header.session_header import SessionHeader
+from regista_tui.widgets.timeline.timeline import Timeline
+
+
+def _text(app: RegistaApp, selector: str) -> str:
+    console = Console(width=200, record=True, file=io.StringIO())
+    console.print(app.screen.query_one(selector, Static).content)
+    return console.export_text()
+
+
+def _first_lines(path: Path, n: int) -> int:
+    """How many bytes the first ``n`` lines of ``path`` take."""
+    return sum(len(line) for line in path.read_bytes().splitlines(keepends=True)[:n])
+
+
+def _cursor(app: RegistaApp) -> int:
+    return app.screen.query_one(Timeline).cursor
+
+
+async def test_the_palette_lists_the_search_command(browser_app: RegistaApp) -> None:
+    """The search key is "/": its "[/]" in the palette's help must not be read as markup."""
+    async with browser_app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        assert isinstance(browser_app.screen, CommandPalette)
+        await pilot.press(*"search")
+        await browser_app.workers.wait_for_complete()
+        await pilot.pause(0.1)
+        assert browser_app.is_running
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(browser_app.screen, SearchPrompt)
+
+
+async def test_header_counts_errors_apart_from_denials(browser_app: RegistaApp) -> None:
+    """The trace has one failed tool call and one denied one: "1 error · 1 denied"."""
+    async with browser_app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        header = _text(browser_app, "#header")
+        assert "1 error · 1 denied" in header, header
+        assert "errors" not in header
+
+
+async def test_timeline_count_follows_the_index(
+    trace_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The "step N · i/total" line under the timeline grows with the background scan."""
+    monkeypatch.setattr("regista.trace.index._CHUNK", 256)
+    index = TraceIndex(trace_path)
+    index.scan(_first_lines(trace_path, 6))  # the rest is read once the screen is up
+    partial = len(index)
+    assert 0 < partial < 8
+    app = RegistaApp(index, settle_s=0)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert len(index) == 8
+        assert app.screen.query_one(Timeline).border_subtitle == "step 0 · 1/8"
+
+
+async def test_header_says_reading_not_running_while_indexing(
+    trace_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A finished trace that is not read to the end yet is not "running"."""
+    monkeypatch.setattr("regista.trace.index._CHUNK", 256)
+    index = TraceIndex(trace_path)
+    index.scan(_first_lines(trace_path, 6))
+    header = SessionHeader(index)
+
+    class Host(App[None]):
+        def compose(self) -> ComposeResult:
+            yield header
+
+    async with Host().run_test() as pilot:
+        await pilot.pause()
+        console = Console(width=200, record=True, file=io.StringIO())
+        console.print(header.content)
+        shown = console.export_text()
+        assert "running" not in shown, shown
+        assert "reading" in shown
+
+
+async def test_show_more_shows_more_of_the_request_diff(browser_app: RegistaApp) -> None:
+    """Long added messages are cut in the request diff; m shows them in full."""
+    async with browser_app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("j", "j", "v", "v")
+        await browser_app.workers.wait_for_complete()
+        await pilot.pause()
+        before = _text(browser_app, "#diff-body")
+        assert "not found" not in before  # the tool result is cut off
+        assert "m: show more" in before
+        await pilot.press("m")
+        await browser_app.workers.wait_for_complete()
+        await pilot.pause()
+        after = _text(browser_app, "#diff-body")
+        assert "A-404 not" in after, after
+        assert "m: show more" not in after
+
+
+async def test_help_lists_only_keys_that_do_something(browser_app: RegistaApp) -> None:
+    """The timeline does not scroll sideways: no left / right keys in the help."""
+    async with browser_app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("question_mark")
+        await pilot.pause()
+        console = Console(width=200, record=True, file=io.StringIO())
+        console.print(browser_app.screen.query_one(Static).content)
+        shown = console.export_text()
+        assert "Scroll Left" not in shown
+        assert "Page Right" not in shown
+        assert "Search step text" in shown
+        assert "command palette" in shown  # ctrl+p
+
+
+async def test_search_finds_quoted_text_of_tool_inputs(browser_app: RegistaApp) -> None:
+    """The timeline shows inputs as JSON; searching that text (quotes included) finds them."""
+    async with browser_app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("slash", *'"order_id":"A-100"', "enter")
+        await browser_app.workers.wait_for_complete()
+        await pilot.pause()
+        assert _cursor(browser_app) == 2, _text(browser_app, "#status")  # the model asks
+        assert "match 1 of" in _text(browser_app, "#status")
+        await pilot.press("n")
+        assert _cursor(browser_app) == 3  # the tool call
+
+
+async def test_an_error_line_goes_once_the_cursor_moves(browser_app: RegistaApp) -> None:
+    """A refusal or a bad step number is about where the cursor was, not where it goes."""
+    async with browser_app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("colon", "9", "9", "enter")
+        assert "no step 99" in _text(browser_app, "#status")
+        await pilot.press("j")
+        assert _text(browser_app, "#status").strip() == ""
+
+
+async def test_compare_go_to_clears_an_old_error(trace_path: Path, other_trace_path: Path) -> None:
+    async with RegistaApp(compare=(trace_path, other_trace_path)).run_test(size=(120, 40)) as pilot:
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        await pilot.press("colon", "9", "9", "enter")
+        assert "no step 99" in _text(pilot.app, "#status")
+        await pilot.press("colon", "2", "enter")
+        assert "no step 99" not in _text(pilot.app, "#status")
+
+
+async def test_search_prompt_title_is_not_cut(browser_app: RegistaApp) -> None:
+    async with browser_app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("slash")
+        await pilot.pause()
+        label = browser_app.screen.query_one("Label")
+        box = browser_app.screen.query_one("Vertical")
+        title = SearchPrompt.title_text
+        assert label.size.width <= box.content_size.width, (label.size, box.content_size)
+        assert label.size.width * label.size.height >= len(title), (label.size, title)
+
+
+async def test_an_unchanged_edit_does_not_fork(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ctrl+s on the recorded result as it was says so and keeps the editor open."""
+    monkeypatch.setenv("REGISTA_SAMPLE_DB", str(tmp_path / "shop.db"))
+    app = browser(LOOP, tmp_path / "forks")
+    async with app.run_test(size=(120, 40)) as pilot:
+        editor = await open_editor(app, pilot, "j")
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert app.screen is editor
+        assert "unchanged" in text_of(app, "#edit-error")
+        await pilot.press("tab", "space")  # is_error flipped: that is a change
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert isinstance(app.screen, ForkScreen)
+        await pilot.press("x")
+        await app.workers.wait_for_complete()
