@@ -8,7 +8,6 @@ from typing import Any, ClassVar
 
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
-from textual.markup import escape
 from textual.screen import Screen
 
 from regista.trace.index import TraceIndex
@@ -86,7 +85,8 @@ class RegistaApp(App[None]):
             target = active.node
             yield SystemCommand(
                 binding.tooltip or binding.description,
-                # The help line is markup: a key shown as "[/]" would be a closing tag.
-                escape(f"{binding.description}  [{self.get_key_display(binding)}]"),
+                # The help line is markup: "[/]" would be a closing tag and "[N]" a style
+                # (textual's escape() leaves upper case alone), so every "[" is escaped.
+                f"{binding.description}  [{self.get_key_display(binding)}]".replace("[", r"\["),
                 lambda a=action, t=target: self.call_later(t.run_action, a),  # type: ignore[misc]
             )

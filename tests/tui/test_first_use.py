@@ -10,6 +10,7 @@ from fork_helpers import LOOP, browser, open_editor, text_of
 from rich.console import Console
 from textual.app import App, ComposeResult
 from textual.command import CommandPalette
+from textual.content import Content
 from textual.widgets import Static
 
 from regista.trace.index import TraceIndex
@@ -48,6 +49,19 @@ async def test_the_palette_lists_the_search_command(browser_app: RegistaApp) -> 
         await pilot.press("enter")
         await pilot.pause()
         assert isinstance(browser_app.screen, SearchPrompt)
+
+
+async def test_the_palette_shows_every_key(browser_app: RegistaApp) -> None:
+    """Each command's help ends with its key in brackets, upper case ones too ("[N]")."""
+    async with browser_app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        shown = {
+            command.title: Content.from_markup(command.help).plain
+            for command in browser_app.get_system_commands(browser_app.screen)
+        }
+        assert shown["Previous search match"].endswith("[N]"), shown
+        assert shown["Search step text"].endswith("[/]"), shown
+        assert shown["Edit this step's result or answer, then fork live from it"].endswith("[e]")
 
 
 async def test_header_counts_errors_apart_from_denials(browser_app: RegistaApp) -> None:
