@@ -109,7 +109,13 @@ class _Run:
         except (RegistaError, asyncio.CancelledError):
             raise
         except Exception as exc:  # a provider bug must still end the trace cleanly
-            raise ProviderError(f"{type(exc).__name__}: {exc}") from exc
+            # a replay or fork passes live calls on: name the provider that failed
+            live = getattr(self.provider, "live_provider", None) or getattr(
+                self.provider, "fallback", None
+            )
+            failed = live or self.provider
+            name = getattr(failed, "name", type(failed).__name__)
+            raise ProviderError(f"provider {name!r} failed: {type(exc).__name__}: {exc}") from exc
 
     async def model_call(self, messages: list[Message]) -> LlmResponse:
         c = self.c

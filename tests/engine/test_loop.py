@@ -215,3 +215,31 @@ async def test_an_invalid_scripted_response_is_one_line(tmp_path: Path) -> None:
     assert message.startswith("ScriptedProvider: response 1 is invalid: content:")
     end = Trace.load(next(tmp_path.glob("*.jsonl"))).end
     assert end is not None and end.error == message
+
+
+async def test_a_provider_bug_names_the_provider(tmp_path: Path) -> None:
+    class Broken:
+        name = "in-house"
+
+        async def complete(self, request: LlmRequest, *, on_text: Any = None) -> LlmResponse:
+            raise KeyError("choices")
+
+    with pytest.raises(ProviderError) as info:
+        await agent(tmp_path, None, provider=Broken()).run("go")
+    assert str(info.value) == "provider 'in-house' failed: KeyError: 'choices'"
+    end = _end(next(tmp_path.glob("*.jsonl")))
+    assert end.stop_reason == "error" and end.error == str(info.value)
+
+
+async def test_a_provider_bug_in_a_forks_live_half_names_that_provider(tmp_path: Path) -> None:
+    from regista import rewind
+
+    class Broken:
+        name = "in-house"
+
+        async def complete(self, request: LlmRequest, *, on_text: Any = None) -> LlmResponse:
+            raise KeyError("choices")
+
+    recorded = await agent(tmp_path, SCRIPT).run("go")
+    with pytest.raises(ProviderError, match=r"^provider 'in-house' failed: KeyError"):
+        await rewind(recorded.trace_path, 2, agent(tmp_path, None, provider=Broken()))
