@@ -165,16 +165,17 @@ class ForkProgress:
         else:
             ok = self.stop_reason == "end_turn"
             line.append(f" ● fork ended: {self.stop_reason} ", "bold green" if ok else "bold red")
-        live = self.request.live
-        line.append(" live: ", "dim")
-        line.append("scripted" if live.scripted else f"{live.model} ({live.provider})", "bold cyan")
-        line.append(f" │ {self.count('recorded')} replayed", "")
+        # Most telling first: a narrow screen cuts the end of the line.
+        line.append(f"│ {self.count('recorded')} replayed", "")
         if self.request.edit is not None:
             line.append(f" · {self.count('edit')} edited", "magenta")
         line.append(f" · {self.count('live')} live", "cyan")
         tokens = self.input_tokens + self.output_tokens
-        line.append(f" │ {tokens:,} tokens")
-        line.append(f" · ${self.cost_usd:.4f}" if self.cost_usd is not None else " · $?")
+        line.append(f" │ ${self.cost_usd:.4f}" if self.cost_usd is not None else " │ $?")
+        line.append(f" · {tokens:,} tokens")
+        live = self.request.live
+        line.append(" │ live: ", "dim")
+        line.append("scripted" if live.scripted else f"{live.model} ({live.provider})", "bold cyan")
         if self.parent is not None:
             reason, cost = self.parent
             money = f"${cost:.4f}" if cost is not None else "$?"

@@ -46,7 +46,7 @@ def _run_line(name: str, trace: Trace) -> Text:
     start, end = trace.start, trace.end
     line = Text(no_wrap=True, overflow="ellipsis")
     line.append(f" {name} ", "bold reverse")
-    line.append(f" {trace.path.name if trace.path else trace.session_id}  ", "bold")
+    line.append(" ")
     line.append("scripted" if start.provider == "scripted" else start.model, "cyan")
     if end is None:
         line.append("  ◌ running / unfinished", "yellow")
@@ -60,6 +60,8 @@ def _run_line(name: str, trace: Trace) -> Text:
         line.append(f"  replay of {start.replay_of}", "magenta")
     if start.forked_from:
         line.append(f"  fork at step {start.forked_from.get('at_step', '?')}", "magenta")
+    # Last: a long file name is what a narrow screen cuts (the status line has the path).
+    line.append(f"  {trace.path.name if trace.path else trace.session_id}", "bold")
     return line
 
 

@@ -11,6 +11,7 @@ from rich.console import Console
 from textual.app import App, ComposeResult
 from textual.command import CommandPalette
 from textual.content import Content
+from textual.geometry import Region
 from textual.widgets import Static
 
 from regista.trace.index import TraceIndex
@@ -203,3 +204,17 @@ async def test_an_unchanged_edit_does_not_fork(
         assert isinstance(app.screen, ForkScreen)
         await pilot.press("x")
         await app.workers.wait_for_complete()
+
+
+async def test_narrow_comparison_header_keeps_outcome_and_steps(
+    trace_path: Path, replay_path: Path
+) -> None:
+    """At 80 columns the long file name is what gets cut, not the steps or the link."""
+    async with RegistaApp(compare=(trace_path, replay_path)).run_test(size=(80, 24)) as pilot:
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        header = pilot.app.screen.query_one("#compare-header", Static)
+        lines = [strip.text for strip in header.render_lines(Region(0, 0, 80, 3))]
+        run_b = lines[1]
+        assert "● end_turn" in run_b and "8 steps" in run_b, run_b
+        assert "replay of 01TESTTRACE" in run_b, run_b

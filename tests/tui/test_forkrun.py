@@ -86,3 +86,13 @@ def test_cancelled() -> None:
     p.on_event(_ev(SessionEnd, 1, stop_reason="cancelled", error="the run was cancelled"))
     assert p.state == "cancelled" and p.finished
     assert "fork cancelled" in p.status().plain
+
+
+def test_the_counts_and_cost_come_before_who_answers() -> None:
+    """At 80 columns the end of the line is cut: the cost must come before it."""
+    p = _progress()
+    p.on_event(_ev(SessionStart, 0, task="t", model="m", provider="scripted"))
+    p.on_event(_answer(1, 0, "live"))
+    line1 = p.status().plain.splitlines()[0]
+    assert line1.index("$0.0000") < line1.index("live: scripted"), line1
+    assert line1.index("1 live") < line1.index("$0.0000"), line1
