@@ -207,7 +207,10 @@ class ConfirmRewind(ModalScreen[bool]):
         with Vertical() as box:
             box.border_title = f"Rewind to step {self.step}"
             text = Text()
-            text.append(_replayed(self.step).capitalize())
+            if self.step == 0:
+                text.append("Nothing is replayed; ")
+            else:
+                text.append(_replayed(self.step).removesuffix(", ").capitalize() + "; ")
             text.append(f"from step {self.step} on, the agent runs live: ")
             text.append(self.live.describe(), "cyan")
             text.append(".\nIts tools really run; the fork writes a trace of its own.")

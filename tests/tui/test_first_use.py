@@ -218,3 +218,21 @@ async def test_narrow_comparison_header_keeps_outcome_and_steps(
         run_b = lines[1]
         assert "● end_turn" in run_b and "8 steps" in run_b, run_b
         assert "replay of 01TESTTRACE" in run_b, run_b
+
+
+async def test_the_rewind_prompt_reads_as_two_sentences(tmp_path: Path) -> None:
+    """ "Steps 0–1 replayed …; from step 2 on, the agent runs live …", no comma splice."""
+    app = browser(LOOP, tmp_path / "forks")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("j", "j", "r")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        shown = str(app.screen.query_one(Static).render())
+        assert shown.startswith("Steps 0–1 replayed from the recording for $0; from step 2 on"), (
+            shown
+        )
+        await pilot.press("escape", "home", "r")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        shown = str(app.screen.query_one(Static).render())
+        assert shown.startswith("Nothing is replayed; from step 0 on"), shown
