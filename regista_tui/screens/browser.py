@@ -239,6 +239,7 @@ class BrowserScreen(Screen[None]):
         self._update_scrubber()
         if self.timeline.cursor < len(self.index):
             self.query_one(Scrubber).position = self.timeline.cursor
+        self.query_one(StepView).grown()
 
     def _notice(self) -> str:
         notes = [self.notice] if self.notice else []

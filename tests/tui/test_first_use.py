@@ -15,7 +15,9 @@ from textual.geometry import Region
 from textual.widgets import Static
 
 from regista.trace.index import TraceIndex
+from regista_tui.__main__ import open_index
 from regista_tui.app import RegistaApp
+from regista_tui.screens.browser import BrowserScreen
 from regista_tui.screens.fork import ForkScreen
 from regista_tui.screens.prompt import SearchPrompt
 from regista_tui.widgets.header.session_header import SessionHeader
@@ -236,3 +238,24 @@ async def test_the_rewind_prompt_reads_as_two_sentences(tmp_path: Path) -> None:
         await pilot.pause()
         shown = str(app.screen.query_one(Static).render())
         assert shown.startswith("Nothing is replayed; from step 0 on"), shown
+
+
+async def test_a_step_that_completes_is_redrawn(trace_path: Path, tmp_path: Path) -> None:
+    """The step view of a step still being written shows its result once it lands."""
+    lines = trace_path.read_bytes().splitlines(keepends=True)
+    cut = next(i for i, line in enumerate(lines) if b'"type":"tool.result"' in line)
+    growing = tmp_path / "growing.jsonl"
+    growing.write_bytes(b"".join(lines[:cut]))
+    index, _ = open_index(growing)
+    app = RegistaApp(index, settle_s=0)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("end")
+        assert "No result was recorded" in _text(app, "#step-body")
+        with growing.open("ab") as f:
+            f.write(b"".join(lines[cut:]))
+        assert isinstance(app.screen, BrowserScreen)
+        app.screen._follow()  # what the follow timer does
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert "No result was recorded" not in _text(app, "#step-body")
+        assert "Result" in _text(app, "#step-body")

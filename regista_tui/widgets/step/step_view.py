@@ -50,6 +50,8 @@ class StepView(Vertical):
         self.settle_s = settle_s
         self._last_show = 0.0
         self._pending: Timer | None = None
+        #: The step drawn was still being written (redrawn when the trace grows).
+        self._drawn_growing = False
 
     def compose(self) -> ComposeResult:
         with TabbedContent(initial="tab-step"):
@@ -82,6 +84,11 @@ class StepView(Vertical):
         else:
             self.refresh_active()
 
+    def grown(self) -> None:
+        """The trace grew: redraw the step shown if it was still being written."""
+        if self._drawn_growing and self._pending is None:
+            self.refresh_active()
+
     @property
     def active_tab(self) -> str:
         return self.query_one(TabbedContent).active or "tab-step"
@@ -97,6 +104,7 @@ class StepView(Vertical):
         if self.position is None or not len(self.index):
             self.query_one("#step-body", Static).update(Text("No steps in this trace yet.", "dim"))
             return
+        self._drawn_growing = not self.index.steps[self.position].complete
         step = self._step()
         tab = self.active_tab
         if not isinstance(step, Step):
