@@ -259,3 +259,24 @@ async def test_a_step_that_completes_is_redrawn(trace_path: Path, tmp_path: Path
         await pilot.pause()
         assert "No result was recorded" not in _text(app, "#step-body")
         assert "Result" in _text(app, "#step-body")
+
+
+async def test_a_narrow_header_keeps_the_fork_link_and_the_cost(
+    trace_path: Path, tmp_path: Path
+) -> None:
+    """At 80 columns the task is what gets cut, not the fork link, the cost or the counts."""
+    import orjson
+
+    lines = trace_path.read_bytes().splitlines(keepends=True)
+    start = orjson.loads(lines[0])
+    start["forked_from"] = {"session_id": "01PARENT000000000000000000", "at_step": 3}
+    forked = tmp_path / "forked.jsonl"
+    forked.write_bytes(orjson.dumps(start) + b"\n" + b"".join(lines[1:]))
+    index, _ = open_index(forked)
+    app = RegistaApp(index, settle_s=0)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        header = app.screen.query_one("#header", Static)
+        lines_shown = [s.text for s in header.render_lines(Region(0, 0, header.size.width, 2))]
+        assert "fork at step 3 of 01PARENT" in lines_shown[0], lines_shown
+        assert "$0.0000" in lines_shown[1] and "1 denied" in lines_shown[1], lines_shown
