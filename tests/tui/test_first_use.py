@@ -264,7 +264,7 @@ async def test_a_step_that_completes_is_redrawn(trace_path: Path, tmp_path: Path
 async def test_a_narrow_header_keeps_the_fork_link_and_the_cost(
     trace_path: Path, tmp_path: Path
 ) -> None:
-    """At 80 columns the task is what gets cut, not the fork link, the cost or the counts."""
+    """At 80 columns the task is what gets cut, not the fork link, the cost or the errors."""
     import orjson
 
     lines = trace_path.read_bytes().splitlines(keepends=True)
