@@ -280,3 +280,19 @@ async def test_a_narrow_header_keeps_the_fork_link_and_the_cost(
         lines_shown = [s.text for s in header.render_lines(Region(0, 0, header.size.width, 2))]
         assert "fork at step 3 of 01PARENT" in lines_shown[0], lines_shown
         assert "$0.0000" in lines_shown[1] and "1 denied" in lines_shown[1], lines_shown
+
+
+async def test_pair_rows_do_not_cut_tool_names_silently() -> None:
+    """ "search_orders" is shown whole, or visibly cut ("search_ord…"), never "search_order"."""
+    from fork_helpers import HAPPY
+
+    from regista_tui.widgets.diff.pair_list import PairList
+
+    for size in ((120, 40), (80, 24)):
+        async with RegistaApp(compare=(HAPPY, LOOP)).run_test(size=size) as pilot:
+            await pilot.app.workers.wait_for_complete()
+            await pilot.pause()
+            pairs = pilot.app.screen.query_one(PairList)
+            row = pairs.row_text(1, pairs.scrollable_content_region.width).plain
+            assert "search_order " not in row, (size, row)
+            assert "search_orders" in row or "search_ord…" in row, (size, row)

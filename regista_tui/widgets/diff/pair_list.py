@@ -84,8 +84,9 @@ class PairList(VirtualList):
         row = row_of(step, label)
         badge = {"model": "M", "tool": "T", "compaction": "C"}.get(row.kind, "?")
         mark = "⊘" if row.denied else "✗" if row.error else " "
-        title = row.title[:12]
-        head = f"{row.number:>4} {badge}{mark} {title:<12} "
+        title_w = 14 if width >= 44 else 11
+        title = row.title if len(row.title) <= title_w else row.title[: title_w - 1] + "…"
+        head = f"{row.number:>4} {badge}{mark} {title:<{title_w}} "
         room = max(0, width - len(head))
         gist = row.gist if len(row.gist) <= room else row.gist[: max(0, room - 1)] + "…"
         text = Text(head, "")
