@@ -292,15 +292,17 @@ class BrowserScreen(Screen[None]):
         status.set_class(error, "-error")
         status.update(text)
 
-    def _jump(self, match: Callable[[StepEntry], bool], direction: int, what: str) -> None:
+    def _jump(self, match: Callable[[StepEntry], bool], direction: int, what: str) -> bool:
+        """Move to the next step that matches; False (and a status line) when none does."""
         pos = find(self.index.steps, self.timeline.cursor, direction, match)
         if pos is None:
             where = "after" if direction > 0 else "before"
             self.set_status(f"No {what} {where} this step.")
             self.app.bell()
-            return
+            return False
         self.set_status("")
         self.timeline.move_to(pos)
+        return True
 
     # -- actions -------------------------------------------------------------------------
 
@@ -339,7 +341,10 @@ class BrowserScreen(Screen[None]):
             self.set_status("No breakpoints: b sets one on the current step's tool or kind.")
             return
         names = ", ".join(sorted(self.breakpoints.labels))
-        self._jump(self.breakpoints.hits, direction, f"breakpoint ({names})")
+        if self._jump(self.breakpoints.hits, direction, f"breakpoint ({names})"):
+            entry = self.index.steps[self.timeline.cursor]
+            hit = entry.kind if entry.kind in self.breakpoints.labels else label_of(entry)
+            self.set_status(f"Stopped at step {entry.index}: breakpoint on {hit}  (c / C)")
 
     def action_goto(self) -> None:
         def answer(value: str | None) -> None:

@@ -296,3 +296,11 @@ async def test_pair_rows_do_not_cut_tool_names_silently() -> None:
             row = pairs.row_text(1, pairs.scrollable_content_region.width).plain
             assert "search_order " not in row, (size, row)
             assert "search_orders" in row or "search_ord…" in row, (size, row)
+
+
+async def test_continue_says_which_breakpoint_stopped_it(browser_app: RegistaApp) -> None:
+    async with browser_app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("j", "b", "home", "c")
+        assert _cursor(browser_app) == 1
+        status = _text(browser_app, "#status")
+        assert "step 1" in status and "tool:lookup_order" in status, status
