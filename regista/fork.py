@@ -82,7 +82,10 @@ class ModelAnswerEdit:
                     f"the answer looks like JSON but is not valid: {exc}"
                 ) from None
             if isinstance(data, dict):
-                return cls(list(data.get("content") or []), data.get("stop_reason"))
+                content = data.get("content") or []
+                if isinstance(content, str):  # {"content": "text"}, as the API also allows
+                    content = [{"type": "text", "text": content}]
+                return cls(list(content), data.get("stop_reason"))
             if isinstance(data, list):
                 return cls(data)
         return cls.text(raw)
@@ -129,6 +132,9 @@ def validate_model_edit(edit: ModelAnswerEdit, tool_names: set[str]) -> ModelAns
         if kind == "text":
             if not isinstance(block.get("text"), str):
                 raise InvalidEditError(f"content[{i}]: a text block needs a string 'text'")
+            if not block["text"].strip():
+                # The Messages API rejects empty text blocks once they are sent back.
+                raise InvalidEditError(f"content[{i}]: a text block cannot be empty")
             blocks.append({"type": "text", "text": block["text"]})
         elif kind == "tool_use":
             name = block.get("name")

@@ -162,10 +162,16 @@ async def resume(
     agent: Any,
     path: str | Path | Trace,
     *,
+    trace_dir: str | Path | None = None,
     on_event: Any = None,
     on_text: Any = None,
 ) -> RunResult:
     """Continue an interrupted session with ``agent``'s live provider, tools and policy.
+
+    Args:
+        agent: The agent to continue with.
+        path: The interrupted session's trace (only read).
+        trace_dir: Where the resumed session's trace goes (default: the agent's).
 
     Returns:
         The result; ``recorded_steps`` were served from the trace, ``live_steps`` ran
@@ -175,8 +181,11 @@ async def resume(
     trace = path if isinstance(path, Trace) else Trace.load(path)
     provider = ReplayProvider(trace, ReplayMode.HYBRID, agent.provider)
     tape = RecordedTools(trace, ReplayMode.HYBRID)
+    config = replace(agent.config(), session_id=None)
+    if trace_dir is not None:
+        config = replace(config, trace_dir=Path(trace_dir))
     return await run_session(
-        replace(agent.config(), session_id=None),
+        config,
         trace.start.task,
         provider,
         provider_label=agent.provider.name,

@@ -20,6 +20,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("trace", help="the interrupted session's trace")
     p.add_argument("--agent", help="module:attr of the agent (default: the trace's agent_ref)")
+    p.add_argument("--trace-dir", help="where the resumed session's trace goes")
     p.set_defaults(func=run)
 
 
@@ -32,6 +33,6 @@ async def run(args: argparse.Namespace) -> int:
             "function that returns one)"
         )
     agent = load_agent(ref)
-    result = await resume(agent, trace)
+    result = await resume(agent, trace, trace_dir=args.trace_dir)
     out(result_lines(result, "resumed"))
     return 0

@@ -93,9 +93,10 @@ def test_rewind_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
 def test_resume_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     cut = tmp_path / "crashed.jsonl"
     cut.write_text("\n".join(HAPPY.read_text().splitlines()[:12]) + "\n")
-    assert main(["resume", str(cut)]) == 0
+    assert main(["resume", str(cut), "--trace-dir", str(tmp_path / "resumed")]) == 0
     out = capsys.readouterr().out
     assert "resumed: end_turn" in out
+    assert len(list((tmp_path / "resumed").glob("*.jsonl"))) == 1
 
 
 def test_resume_without_agent_ref(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -134,6 +134,8 @@ async def test_model_answer_edit(tmp_path: Path) -> None:
 
 def test_model_answer_parse() -> None:
     assert ModelAnswerEdit.parse("hello").content == [{"type": "text", "text": "hello"}]
+    as_dict = ModelAnswerEdit.parse('{"content": "plain"}').content
+    assert as_dict == [{"type": "text", "text": "plain"}]
     blocks = ModelAnswerEdit.parse('[{"type": "text", "text": "x"}]').content
     assert blocks == [{"type": "text", "text": "x"}]
     with pytest.raises(InvalidEditError, match="not valid"):
@@ -155,6 +157,7 @@ def test_model_answer_parse() -> None:
         (0, ModelAnswerEdit([{"type": "tool_use", "name": "nope", "input": {}}]), "unknown tool"),
         (0, ModelAnswerEdit([{"type": "image"}]), "unsupported block type"),
         (0, ModelAnswerEdit([]), "at least one"),
+        (0, ModelAnswerEdit.text("  "), "cannot be empty"),
     ],
 )
 async def test_bad_edits_are_rejected_and_nothing_is_written(
