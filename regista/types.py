@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from regista.trace.canonical import request_hash
 
@@ -72,6 +72,7 @@ class LlmRequest(BaseModel):
     tool_choice: dict[str, Any] | None = None
     max_tokens: int = 4096
     params: dict[str, Any] = Field(default_factory=dict)
+    _hash: str | None = PrivateAttr(default=None)
 
     def canonical(self) -> dict[str, Any]:
         """The dict that ``request_hash`` is computed over."""
@@ -87,8 +88,15 @@ class LlmRequest(BaseModel):
 
     @property
     def hash(self) -> str:
-        """SHA-256 hex of the canonical JSON of the full request."""
-        return request_hash(self.canonical())
+        """SHA-256 hex of the canonical JSON of the full request.
+
+        Computed once: the loop, the provider and a replay all ask for it, and hashing a
+        long history is the costliest part of a call that never leaves the machine. A
+        request is not changed once it has been made.
+        """
+        if self._hash is None:
+            self._hash = request_hash(self.canonical())
+        return self._hash
 
 
 StopReason = Literal["end_turn", "tool_use", "max_tokens", "stop_sequence", "pause_turn", "refusal"]
