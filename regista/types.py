@@ -7,7 +7,8 @@ converts to and from it at its edge, and the trace stores exactly this.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections.abc import Mapping
+from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
@@ -97,6 +98,16 @@ class LlmRequest(BaseModel):
         if self._hash is None:
             self._hash = request_hash(self.canonical())
         return self._hash
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if not name.startswith("_"):
+            self._hash = None  # a field changed: the cached hash is stale
+        super().__setattr__(name, value)
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        copy = super().model_copy(update=update, deep=deep)
+        copy._hash = None if update else self._hash
+        return copy
 
 
 StopReason = Literal["end_turn", "tool_use", "max_tokens", "stop_sequence", "pause_turn", "refusal"]
