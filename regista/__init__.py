@@ -2,13 +2,19 @@
 
 Every session writes an append-only JSONL trace; replay, resume, fork, diff, tape tests and
 OpenTelemetry export all read that one file.
+
+The public names are imported on first use, so that ``import regista.trace.index`` (the
+debugger's cold start) does not pay for the agent loop, the providers and their models.
 """
 
+from __future__ import annotations
+
+import importlib
+import sys
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from regista._version import __version__
-from regista.agent import Agent
-from regista.context import ContextConfig
 from regista.errors import (
     AgentLoadError,
     InvalidEditError,
@@ -22,14 +28,16 @@ from regista.errors import (
     UnsupportedSchemaVersion,
     UserError,
 )
-from regista.fork import ForkResult, ModelAnswerEdit, ToolResultEdit, fork, rewind
-from regista.loop import RunResult
-from regista.policy import Decision, ToolCallInfo, allow, deny
-from regista.replay import replay, resume
-from regista.tools import Tool, ToolOutcome, tool
 
 if TYPE_CHECKING:
+    from regista.agent import Agent
+    from regista.context import ContextConfig
     from regista.diff import RunDiff, diff_runs
+    from regista.fork import ForkResult, ModelAnswerEdit, ToolResultEdit, fork, rewind
+    from regista.loop import RunResult
+    from regista.policy import Decision, ToolCallInfo, allow, deny
+    from regista.replay import replay, resume
+    from regista.tools import Tool, ToolOutcome, tool
 
 __all__ = [
     "Agent",
@@ -65,18 +73,55 @@ __all__ = [
     "tool",
 ]
 
-# Imported on first use. (Functions named like their module, ``replay`` and ``fork``,
-# are imported eagerly: the submodule would otherwise shadow the function.)
+#: Public name -> the module that defines it, imported on first use.
 _LAZY = {
-    "diff_runs": "regista.diff",
+    "Agent": "regista.agent",
+    "ContextConfig": "regista.context",
     "RunDiff": "regista.diff",
+    "diff_runs": "regista.diff",
+    "ForkResult": "regista.fork",
+    "ModelAnswerEdit": "regista.fork",
+    "ToolResultEdit": "regista.fork",
+    "fork": "regista.fork",
+    "rewind": "regista.fork",
+    "RunResult": "regista.loop",
+    "Decision": "regista.policy",
+    "ToolCallInfo": "regista.policy",
+    "allow": "regista.policy",
+    "deny": "regista.policy",
+    "replay": "regista.replay",
+    "resume": "regista.replay",
+    "Tool": "regista.tools",
+    "ToolOutcome": "regista.tools",
+    "tool": "regista.tools",
 }
+
+#: Functions named like the submodule that defines them: ``regista.replay`` is the
+#: function, whether or not the module ``regista.replay`` was imported (it lives on in
+#: ``sys.modules``, so ``from regista.replay import resume`` works as usual).
+_SHADOWED = frozenset({"replay", "fork"})
 
 
 def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'regista' has no attribute {name!r}")
-    import importlib
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
 
-    return getattr(importlib.import_module(module), name)
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+class _Package(ModuleType):
+    """Keeps a submodule import from replacing the function of the same name."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _SHADOWED and isinstance(value, ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

@@ -176,7 +176,7 @@ class BrowserScreen(Screen[None]):
         self._diverged_at = self._divergence()
 
     def compose(self) -> ComposeResult:
-        yield SessionHeader(self.index, id="header")
+        yield SessionHeader(self.index, notice=self._notice(), id="header")
         with Horizontal(id="main"):
             with Vertical(id="left"):
                 yield Timeline(self.index, model_label=self.label, marker=self._mark, id="timeline")

@@ -32,62 +32,70 @@ class SessionHeader(Static):
                     text-wrap: nowrap; text-overflow: ellipsis; }
     """
 
-    def __init__(self, index: TraceIndex, *, label: str = "", id: str | None = None) -> None:
-        super().__init__(id=id, markup=False)
+    def __init__(
+        self, index: TraceIndex, *, label: str = "", notice: str = "", id: str | None = None
+    ) -> None:
+        # The content is there from the start, so that the first frame has it.
+        text = _header_text(index, label, notice)
+        super().__init__(text, id=id, markup=False)
         self.index = index
         self.label = label
-
-    def on_mount(self) -> None:
-        self.refresh_header()
+        self._shown = text.plain
 
     def refresh_header(self, notice: str = "") -> None:
-        ix = self.index
-        start, end = ix.start, ix.end
-        task = " ".join((start.task if start else "?").split())
-        # Each line puts what a narrow screen must keep first: the task (also in step 0)
-        # comes after the notice and links, the step counts after the outcome, cost,
-        # errors and denials.
-        line1 = Text(no_wrap=True, overflow="ellipsis")
-        if self.label:
-            line1.append(f"{self.label} ", "bold reverse")
-            line1.append(" ")
-        if notice:
-            line1.append(f"{notice}  ", "bold yellow")
-        if start is not None and start.forked_from:
-            ff = start.forked_from
-            line1.append(
-                f"fork at step {ff.get('at_step', '?')} of {ff.get('session_id', '?')}  ",
-                "magenta",
-            )
-        if start is not None and start.replay_of:
-            line1.append(f"replay of {start.replay_of}  ", "magenta")
-        line1.append(task or "(no task)", "bold")
-        line2 = Text(no_wrap=True, overflow="ellipsis")
-        line2.append(model_label(ix), "cyan")
-        if end is not None:
-            style = "green" if end.stop_reason == "end_turn" else "bold red"
-            line2.append("  ● ", style).append(end.stop_reason, style)
-            if end.cost_usd is not None:
-                line2.append(f" · ${end.cost_usd:.4f}", "")
-        elif ix.scanned < ix.size:  # the end of the file is not read yet, not "running"
-            line2.append(f"  ◌ reading… {100 * ix.scanned // max(1, ix.size)}%", "yellow")
-        else:
-            line2.append("  ◌ running / unfinished", "yellow")
-        # A denied call also has an error result: count it once, as a denial.
-        errors = sum(1 for e in ix.steps if e.error and not e.denied)
-        denied = sum(1 for e in ix.steps if e.denied)
-        if errors:
-            line2.append(f" · {_count(errors, 'error')}", "bold red")
-        if denied:
-            line2.append(f" · {denied} denied", "bold yellow")
-        tools = sum(1 for e in ix.steps if e.kind == "tool")
-        turns = end.turns if end is not None else sum(1 for e in ix.steps if e.kind == "model")
-        line2.append(
-            f"  {_count(len(ix.steps), 'step')} · {_count(turns, 'turn')} · "
-            f"{_count(tools, 'tool call')}",
-            "",
+        text = _header_text(self.index, self.label, notice)
+        if text.plain != self._shown:  # an unchanged header costs no layout
+            self._shown = text.plain
+            self.update(text)
+
+
+def _header_text(ix: TraceIndex, label: str, notice: str) -> Text:
+    start, end = ix.start, ix.end
+    task = " ".join((start.task if start else "?").split())
+    # Each line puts what a narrow screen must keep first: the task (also in step 0)
+    # comes after the notice and links, the step counts after the outcome, cost,
+    # errors and denials.
+    line1 = Text(no_wrap=True, overflow="ellipsis")
+    if label:
+        line1.append(f"{label} ", "bold reverse")
+        line1.append(" ")
+    if notice:
+        line1.append(f"{notice}  ", "bold yellow")
+    if start is not None and start.forked_from:
+        ff = start.forked_from
+        line1.append(
+            f"fork at step {ff.get('at_step', '?')} of {ff.get('session_id', '?')}  ",
+            "magenta",
         )
-        text = Text("\n").join([line1, line2])
-        text.no_wrap = True
-        text.overflow = "ellipsis"
-        self.update(text)
+    if start is not None and start.replay_of:
+        line1.append(f"replay of {start.replay_of}  ", "magenta")
+    line1.append(task or "(no task)", "bold")
+    line2 = Text(no_wrap=True, overflow="ellipsis")
+    line2.append(model_label(ix), "cyan")
+    if end is not None:
+        style = "green" if end.stop_reason == "end_turn" else "bold red"
+        line2.append("  ● ", style).append(end.stop_reason, style)
+        if end.cost_usd is not None:
+            line2.append(f" · ${end.cost_usd:.4f}", "")
+    elif ix.scanned < ix.size:  # the end of the file is not read yet, not "running"
+        line2.append(f"  ◌ reading… {100 * ix.scanned // max(1, ix.size)}%", "yellow")
+    else:
+        line2.append("  ◌ running / unfinished", "yellow")
+    # A denied call also has an error result: count it once, as a denial.
+    errors = sum(1 for e in ix.steps if e.error and not e.denied)
+    denied = sum(1 for e in ix.steps if e.denied)
+    if errors:
+        line2.append(f" · {_count(errors, 'error')}", "bold red")
+    if denied:
+        line2.append(f" · {denied} denied", "bold yellow")
+    tools = sum(1 for e in ix.steps if e.kind == "tool")
+    turns = end.turns if end is not None else sum(1 for e in ix.steps if e.kind == "model")
+    line2.append(
+        f"  {_count(len(ix.steps), 'step')} · {_count(turns, 'turn')} · "
+        f"{_count(tools, 'tool call')}",
+        "",
+    )
+    text = Text("\n").join([line1, line2])
+    text.no_wrap = True
+    text.overflow = "ellipsis"
+    return text
