@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import sys
 import warnings
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from regista.errors import RegistaError
-from regista.trace.index import TraceIndex
+if TYPE_CHECKING:
+    from regista.trace.index import TraceIndex
 
 __all__ = ["main", "open_index"]
 
@@ -26,6 +28,8 @@ def open_index(path: Path) -> tuple[TraceIndex, str]:
     Raises:
         RegistaError: The trace cannot be shown at all.
     """
+    from regista.trace.index import TraceIndex
+
     index = TraceIndex(path)
     done = index.scan(FIRST_SCAN_BYTES)
     notice = ""
@@ -68,6 +72,20 @@ def main(argv: list[str] | None = None) -> int:
     if len(args.traces) > 2:
         print("regista-tui: give one trace to browse or two to compare", file=sys.stderr)
         return 2
+    # Start-up allocates a great many long-lived objects (modules, models, styles) and
+    # no garbage worth collecting: the collector waits until the first screen is drawn
+    # (see RegistaApp.on_mount), then starts with those objects frozen out of its scans.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _run(args)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _run(args: argparse.Namespace) -> int:
+    from regista.errors import RegistaError
     from regista_tui.app import RegistaApp
 
     # The sample agents' offline demo model answers instantly; in the debugger it takes a

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, ClassVar
@@ -13,6 +14,14 @@ from textual.screen import Screen
 from regista.trace.index import TraceIndex
 
 __all__ = ["RegistaApp"]
+
+
+def _collect_garbage_again() -> None:
+    """The first screen is up: the collector (paused by ``main`` while starting) resumes,
+    leaving what start-up built, which lives as long as the app, out of its scans."""
+    if not gc.isenabled():
+        gc.freeze()
+        gc.enable()
 
 
 class RegistaApp(App[None]):
@@ -63,6 +72,7 @@ class RegistaApp(App[None]):
         self.notice = notice
 
     def on_mount(self) -> None:
+        self.call_after_refresh(_collect_garbage_again)
         if self.compare is not None:
             from regista_tui.screens.compare import CompareScreen
 

@@ -166,6 +166,29 @@ def test_importing_the_engine_loads_no_ui_and_no_sdk() -> None:
     assert out.strip() == "clean"
 
 
+def test_public_names_load_on_first_use() -> None:
+    """Reading a trace (the debugger's cold start) does not load the agent loop, and
+    ``regista.replay`` / ``regista.fork`` stay the functions once their modules load."""
+    code = (
+        "import sys, regista.trace.index\n"
+        "heavy = [m for m in ('regista.agent', 'regista.loop', 'regista.fork',\n"
+        "         'regista.replay', 'regista.providers') if m in sys.modules]\n"
+        "print(','.join(heavy) or 'light')\n"
+        "import regista, regista.replay, regista.fork\n"
+        "from regista.replay import resume\n"
+        "print(regista.replay.__module__, regista.fork.__module__, resume.__name__)\n"
+        "print(regista.replay.__name__, regista.fork.__name__, 'Agent' in dir(regista))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.split("\n")
+    assert out[0] == "light"
+    assert out[1] == "regista.replay regista.fork resume"
+    assert out[2] == "replay fork True"
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        regista.nope  # type: ignore[attr-defined]  # noqa: B018
+
+
 # -- trace size grows linearly -----------------------------------------------------------
 
 

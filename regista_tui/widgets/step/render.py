@@ -10,7 +10,6 @@ from typing import Any
 
 import orjson
 from rich.console import Group, RenderableType
-from rich.syntax import Syntax
 from rich.text import Text
 
 from regista.structdiff import Change, short_repr
@@ -32,6 +31,8 @@ def _json(value: Any, limit: int) -> RenderableType:
         body = orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
     except TypeError:
         body = repr(value)
+    from rich.syntax import Syntax  # pygments: loaded when a step first shows JSON
+
     return Syntax(
         _cut(body, limit), "json", theme="ansi_dark", word_wrap=True, background_color="default"
     )

@@ -52,6 +52,8 @@ class StepView(Vertical):
         self._pending: Timer | None = None
         #: The step drawn was still being written (redrawn when the trace grows).
         self._drawn_growing = False
+        #: The position drawn last (in the active tab).
+        self._drawn: int | None = None
 
     def compose(self) -> ComposeResult:
         with TabbedContent(initial="tab-step"):
@@ -70,6 +72,8 @@ class StepView(Vertical):
         While the cursor is moving fast (a held key), the step is drawn once the cursor
         settles for :attr:`settle_s`, so that scrubbing only repaints the timeline.
         """
+        if position == self._drawn and self._pending is None:
+            return  # already on screen (the cursor was set to where it was)
         if position != self.position:
             self.limit = _BASE_LIMIT
         self.position = position
@@ -101,10 +105,14 @@ class StepView(Vertical):
             return Text(str(exc), "bold red")
 
     def refresh_active(self) -> None:
+        self._pending = None
+        if self.position is None and len(self.index):
+            return  # the timeline selects a step in a moment
         if self.position is None or not len(self.index):
             self.query_one("#step-body", Static).update(Text("No steps in this trace yet.", "dim"))
             return
         self._drawn_growing = not self.index.steps[self.position].complete
+        self._drawn = self.position
         step = self._step()
         tab = self.active_tab
         if not isinstance(step, Step):
