@@ -10,8 +10,10 @@ they exist (``get_order`` finds them) but no search ever returns them.
 from __future__ import annotations
 
 import re
+import shutil
 import sqlite3
 import tempfile
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -92,7 +94,10 @@ class OrdersDb:
 
     def __init__(self, path: str | Path | None = None, *, stale_index: bool = False) -> None:
         if path is None:
-            path = Path(tempfile.mkdtemp(prefix="regista-shop-")) / "shop.sqlite"
+            folder = tempfile.mkdtemp(prefix="regista-shop-")
+            path = Path(folder) / "shop.sqlite"
+            # A shop of our own making goes with the object (or at exit, at the latest).
+            weakref.finalize(self, shutil.rmtree, folder, ignore_errors=True)
         self.path = Path(path)
         self.stale_index = stale_index
         if not self.path.exists():

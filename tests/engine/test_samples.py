@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 
 import orjson
@@ -210,6 +211,20 @@ def test_refunds_are_checked_and_recorded(tmp_path: Path) -> None:
     assert db.get("ORD-1042")["refunded"] == 100.0
     # The same file, opened again, keeps what happened.
     assert len(OrdersDb(tmp_path / "shop.sqlite").refunds()) == 1
+
+
+def test_a_shop_of_its_own_making_is_removed_with_it(tmp_path: Path) -> None:
+    db = OrdersDb()
+    folder = db.path.parent
+    assert db.get("ORD-1042") and folder.name.startswith("regista-shop-")
+    del db
+    gc.collect()
+    assert not folder.exists()
+    # A shop at a given path is the caller's: it stays.
+    mine = OrdersDb(tmp_path / "shop.sqlite")
+    del mine
+    gc.collect()
+    assert (tmp_path / "shop.sqlite").exists()
 
 
 def test_policy_denies_big_refunds() -> None:
