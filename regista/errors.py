@@ -100,11 +100,17 @@ class ProviderError(RegistaError):
 
     Attributes:
         trace_path: The trace of the session that failed, when there is one.
+        recorded: The failure was served from a recording: a replay reproducing the
+            provider error its recorded session ended with (the replay then ends the same
+            way, ``stop_reason == "error"``, instead of raising).
     """
 
-    def __init__(self, message: str, *, trace_path: Path | None = None) -> None:
+    def __init__(
+        self, message: str, *, trace_path: Path | None = None, recorded: bool = False
+    ) -> None:
         super().__init__(message)
         self.trace_path = trace_path
+        self.recorded = recorded
 
 
 class ReplayDivergence(RegistaError):

@@ -423,10 +423,15 @@ async def run_session(
     except ReplayDivergence as exc:
         stop_reason, error = "diverged", str(exc)
         raise
+    except ProviderError as exc:
+        error = str(exc)
+        exc.trace_path = path
+        if not exc.recorded:
+            raise
+        # A replay reproduced the provider error its recording ended with: the replay
+        # ends as the recording did, and is a result, not a failure.
     except RegistaError as exc:
         error = str(exc)
-        if isinstance(exc, ProviderError):
-            exc.trace_path = path
         raise
     except (asyncio.CancelledError, KeyboardInterrupt):
         stop_reason, error = "cancelled", "the run was cancelled"
@@ -469,5 +474,6 @@ async def run_session(
         recorded_steps=run.sources.get("recorded", 0),
         edited_steps=run.sources.get("edit", 0),
         live_steps=run.sources.get("live", 0),
+        error=error,
         diverged_at=run.diverged_at,
     )

@@ -40,6 +40,9 @@ def result_lines(result: Any, what: str) -> list[str]:
             f"parent {parent}: {result.parent_stop_reason or 'unfinished'}, "
             f"cost {_cost(result.parent_cost_usd)}"
         )
+    error = getattr(result, "error", None)
+    if error:
+        lines.append(f"error: {error}")
     if result.output:
         text = result.output.strip().replace("\n", " ")
         lines.append(f"output: {text[:200]}{'…' if len(text) > 200 else ''}")

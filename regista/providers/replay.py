@@ -8,6 +8,11 @@ $0. A mismatch is a divergence, handled by the mode:
 - ``warn``: emit :class:`ReplayDivergenceWarning` and serve the recording positionally;
 - ``hybrid``: from the first divergence on (or past the end of the recording), every call
   goes to the real ``fallback`` provider.
+
+A recorded session that ended in a provider error is reproduced: its failed request, when
+the replay makes it, raises the recorded error again (``ProviderError.recorded``), and the
+replay ends in ``error`` as the recording did. With a ``fallback`` (``hybrid``, and
+``resume``) the failed call goes live instead: that is how a crashed session carries on.
 """
 
 from __future__ import annotations
@@ -22,14 +27,22 @@ from pathlib import Path
 from typing import Any
 
 from regista.context import ContextConfig, compaction_request
-from regista.errors import ReplayDivergence, ReplayDivergenceWarning, UserError
+from regista.errors import ProviderError, ReplayDivergence, ReplayDivergenceWarning, UserError
 from regista.providers.base import Provider, TextCallback, set_meta
 from regista.structdiff import Change, format_changes, structural_diff
-from regista.trace.events import ContextCompaction, LlmRequestEvent, LlmResponseEvent
+from regista.trace.events import ContextCompaction, ErrorEvent, LlmRequestEvent, LlmResponseEvent
 from regista.trace.reader import Trace
 from regista.types import LlmRequest, LlmResponse, Usage
 
-__all__ = ["RecordedCall", "ReplayMode", "ReplayProvider", "recorded_calls", "recording_end_note"]
+__all__ = [
+    "RecordedCall",
+    "RecordedFailure",
+    "ReplayMode",
+    "ReplayProvider",
+    "recorded_calls",
+    "recorded_failure",
+    "recording_end_note",
+]
 
 
 class ReplayMode(enum.StrEnum):
@@ -109,6 +122,41 @@ def recorded_calls(trace: Trace) -> list[RecordedCall]:
     return out
 
 
+@dataclass(frozen=True)
+class RecordedFailure:
+    """The model call a recorded session failed on: its request got a provider error."""
+
+    step: int
+    request_hash: str
+    message: str
+    build_request: Callable[[], LlmRequest]
+
+
+def recorded_failure(trace: Trace) -> RecordedFailure | None:
+    """The model call that ended ``trace`` in a provider error, if one did."""
+    last = next((ev for ev in reversed(trace.events) if isinstance(ev, LlmRequestEvent)), None)
+    if last is None or any(
+        isinstance(ev, LlmResponseEvent) and ev.step == last.step for ev in trace.events
+    ):
+        return None
+    error = next(
+        (
+            ev
+            for ev in trace.events
+            if isinstance(ev, ErrorEvent) and ev.where == "provider" and ev.step == last.step
+        ),
+        None,
+    )
+    if error is None:
+        return None
+    return RecordedFailure(
+        step=last.step,
+        request_hash=last.request_hash,
+        message=error.message,
+        build_request=partial(trace.request_for, last),
+    )
+
+
 def recording_end_note(trace: Trace) -> str:
     """Why a recording has nothing more to serve, when its session stopped early
     (appended to a divergence past its end); empty for a session that ended normally."""
@@ -145,6 +193,7 @@ class ReplayProvider:
         self.mode = ReplayMode.parse(mode)
         self.fallback = fallback
         self.calls = recorded_calls(self.trace)
+        self.failure = recorded_failure(self.trace)
         self.position = 0
         self.diverged_at: int | None = None
         self.label = name_of or (self.trace.path.name if self.trace.path else "recording")
@@ -162,6 +211,9 @@ class ReplayProvider:
         self.position += 1
         if self.went_live:
             return await self._live(request, on_text)
+        failure = self.failure
+        if n == len(self.calls) and failure is not None and self.fallback is None:
+            return await self._fail_as_recorded(request, on_text, failure)
         if n >= len(self.calls):
             step = self.calls[-1].step + 1 if self.calls else 0
             return await self._diverge(
@@ -196,6 +248,23 @@ class ReplayProvider:
             if inspect.isawaitable(r):
                 await r
         return set_meta(response, rec.provider, "recorded", matched)
+
+    async def _fail_as_recorded(
+        self, request: LlmRequest, on_text: TextCallback | None, failure: RecordedFailure
+    ) -> LlmResponse:
+        """The recording's last call failed: the same request fails again, the same way."""
+        if request.hash != failure.request_hash:
+            changes = structural_diff(
+                failure.build_request().canonical(), request.canonical(), "request"
+            )
+            detail = format_changes(changes) if changes else "the request hash differs"
+            message = f"{self.label}: diverged at step {failure.step} (model call): {detail}"
+            if self.mode is not ReplayMode.WARN:
+                return await self._diverge(request, on_text, failure.step, None, message, changes)
+            warnings.warn(message, ReplayDivergenceWarning, stacklevel=3)
+            if self.diverged_at is None:
+                self.diverged_at = failure.step
+        raise ProviderError(failure.message, recorded=True)
 
     async def _live(self, request: LlmRequest, on_text: TextCallback | None) -> LlmResponse:
         assert self.fallback is not None

@@ -8,9 +8,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from builders import simple_agent
+from builders import SIMPLE_SCRIPT, simple_agent
 
 from regista.cli.main import main
+from regista.errors import ProviderError
+from regista.providers import ScriptedProvider
 from regista.trace.reader import Trace
 
 ROOT = Path(__file__).parents[2]
@@ -44,6 +46,21 @@ def test_replay_divergence_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture
     assert main(["replay", str(recorded.trace_path), "--trace-dir", str(tmp_path / "r")]) == 1
     err = capsys.readouterr().err
     assert "diverged at step 2 (model call)" in err and "Traceback" not in err
+
+
+def test_replay_of_a_failed_session_ends_as_recorded(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The recording ended in a provider error; the replay reproduces it: that is a faithful
+    replay (exit 0), and the output says how the run ended."""
+    agent = simple_agent(tmp_path / "orig", provider=ScriptedProvider(SIMPLE_SCRIPT[:1]))
+    with pytest.raises(ProviderError):
+        agent.run_sync("Weather?")
+    (failed,) = (tmp_path / "orig").glob("*.jsonl")
+    assert main(["replay", str(failed), "--trace-dir", str(tmp_path / "r")]) == 0
+    out = capsys.readouterr().out
+    assert "replayed: error after 3 steps (2 recorded, 0 edited, 0 live)" in out
+    assert "error: ScriptedProvider: the script has 1 responses and call 2 asked" in out
 
 
 def test_replay_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

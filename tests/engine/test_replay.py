@@ -220,20 +220,60 @@ async def test_tool_use_id_mismatch_input_diverges(tmp_path: Path) -> None:
 _ = tool_use
 
 
-async def test_replay_of_a_failed_session_says_where_the_recording_stops(
-    tmp_path: Path,
-) -> None:
-    """A session that ended in a provider error has nothing more to serve: the replay says
-    so, with the recorded error, rather than only that the run 'made one call too many'."""
-    agent = simple_agent(tmp_path, provider=ScriptedProvider(SIMPLE_SCRIPT[:1]))
+def _failed_session(tmp_path: Path) -> Path:
+    """A session whose second model call fails (the script has one answer)."""
+    agent = simple_agent(tmp_path / "orig", provider=ScriptedProvider(SIMPLE_SCRIPT[:1]))
     with pytest.raises(ProviderError, match="asked for another"):
-        await agent.run("Weather?")
-    (failed,) = tmp_path.glob("*.jsonl")
-    with pytest.raises(ReplayDivergence) as info:
+        agent.run_sync("Weather?")
+    (failed,) = (tmp_path / "orig").glob("*.jsonl")
+    return failed
+
+
+def _shape(trace: Trace) -> list[tuple[str, int | None]]:
+    return [(e.type, getattr(e, "step", None)) for e in trace.events]
+
+
+async def test_replay_of_a_failed_session_reproduces_its_error(tmp_path: Path) -> None:
+    """The recorded session's last call failed: the replay makes the same request, gets the
+    same error for $0, and ends as the recording did (a result, not an exception)."""
+    failed = _failed_session(tmp_path)
+    original = Trace.load(failed)
+    result = await replay(failed, trace_dir=tmp_path / "r")
+    assert result.stop_reason == "error" == original.end.stop_reason
+    assert result.error == original.end.error and "asked for another" in result.error
+    assert result.steps == original.end.steps and result.recorded_steps == 2
+    replayed = Trace.load(result.trace_path)
+    assert _shape(replayed) == _shape(original)
+    (error,) = [e for e in replayed.events if e.type == "error"]
+    assert (error.where, error.step, error.message) == ("provider", 2, original.end.error)
+
+
+async def test_a_changed_request_at_the_failed_call_is_a_divergence(tmp_path: Path) -> None:
+    failed = _failed_session(tmp_path)
+    lines = failed.read_text().splitlines()
+    out = []
+    for line in lines:  # the tool result that feeds the failed call changes
+        if '"tool.result"' in line:
+            line = line.replace("Sunny", "Rainy")
+        out.append(line)
+    failed.write_text("\n".join(out) + "\n")
+    with pytest.raises(ReplayDivergence, match=r"diverged at step 2 \(model call\)") as info:
         await replay(failed, trace_dir=tmp_path / "r")
-    message = str(info.value)
-    assert "the recording stops there: the session ended with 'error'" in message
-    assert "asked for another" in message
+    assert info.value.step == 2 and info.value.diffs
+    with pytest.warns(ReplayDivergenceWarning, match="diverged at step 2"):
+        warned = await replay(failed, "warn", trace_dir=tmp_path / "w")
+    assert warned.stop_reason == "error" and warned.diverged_at == 2
+
+
+async def test_hybrid_and_resume_retry_the_failed_call_live(tmp_path: Path) -> None:
+    """With a live provider, the call that failed is asked again: a crashed session goes on."""
+    failed = _failed_session(tmp_path)
+    agent = simple_agent(tmp_path / "live")
+    resumed = await agent.resume(failed)
+    assert resumed.stop_reason == "end_turn" and resumed.error is None
+    assert (resumed.recorded_steps, resumed.live_steps) == (2, 3)
+    hybrid = await replay(failed, "hybrid", agent.provider, trace_dir=tmp_path / "h")
+    assert hybrid.stop_reason == "end_turn" and hybrid.live_steps == 3
 
 
 async def test_replay_of_a_cut_session_says_it_did_not_finish(tmp_path: Path) -> None:

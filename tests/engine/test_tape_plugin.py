@@ -7,9 +7,11 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from builders import simple_agent
+from builders import SIMPLE_SCRIPT, simple_agent
 
 from regista.cli.main import main
+from regista.errors import ProviderError
+from regista.providers import ScriptedProvider
 from regista.testing import TapeMismatch, play_tape
 
 pytest_plugins = ["pytester"]
@@ -57,6 +59,17 @@ async def test_a_shorter_run_fails_at_the_end(tmp_path: Path) -> None:
     with pytest.raises(TapeMismatch, match="end of run"):
         await play_tape(recorded.trace_path, agent)
     assert lines
+
+
+async def test_a_tape_that_ended_in_a_provider_error_passes_when_reproduced(
+    tmp_path: Path,
+) -> None:
+    failing = simple_agent(tmp_path / "orig", provider=ScriptedProvider(SIMPLE_SCRIPT[:1]))
+    with pytest.raises(ProviderError):
+        await failing.run("Weather?")
+    (tape,) = (tmp_path / "orig").glob("*.jsonl")
+    result = await play_tape(tape, simple_agent(tmp_path / "now"))
+    assert result.stop_reason == "error" and "asked for another" in (result.error or "")
 
 
 def test_plugin_marker_and_fixture(pytester: pytest.Pytester) -> None:
