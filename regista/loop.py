@@ -8,6 +8,7 @@ may answer a tool call from the recording instead of running it.
 from __future__ import annotations
 
 import asyncio
+import inspect
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -56,6 +57,15 @@ __all__ = [
 DENIED_PREFIX = "Permission denied"
 
 
+async def _watched(result: Any, failed: list[BaseException]) -> Any:
+    """Await an async ``on_text`` callback, noting what it raises."""
+    try:
+        return await result
+    except Exception as exc:
+        failed.append(exc)
+        raise
+
+
 class _Run:
     def __init__(
         self,
@@ -98,23 +108,35 @@ class _Run:
 
     async def _complete(self, request: LlmRequest, step: int) -> LlmResponse:
         cb = None
+        #: What the caller's own ``on_text`` raised: it is not the provider's error.
+        failed: list[BaseException] = []
         if self.on_text is not None:
             on_text = self.on_text
 
             def cb(delta: str) -> Any:
-                return on_text(step, delta)
+                try:
+                    result = on_text(step, delta)
+                except Exception as exc:
+                    failed.append(exc)
+                    raise
+                return _watched(result, failed) if inspect.isawaitable(result) else result
 
         try:
             return await self.provider.complete(request, on_text=cb)
-        except (RegistaError, asyncio.CancelledError):
+        except asyncio.CancelledError:
             raise
-        except Exception as exc:  # a provider bug must still end the trace cleanly
-            # a replay or fork passes live calls on: name the provider that failed
+        except Exception as exc:
+            if failed:  # however the provider passed it on, it is the caller's exception
+                raise failed[0] from None
+            if isinstance(exc, RegistaError):
+                raise
+            # a provider bug must still end the trace cleanly; a replay or fork passes
+            # live calls on: name the provider that failed
             live = getattr(self.provider, "live_provider", None) or getattr(
                 self.provider, "fallback", None
             )
-            failed = live or self.provider
-            name = getattr(failed, "name", type(failed).__name__)
+            failed_provider = live or self.provider
+            name = getattr(failed_provider, "name", type(failed_provider).__name__)
             raise ProviderError(f"provider {name!r} failed: {type(exc).__name__}: {exc}") from exc
 
     async def model_call(self, messages: list[Message]) -> LlmResponse:

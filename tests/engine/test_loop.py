@@ -231,6 +231,27 @@ async def test_a_provider_bug_names_the_provider(tmp_path: Path) -> None:
     assert end.stop_reason == "error" and end.error == str(info.value)
 
 
+@pytest.mark.parametrize("asynchronous", [False, True])
+async def test_an_on_text_callback_that_raises_is_the_callers_error(
+    tmp_path: Path, asynchronous: bool
+) -> None:
+    """A bug in the caller's streaming callback surfaces as itself, not as the provider's
+    failure, and the trace still ends cleanly."""
+
+    def sync_cb(step: int, delta: str) -> None:
+        raise ValueError("my callback broke")
+
+    async def async_cb(step: int, delta: str) -> None:
+        raise ValueError("my callback broke")
+
+    with pytest.raises(ValueError, match="my callback broke"):
+        await agent(tmp_path, SCRIPT).run("go", on_text=async_cb if asynchronous else sync_cb)
+    trace = Trace.load(next(tmp_path.glob("*.jsonl")))
+    (error,) = [e for e in trace.events if isinstance(e, ErrorEvent)]
+    assert (error.where, error.error_type) == ("agent", "ValueError")
+    assert trace.end is not None and trace.end.stop_reason == "error"
+
+
 async def test_a_provider_bug_in_a_forks_live_half_names_that_provider(tmp_path: Path) -> None:
     from regista import rewind
 
