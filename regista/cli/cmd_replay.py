@@ -7,7 +7,7 @@ import sys
 import warnings
 
 from regista.cli._common import out, result_lines
-from regista.errors import ReplayDivergence, ReplayDivergenceWarning
+from regista.errors import ReplayDivergence, ReplayDivergenceWarning, UserError
 from regista.loading import load_agent
 from regista.providers.replay import ReplayMode
 from regista.replay import replay
@@ -36,6 +36,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 async def run(args: argparse.Namespace) -> int:
+    if args.agent and args.mode != "hybrid":
+        raise UserError(
+            f"--agent is for --mode hybrid (the agent that carries on live); a {args.mode} "
+            "replay takes everything from the trace (to test your current agent against it, "
+            "use regista test)"
+        )
     trace = Trace.load(args.trace)
     fallback = None
     tools = None

@@ -115,6 +115,14 @@ class BrowserScreen(Screen[None]):
             tooltip="Toggle a breakpoint on this step's kind",
         ),
         Binding(
+            "D",
+            "clear_breakpoints",
+            "Clear breaks",
+            id="browser.clear_breakpoints",
+            show=False,
+            tooltip="Delete every breakpoint",
+        ),
+        Binding(
             "c",
             "continue(1)",
             "Continue",
@@ -335,6 +343,16 @@ class BrowserScreen(Screen[None]):
 
     def action_toggle_kind_breakpoint(self) -> None:
         self.action_toggle_breakpoint(kind_only=True)
+
+    def action_clear_breakpoints(self) -> None:
+        if not self.breakpoints:
+            self.set_status("No breakpoints to delete.")
+            return
+        names = ", ".join(sorted(self.breakpoints.labels))
+        self.breakpoints.labels.clear()
+        self.set_status(f"Deleted the breakpoints on {names}.")
+        self.timeline.forget_marks()
+        self._update_scrubber()
 
     def action_continue(self, direction: int) -> None:
         if not self.breakpoints:

@@ -53,8 +53,7 @@ def _run_line(name: str, trace: Trace) -> Text:
     else:
         style = "green" if end.stop_reason == "end_turn" else "bold red"
         line.append(f"  ● {end.stop_reason}", style)
-        if end.cost_usd is not None:
-            line.append(f" · ${end.cost_usd:.4f}")
+        line.append(f" · ${end.cost_usd:.4f}" if end.cost_usd is not None else " · cost unknown")
     line.append(f" · {len(trace.steps())} steps")
     if start.replay_of:
         line.append(f"  replay of {start.replay_of}", "magenta")

@@ -63,6 +63,13 @@ def test_replay_of_a_failed_session_ends_as_recorded(
     assert "error: ScriptedProvider: the script has 1 responses and call 2 asked" in out
 
 
+def test_replay_agent_outside_hybrid_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["replay", str(HAPPY), "--agent", "regista.samples.refund:refund_agent"]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "--agent is for --mode hybrid" in err and "regista test" in err
+
+
 def test_replay_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["replay", str(tmp_path / "missing.jsonl")]) != 0
     assert "no such trace file" in capsys.readouterr().err

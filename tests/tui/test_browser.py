@@ -117,6 +117,14 @@ async def test_breakpoints_continue_and_reverse_continue(browser_app: RegistaApp
         assert _cursor(browser_app) == 6
         await pilot.press("C")
         assert _cursor(browser_app) == 3
+        await pilot.press("D")  # delete them all
+        assert "Deleted the breakpoints on compaction, tool:lookup_order" in _text(
+            browser_app, "#status"
+        )
+        await pilot.press("c")
+        assert _cursor(browser_app) == 3 and "No breakpoints" in _text(browser_app, "#status")
+        await pilot.press("D")
+        assert "No breakpoints to delete" in _text(browser_app, "#status")
 
 
 async def test_search_then_n_and_N(browser_app: RegistaApp) -> None:

@@ -115,6 +115,27 @@ async def test_header_says_reading_not_running_while_indexing(
         assert "reading" in shown
 
 
+def test_header_says_when_the_cost_is_not_known(trace_path: Path, tmp_path: Path) -> None:
+    """A model with no known price has an unknown cost, which is not $0."""
+    lines = trace_path.read_text().splitlines()
+    unpriced = tmp_path / "unpriced.jsonl"
+    unpriced.write_text(
+        "\n".join(
+            ln.replace('"cost_usd":0.0,', '"cost_usd":null,') if '"session.end"' in ln else ln
+            for ln in lines
+        )
+        + "\n"
+    )
+    index = TraceIndex(unpriced)
+    index.scan()
+    assert index.end is not None and index.end.cost_usd is None
+    shown = SessionHeader(index).content
+    assert "cost unknown" in str(shown) and "$" not in str(shown)
+    priced = TraceIndex(trace_path)
+    priced.scan()
+    assert "cost unknown" not in str(SessionHeader(priced).content)
+
+
 async def test_show_more_shows_more_of_the_request_diff(browser_app: RegistaApp) -> None:
     """Long added messages are cut in the request diff; m shows them in full."""
     async with browser_app.run_test(size=(120, 40)) as pilot:

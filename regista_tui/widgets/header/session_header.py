@@ -75,8 +75,9 @@ def _header_text(ix: TraceIndex, label: str, notice: str) -> Text:
     if end is not None:
         style = "green" if end.stop_reason == "end_turn" else "bold red"
         line2.append("  ● ", style).append(end.stop_reason, style)
-        if end.cost_usd is not None:
-            line2.append(f" · ${end.cost_usd:.4f}", "")
+        # No price for the model (or a step's) means the cost is not known, not $0.
+        cost = f"${end.cost_usd:.4f}" if end.cost_usd is not None else "cost unknown"
+        line2.append(f" · {cost}", "" if end.cost_usd is not None else "dim")
     elif ix.scanned < ix.size:  # the end of the file is not read yet, not "running"
         line2.append(f"  ◌ reading… {100 * ix.scanned // max(1, ix.size)}%", "yellow")
     else:
