@@ -1,9 +1,10 @@
 """Search across the text of steps: a fast byte pre-filter, then a check on what people see.
 
-The raw line is searched first (case-insensitively, for the query as it is and as JSON
-would escape it); candidate steps are then decoded and matched against their visible text
-only, so that a tool's name in every request's tool list does not make every model call
-a match.
+The raw lines are searched first (case-insensitively, for the query as it is and as JSON
+would escape it); candidate steps are then parsed (plain JSON, no validation) and matched
+against their visible text only, so that a tool's name in every request's tool list does
+not make every model call a match. The search starts at a given step and wraps around,
+and says where its first match is as soon as it has one.
 """
 
 from __future__ import annotations
@@ -14,55 +15,73 @@ from typing import Any
 
 import orjson
 
-from regista.errors import RegistaError
 from regista.trace.index import TraceIndex
-from regista.trace.steps import Step
 
 __all__ = ["search_steps", "visible_text"]
 
 
-def visible_text(step: Step) -> str:
-    """What the step view shows of a step, as one string (JSON-escaped)."""
+def visible_text(events: list[dict[str, Any]]) -> str:
+    """What the step view shows of a step's events, as one string (JSON-escaped)."""
     parts: list[Any] = []
-    if step.kind == "model":
-        req, resp = step.request_event, step.response_event
-        if req is not None:
-            parts.append(req.messages)
-        if resp is not None:
-            parts.append(resp.response.get("content"))
-    elif step.kind == "tool":
-        call, dec, res = step.tool_call, step.decision, step.result
-        if call is not None:
-            parts += [call.name, call.input]
-        if dec is not None and dec.reason:
-            parts.append(dec.reason)
-        if res is not None:
-            parts.append(res.content)
-    elif step.compaction is not None:
-        parts += [step.compaction.summary, step.compaction.replaced]
-    parts += [err.message for err in step.errors]
+    for ev in events:
+        kind = ev.get("type")
+        if kind == "llm.request":
+            parts.append(ev.get("messages"))  # the new messages of this turn
+        elif kind == "llm.response":
+            response = ev.get("response")
+            parts.append(response.get("content") if isinstance(response, dict) else None)
+        elif kind == "tool.call":
+            parts += [ev.get("name"), ev.get("input")]
+        elif kind == "permission.decision" and ev.get("reason"):
+            parts.append(ev["reason"])
+        elif kind == "tool.result":
+            parts.append(ev.get("content"))
+        elif kind == "context.compaction":
+            parts += [ev.get("summary"), ev.get("replaced")]
+        elif kind == "error":
+            parts.append(ev.get("message"))
     return orjson.dumps(parts).decode()
 
 
 def search_steps(
-    index: TraceIndex, query: str, *, cancelled: Callable[[], bool] = lambda: False
+    index: TraceIndex,
+    query: str,
+    *,
+    start: int = 0,
+    on_first: Callable[[int], None] | None = None,
+    cancelled: Callable[[], bool] = lambda: False,
 ) -> list[int]:
-    """Positions of the steps whose visible text contains ``query`` (case-insensitive)."""
+    """Positions of the steps whose visible text contains ``query`` (case-insensitive).
+
+    Args:
+        start: The position to search from; the search wraps around to it.
+        on_first: Called with the first match found from ``start`` on, as soon as found.
+        cancelled: Polled between steps; the search stops early when it says so.
+
+    Returns:
+        The matches, in trace order.
+    """
     # Text inside a JSON string is escaped ('\\"'); a tool's input is JSON itself, shown
     # and searched as it is ('{"order_id":"A-1"}'): look for the query both ways.
     escaped = orjson.dumps(query).decode()[1:-1]
     needles = {escaped.lower(), query.lower()}
     pattern = re.compile(b"|".join(re.escape(n.encode()) for n in sorted(needles)), re.IGNORECASE)
+    count = len(index)
+    start = max(0, min(start, count - 1)) if count else 0
     out: list[int] = []
-    for pos in range(len(index)):
+    for pos in [*range(start, count), *range(0, start)]:
         if cancelled():
             break
-        if not pattern.search(index.step_text(pos)):
+        raw = index.step_text(pos)
+        if not pattern.search(raw):
             continue
         try:
-            text = visible_text(index.step(pos)).lower()
-            if any(n in text for n in needles):
-                out.append(pos)
-        except RegistaError:
-            continue
-    return out
+            events = [orjson.loads(line) for line in raw.split(b"\n")]
+        except orjson.JSONDecodeError:
+            continue  # a corrupt line: the step view says what is wrong with it
+        text = visible_text([ev for ev in events if isinstance(ev, dict)]).lower()
+        if any(n in text for n in needles):
+            if not out and on_first is not None:
+                on_first(pos)
+            out.append(pos)
+    return sorted(out)

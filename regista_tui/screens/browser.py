@@ -14,6 +14,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Static
+from textual.worker import get_current_worker
 
 from regista.errors import RegistaError
 from regista.trace.index import StepEntry, TraceIndex
@@ -383,22 +384,50 @@ class BrowserScreen(Screen[None]):
         def answer(value: str | None) -> None:
             if value:
                 self.query_text = value
+                self.matches = []
                 self.set_status(f"Searching for {value!r}…")
-                self._search(value)
+                self._search(value, self.timeline.cursor)
 
         self.app.push_screen(SearchPrompt(self.query_text), answer)
 
     @work(thread=True, exclusive=True, group="search")
-    def _search(self, query: str) -> None:
-        matches = search_steps(self.index, query)
-        self.app.call_from_thread(self._found, query, matches)
+    def _search(self, query: str, start: int) -> None:
+        worker = get_current_worker()
+        matches = search_steps(
+            self.index,
+            query,
+            start=start,
+            on_first=lambda pos: self.app.call_from_thread(self._first_found, query, pos),
+            cancelled=lambda: worker.is_cancelled,
+        )
+        if not worker.is_cancelled:
+            self.app.call_from_thread(self._found, query, matches)
+
+    def _first_found(self, query: str, pos: int) -> None:
+        """The first match (from the cursor on): go there while the rest are counted."""
+        if query != self.query_text:
+            return
+        self.set_status(
+            f"{query!r}: step {self.index.steps[pos].index}, counting the other matches…"
+        )
+        self.timeline.move_to(pos)
 
     def _found(self, query: str, matches: list[int]) -> None:
+        if query != self.query_text:
+            return
         self.matches = matches
         if not matches:
             self.set_status(f"No step contains {query!r}.", error=True)
             return
-        self.action_next_match(wrap_from=self.timeline.cursor - 1)
+        here = self.timeline.cursor
+        i = bisect.bisect_left(matches, here)
+        if i < len(matches) and matches[i] == here:
+            self.set_status(
+                f"{query!r}: match {i + 1} of {len(matches)}, "
+                f"step {self.index.steps[here].index}  (n / N)"
+            )
+        else:
+            self.set_status(f"{query!r}: {len(matches)} matches  (n / N)")
 
     def action_next_match(self, wrap_from: int | None = None) -> None:
         self._match(1, self.timeline.cursor if wrap_from is None else wrap_from)

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 from rich.console import Console
 from textual.widgets import Static, TabbedContent
 
+from regista.trace.index import TraceIndex
 from regista_tui.app import RegistaApp
 from regista_tui.screens.browser import BrowserScreen
 from regista_tui.screens.help import HelpScreen
+from regista_tui.search import search_steps
 from regista_tui.widgets.timeline.timeline import Timeline
 
 
@@ -139,6 +142,35 @@ async def test_search_then_n_and_N(browser_app: RegistaApp) -> None:
         assert _cursor(browser_app) > first
         await pilot.press("N")
         assert _cursor(browser_app) == first
+
+
+async def test_search_starts_at_the_cursor_and_wraps(browser_app: RegistaApp) -> None:
+    async with browser_app.run_test(size=(120, 40)) as pilot:
+        # lookup_order is in steps 0-4 and 6: from step 7 the search wraps round to step 0
+        await pilot.press("end", "slash", *"lookup_order", "enter")
+        await browser_app.workers.wait_for_complete()
+        await pilot.pause()
+        assert _cursor(browser_app) == 0
+        assert "match 1 of 6" in _text(browser_app, "#status")
+        await pilot.press("colon", "5", "enter", "slash", "enter")  # again, from step 5
+        await browser_app.workers.wait_for_complete()
+        await pilot.pause()
+        assert _cursor(browser_app) == 6
+        assert "match 6 of 6" in _text(browser_app, "#status")
+
+
+def test_search_steps_reports_its_first_match_at_once(trace_path: Path) -> None:
+    index = TraceIndex(trace_path)
+    index.scan()
+    every = search_steps(index, "lookup_order")
+    assert every == [0, 1, 2, 3, 4, 6]
+    firsts: list[int] = []
+    assert search_steps(index, "lookup_order", start=7, on_first=firsts.append) == every
+    assert firsts == [0]  # wrapped round
+    firsts.clear()
+    assert search_steps(index, "lookup_order", start=5, on_first=firsts.append) == every
+    assert firsts == [6]
+    assert search_steps(index, "lookup_order", cancelled=lambda: True) == []
 
 
 async def test_search_ignores_tool_schemas(browser_app: RegistaApp) -> None:
