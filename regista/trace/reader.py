@@ -17,6 +17,7 @@ from typing import Any
 import orjson
 from pydantic import ValidationError
 
+from regista._gc import paused_gc
 from regista.errors import TraceError, TraceFormatError, TraceWarning, UnsupportedSchemaVersion
 from regista.trace.events import (
     SCHEMA_VERSION,
@@ -141,35 +142,9 @@ class Trace:
         lines = data.split(b"\n")
         if lines and lines[-1] == b"":
             lines.pop()
-        events: list[Any] = []
-        truncated = False
-        last = len(lines)
-        # The writer ends each event with its newline in the same write: only a last
-        # line without one can be half-written. A whole line that is corrupt is an error.
         unterminated = bool(data) and not data.endswith(b"\n")
-        for lineno, raw in enumerate(lines, start=1):
-            if not raw.strip():
-                if lineno == last:
-                    continue
-                raise TraceFormatError(path, lineno, "empty line")
-            try:
-                event = parse_line(raw, path, lineno)
-            except TraceFormatError:
-                if lineno == last and events and unterminated:
-                    warnings.warn(
-                        f"{path}:{lineno}: dropped a half-written last line "
-                        "(the writing process probably died mid-write)",
-                        TraceWarning,
-                        stacklevel=3,
-                    )
-                    truncated = True
-                    break
-                raise
-            if event.seq != len(events):
-                raise TraceFormatError(
-                    path, lineno, f"seq {event.seq} out of order (expected {len(events)})"
-                )
-            events.append(event)
+        with paused_gc():  # the events make no garbage; collecting while they pile up is waste
+            events, truncated = _parse_lines(lines, path, unterminated)
         if not events:
             raise TraceError(f"{path}: empty trace (no events)")
         if not isinstance(events[0], SessionStart):
@@ -335,3 +310,39 @@ class Trace:
 
     def __repr__(self) -> str:
         return f"<Trace {self.session_id} events={len(self.events)} path={self.path}>"
+
+
+def _parse_lines(lines: list[bytes], path: Path, unterminated: bool) -> tuple[list[Any], bool]:
+    """The events of ``lines``, and whether a half-written last line was dropped.
+
+    The writer ends each event with its newline in the same write: only a last line
+    without one (``unterminated``) can be half-written. A whole line that is corrupt is
+    an error.
+    """
+    events: list[Any] = []
+    truncated = False
+    last = len(lines)
+    for lineno, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            if lineno == last:
+                continue
+            raise TraceFormatError(path, lineno, "empty line")
+        try:
+            event = parse_line(raw, path, lineno)
+        except TraceFormatError:
+            if lineno == last and events and unterminated:
+                warnings.warn(
+                    f"{path}:{lineno}: dropped a half-written last line "
+                    "(the writing process probably died mid-write)",
+                    TraceWarning,
+                    stacklevel=4,
+                )
+                truncated = True
+                break
+            raise
+        if event.seq != len(events):
+            raise TraceFormatError(
+                path, lineno, f"seq {event.seq} out of order (expected {len(events)})"
+            )
+        events.append(event)
+    return events, truncated
