@@ -46,6 +46,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="also export prompts, answers, tool arguments and results (off by default)",
     )
     p.add_argument(
+        "--max-value-chars",
+        type=int,
+        default=None,
+        metavar="N",
+        help="cut every attribute value to N characters (default: "
+        "$OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT, else no limit); with --include-content every "
+        "chat span carries the whole conversation so far",
+    )
+    p.add_argument(
         "--service-name",
         default=None,
         help="service.name of the spans (default: $OTEL_SERVICE_NAME or 'regista')",
@@ -85,17 +94,27 @@ def run(args: argparse.Namespace) -> int:
     require_otel()
     if args.timeout <= 0:
         raise UserError("--timeout must be a positive number of seconds")
+    if args.max_value_chars is not None and args.max_value_chars <= 0:
+        raise UserError("--max-value-chars must be a positive number of characters")
     endpoint = None if args.console else resolve_endpoint(args.otlp)
     trace = Trace.load(args.trace)
 
     from opentelemetry.sdk.resources import Resource
-    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace import SpanLimits, TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
     service = args.service_name or os.environ.get("OTEL_SERVICE_NAME") or "regista"
     collected = InMemorySpanExporter()
-    provider = TracerProvider(resource=Resource.create({"service.name": service}))
+    # SpanLimits() reads the OTEL_*_LENGTH_LIMIT variables; the option wins over them.
+    limits = (
+        SpanLimits(max_span_attribute_length=args.max_value_chars)
+        if args.max_value_chars is not None
+        else SpanLimits()
+    )
+    provider = TracerProvider(
+        resource=Resource.create({"service.name": service}), span_limits=limits
+    )
     provider.add_span_processor(SimpleSpanProcessor(collected))
     summary = export_trace(trace, provider, include_content=args.include_content)
     spans = collected.get_finished_spans()

@@ -7,6 +7,7 @@ import json
 import os
 import socket
 from pathlib import Path
+from typing import Any
 
 import pytest
 from builders import rich_agent
@@ -60,6 +61,39 @@ def test_console_prints_every_span(trace_path: Path, capsys: pytest.CaptureFixtu
     assert root["attributes"]["gen_ai.conversation.id"] == Trace.load(trace_path).session_id
     assert captured.err.startswith(f"printed {len(spans)} spans of session ")
     assert "gen_ai.input.messages" not in captured.out
+
+
+def _console_spans(text: str) -> list[dict[str, Any]]:
+    decoder = json.JSONDecoder()
+    spans, i = [], 0
+    while i < len(text):
+        if text[i].isspace():
+            i += 1
+            continue
+        obj, i = decoder.raw_decode(text, i)
+        spans.append(obj)
+    return spans
+
+
+def _longest_value(spans: list[dict[str, Any]]) -> int:
+    return max(len(v) for s in spans for v in s["attributes"].values() if isinstance(v, str))
+
+
+def test_values_can_be_cut_to_a_length(
+    trace_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With content, every chat span carries the conversation so far: values can be capped,
+    by option or by the standard environment variable."""
+    args = ["export", str(trace_path), "--console", "--include-content"]
+    assert cli_main.main(args) == 0
+    assert _longest_value(_console_spans(capsys.readouterr().out)) > 300
+    assert cli_main.main([*args, "--max-value-chars", "300"]) == 0
+    assert _longest_value(_console_spans(capsys.readouterr().out)) == 300
+    monkeypatch.setenv("OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT", "200")
+    assert cli_main.main(args) == 0
+    assert _longest_value(_console_spans(capsys.readouterr().out)) == 200
+    assert cli_main.main([*args, "--max-value-chars", "0"]) == 2
+    assert "--max-value-chars must be a positive" in capsys.readouterr().err
 
 
 def test_otlp_to_a_receiver(trace_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
