@@ -41,28 +41,6 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def test_console_prints_every_span(trace_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli_main.main(["export", str(trace_path), "--console"]) == 0
-    captured = capsys.readouterr()
-    decoder = json.JSONDecoder()
-    spans, text, i = [], captured.out, 0
-    while i < len(text):
-        if text[i].isspace():
-            i += 1
-            continue
-        obj, i = decoder.raw_decode(text, i)
-        spans.append(obj)
-    names = [s["name"] for s in spans]
-    assert names[-1] == "invoke_agent regista"
-    assert "execute_tool get_weather" in names
-    assert "chat claude-sonnet-4-6" in names
-    root = spans[-1]
-    assert root["resource"]["attributes"]["service.name"] == "regista"
-    assert root["attributes"]["gen_ai.conversation.id"] == Trace.load(trace_path).session_id
-    assert captured.err.startswith(f"printed {len(spans)} spans of session ")
-    assert "gen_ai.input.messages" not in captured.out
-
-
 def _console_spans(text: str) -> list[dict[str, Any]]:
     decoder = json.JSONDecoder()
     spans, i = [], 0
@@ -77,6 +55,21 @@ def _console_spans(text: str) -> list[dict[str, Any]]:
 
 def _longest_value(spans: list[dict[str, Any]]) -> int:
     return max(len(v) for s in spans for v in s["attributes"].values() if isinstance(v, str))
+
+
+def test_console_prints_every_span(trace_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli_main.main(["export", str(trace_path), "--console"]) == 0
+    captured = capsys.readouterr()
+    spans = _console_spans(captured.out)
+    names = [s["name"] for s in spans]
+    assert names[-1] == "invoke_agent regista"
+    assert "execute_tool get_weather" in names
+    assert "chat claude-sonnet-4-6" in names
+    root = spans[-1]
+    assert root["resource"]["attributes"]["service.name"] == "regista"
+    assert root["attributes"]["gen_ai.conversation.id"] == Trace.load(trace_path).session_id
+    assert captured.err.startswith(f"printed {len(spans)} spans of session ")
+    assert "gen_ai.input.messages" not in captured.out
 
 
 def test_values_can_be_cut_to_a_length(
