@@ -34,8 +34,10 @@ import json
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from fakes import QuietHTTPServer
 
 __all__ = ["FakeAnthropicServer", "FakeDisconnect", "FakeError", "RecordedRequest"]
 
@@ -138,14 +140,14 @@ class FakeAnthropicServer:
         self._fn: Callable[[dict[str, Any]], Any] | None = None
         self._served = 0
         self._lock = threading.Lock()
-        self._httpd: ThreadingHTTPServer | None = None
+        self._httpd: QuietHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
     # -- lifecycle -----------------------------------------------------------------------
 
     def start(self) -> FakeAnthropicServer:
         handler = type("_Handler", (_Handler,), {"fake": self})
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._httpd = QuietHTTPServer(("127.0.0.1", 0), handler)
         self._httpd.daemon_threads = True
         # A short poll interval keeps ``stop()`` (which waits for the next poll) fast.
         self._thread = threading.Thread(
