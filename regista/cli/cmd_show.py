@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import warnings
 from typing import Any
 
@@ -44,7 +45,9 @@ def run(args: argparse.Namespace) -> int:
 
     console = Console(highlight=False)
     console.print(header(trace, None if args.full else GIST_WIDTH))
-    console.print(steps_table(trace, None if args.full else console.width))
+    # Soft wrap: the lines are laid out already (and rich's wrapping pass is slow on
+    # thousands of them); the terminal folds what is wider than it.
+    console.print(steps_table(trace, None if args.full else console.width), soft_wrap=True)
     return 0
 
 
@@ -55,11 +58,22 @@ def _cost(value: float | None) -> str:
     return "unknown (a model without a known price)" if value is None else f"${value:.4f}"
 
 
+_WORD = re.compile(r"\S+")
+
+
 def _short(text: str, width: int | None) -> str:
-    text = " ".join(text.split())
-    if width is None or len(text) <= width:
-        return text
-    return text[: width - 1] + "…"
+    """``text`` on one line (runs of white space made one space), cut to ``width``."""
+    if width is None:
+        return " ".join(text.split())
+    words: list[str] = []
+    length = -1
+    for match in _WORD.finditer(text):  # a long text is read only as far as it shows
+        words.append(match.group())
+        length += 1 + len(words[-1])
+        if length > width:
+            break
+    joined = " ".join(words)
+    return joined if len(joined) <= width else joined[: width - 1] + "…"
 
 
 def _outcome(s: TraceSummary) -> str:
@@ -202,44 +216,60 @@ def _markers(step: Step) -> str:
 
 
 def steps_table(trace: Trace, width: int | None = None) -> Any:
-    """One row per step, as a rich table.
+    """One line per step under a bold header, in aligned columns (as a rich ``Text``).
+
+    Lines are laid out here rather than by a rich ``Table``, which measures and renders
+    every cell and takes seconds for a trace of thousands of steps.
 
     Args:
-        width: The width of the whole table; ``None`` shows every gist in full (wrapped).
+        width: The width of the whole table; ``None`` shows every gist in full.
     """
-    from rich.markup import escape
-    from rich.table import Table
+    from rich.cells import cell_len as wide_len
     from rich.text import Text
+
+    def cell_len(text: str) -> int:
+        return len(text) if text.isascii() else wide_len(text)
 
     rows = [
         [
             str(step.index),
             step.kind,
-            escape(_short(step.title, 18)),
+            _short(step.title, 18),
             gist(step),
             _tokens(step),
             _duration(step),
-            _markers(step),
         ]
         for step in trace.steps()
     ]
-    names = ["#", "kind", "name", "what happened", "tokens", "ms", ""]
-    gist_width: int | None = None
+    marks = [_markers(step) for step in trace.steps()]
+    names = ["#", "kind", "name", "what happened", "tokens", "ms"]
     if width is not None:
         # Every column but the gist keeps its natural width; the gist gets what is left.
-        used = sum(
-            max([len(names[i]), *(Text.from_markup(r[i]).cell_len for r in rows)])
-            for i in (0, 1, 2, 4, 5, 6)
-        )
-        gist_width = max(20, width - used - 2 * (len(names) - 1))
-    table = Table(box=None, header_style="bold", pad_edge=False)
-    for i, name in enumerate(names):
-        right = i in (0, 4, 5)
-        if i == 3:
-            table.add_column(name, overflow="fold", no_wrap=gist_width is not None)
-        else:
-            table.add_column(name, justify="right" if right else "left", no_wrap=True)
-    for r in rows:
-        r[3] = escape(_short(r[3], gist_width))
-        table.add_row(*r)
+        natural = [
+            0 if i == 3 else max([cell_len(names[i]), *(cell_len(r[i]) for r in rows)])
+            for i in range(6)
+        ]
+        mark_width = max([0, *(Text.from_markup(m).cell_len for m in marks)])
+        gist_width = max(20, width - sum(natural) - mark_width - 2 * len(names))
+        for r in rows:
+            r[3] = _short(r[3], gist_width)
+    widths = [max([cell_len(names[i]), *(cell_len(r[i]) for r in rows)]) for i in range(6)]
+
+    def line(cells: list[str]) -> str:
+        out = []
+        for i, cell in enumerate(cells):
+            pad = " " * (widths[i] - cell_len(cell))
+            out.append(pad + cell if i in (0, 4, 5) else cell + pad)
+        return "  ".join(out)
+
+    header = Text(line(names), "bold")
+    lines = [header]
+    for r, m in zip(rows, marks, strict=True):
+        text = Text(line(r) + "  ")
+        if m:
+            text.append_text(Text.from_markup(m))
+        lines.append(text)
+    table = Text("\n").join(lines)
+    table.no_wrap = True
+    table.overflow = "ignore"
     return table

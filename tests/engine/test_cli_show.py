@@ -6,7 +6,10 @@ from pathlib import Path
 
 import orjson
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from regista.cli.cmd_show import _short
 from regista.cli.main import main
 
 SAMPLES = Path(__file__).parents[2] / "sample_traces"
@@ -101,3 +104,13 @@ def test_bad_input_is_one_line_and_non_zero(
     code, out, err = _show(capsys, str(path))
     assert code != 0 and out == ""
     assert err.count("\n") == 1 and err.startswith("regista: ") and message in err
+
+
+@given(st.text(alphabet=" \n\tab→é", max_size=60), st.integers(min_value=2, max_value=40))
+def test_short_reads_only_what_it_shows_and_says_the_same(text: str, width: int) -> None:
+    """_short stops reading a long text once it has enough: same result as collapsing
+    every run of white space first and cutting after."""
+    whole = " ".join(text.split())
+    expected = whole if len(whole) <= width else whole[: width - 1] + "…"
+    assert _short(text, width) == expected
+    assert _short(text, None) == whole
