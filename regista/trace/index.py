@@ -23,7 +23,7 @@ from typing import Any
 
 from regista.errors import TraceError, TraceFormatError
 from regista.trace.events import LlmRequestEvent, SessionEnd, SessionStart
-from regista.trace.reader import parse_line
+from regista.trace.reader import not_a_trace_file, parse_line
 from regista.trace.steps import Step, StepKind
 
 __all__ = ["StepEntry", "TraceIndex"]
@@ -79,7 +79,7 @@ class TraceIndex:
     def __init__(self, path: str | Path, *, cache_size: int = 256) -> None:
         self.path = Path(path)
         if self.path.is_dir():
-            raise TraceError(f"{self.path}: is a directory, not a trace file")
+            raise TraceError(not_a_trace_file(self.path))
         try:
             self._file = open(self.path, "rb")  # noqa: SIM115 - lives with the index
         except FileNotFoundError:

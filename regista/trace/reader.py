@@ -76,6 +76,17 @@ class TraceSummary:
     compactions: int = 0
 
 
+def not_a_trace_file(folder: Path) -> str:
+    """What to say when a folder is given for a trace: and which trace in it is newest."""
+    try:
+        traces = [p for p in folder.glob("*.jsonl") if p.is_file()]
+        newest = max(traces, key=lambda p: p.stat().st_mtime) if traces else None
+    except OSError:
+        newest = None
+    hint = f" (its newest trace is {newest})" if newest is not None else ""
+    return f"{folder}: is a directory, not a trace file{hint}"
+
+
 def parse_line(raw: bytes, path: Path, lineno: int) -> Any:
     """Decode, version-check, migrate and validate one trace line."""
     try:
@@ -131,7 +142,7 @@ class Trace:
         except FileNotFoundError:
             raise TraceError(f"{path}: no such trace file") from None
         except IsADirectoryError:
-            raise TraceError(f"{path}: is a directory, not a trace file") from None
+            raise TraceError(not_a_trace_file(path)) from None
         except OSError as exc:
             raise TraceError(f"{path}: cannot read ({exc.strerror})") from None
         return cls.from_bytes(data, path)

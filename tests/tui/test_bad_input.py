@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,13 @@ def test_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
 
 def test_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert "is a directory" in _fails([str(tmp_path)], capsys)
+    # A folder of traces (e.g. .regista/traces): the message names the newest one.
+    old, new = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    old.write_text("{}\n")
+    new.write_text("{}\n")
+    os.utime(old, (1_000_000, 1_000_000))
+    message = _fails([str(tmp_path)], capsys)
+    assert f"is a directory, not a trace file (its newest trace is {new})" in message
 
 
 def test_empty_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
