@@ -248,7 +248,10 @@ class BrowserScreen(Screen[None]):
         self._update_scrubber()
         if self.timeline.cursor < len(self.index):
             self.query_one(Scrubber).position = self.timeline.cursor
-        self.query_one(StepView).grown()
+        view = self.query_one(StepView)
+        if view.position is None and len(self.index):
+            self.timeline.move_to(self.timeline.cursor)  # the first step was just written
+        view.grown()
 
     def _notice(self) -> str:
         notes = [self.notice] if self.notice else []
@@ -322,10 +325,14 @@ class BrowserScreen(Screen[None]):
         self._jump(lambda e: e.error or e.denied, -1, "error or denial")
 
     def action_same_kind(self, direction: int) -> None:
+        if not len(self.index):
+            return
         kind = self.index.steps[self.timeline.cursor].kind
         self._jump(lambda e: e.kind == kind, direction, f"{kind} step")
 
     def action_same_tool(self, direction: int) -> None:
+        if not len(self.index):
+            return
         here = self.index.steps[self.timeline.cursor]
         self._jump(lambda e: label_of(e) == label_of(here), direction, f"{label_of(here)} step")
 
@@ -371,9 +378,8 @@ class BrowserScreen(Screen[None]):
                 return
             pos = self.index.position_of(int(value))
             if pos is None:
-                self.set_status(
-                    f"There is no step {value} (steps 0–{len(self.index) - 1}).", error=True
-                )
+                steps = f"steps 0–{len(self.index) - 1}" if len(self.index) else "no steps yet"
+                self.set_status(f"There is no step {value} ({steps}).", error=True)
                 return
             self.set_status("")
             self.timeline.move_to(pos)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import io
 import os
 from pathlib import Path
 
 import pytest
+from rich.console import Console
+from textual.widgets import Static
 
 from regista_tui.__main__ import main, open_index
 from regista_tui.app import RegistaApp
@@ -18,6 +21,13 @@ def _fails(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
     assert "Traceback" not in err
     assert err.count("\n") == 1
     return err
+
+
+def _shown(app: RegistaApp, selector: str) -> str:
+    """What a Static shows, as plain text."""
+    console = Console(width=200, record=True, file=io.StringIO())
+    console.print(app.screen.query_one(selector, Static).content)
+    return console.export_text()
 
 
 def test_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -89,3 +99,30 @@ async def test_corrupt_middle_line_is_shown_in_place(trace_path: Path, tmp_path:
         await pilot.press("j")
         await pilot.pause()
         assert app.is_running
+
+
+async def test_a_trace_with_no_steps_yet(trace_path: Path, tmp_path: Path) -> None:
+    """A session that has only started: the browser opens, every key is harmless."""
+    path = tmp_path / "starting.jsonl"
+    path.write_bytes(trace_path.read_bytes().splitlines(keepends=True)[0])
+    index, notice = open_index(path)
+    assert len(index) == 0
+    app = RegistaApp(index, notice=notice, settle_s=0)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        assert "No steps" in _shown(app, "#step-body")
+        for key in ["j", "k", "end", "home", "pagedown", "x", "X", "s", "t", "b", "B"]:
+            await pilot.press(key)
+        for key in ["c", "C", "D", "v", "m", "n", "N", "e", "r"]:
+            await pilot.press(key)
+        await pilot.press("colon", "3", "enter")
+        assert "There is no step 3 (no steps yet)." in _shown(app, "#status")
+        await pilot.press("slash", "a", "enter")
+        await pilot.pause()
+        assert app.is_running
+        # The first steps are written: the browser shows the first one.
+        path.write_bytes(trace_path.read_bytes())
+        index.scan(1 << 20)
+        app.screen._grown()  # type: ignore[attr-defined]
+        await pilot.press("v", "v")  # back to the step tab
+        assert "Refund order A-404 please." in _shown(app, "#step-body")

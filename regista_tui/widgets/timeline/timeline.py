@@ -138,6 +138,8 @@ class Timeline(VirtualList):
     # -- movement ------------------------------------------------------------------------
 
     def selected(self, pos: int) -> None:
+        if pos >= len(self.index):  # no steps yet (a session that is starting)
+            return
         self._subtitle(pos)
         self.post_message(self.StepSelected(self, pos))
 
