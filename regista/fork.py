@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -395,9 +396,23 @@ async def fork(
         config = config_from_trace(trace, trace_dir=Path(trace_dir or ".regista/traces"))
         live_provider = None
     label = trace.path.name if trace.path else "recording"
-    fork_provider = ForkProvider(
-        recorded_calls(trace), at_step, model_edit, live_from, live_provider, label
-    )
+    calls = recorded_calls(trace)
+    request_event = target.request_event
+    if model_edit is not None and target.response_event is None and request_event is not None:
+        # The call at the edited step got no answer (the provider failed, or the process
+        # died waiting): the edit is that answer. Its request is still hash-checked.
+        calls.append(
+            RecordedCall(
+                step=at_step,
+                kind="model",
+                request_hash=request_event.request_hash,
+                response=LlmResponse(model=request_event.model),
+                provider=trace.start.provider,
+                build_request=partial(trace.request_for, request_event),
+            )
+        )
+        calls.sort(key=lambda call: call.step)
+    fork_provider = ForkProvider(calls, at_step, model_edit, live_from, live_provider, label)
     tools = _ForkTools(trace, tool_edits, at_step, live_from)
     forked_from = {
         "session_id": trace.session_id,

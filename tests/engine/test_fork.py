@@ -11,7 +11,7 @@ import pytest
 from builders import SIMPLE_SCRIPT, answer, by_turn, simple_agent, tool_use
 
 from regista import ModelAnswerEdit, ToolResultEdit, fork, rewind
-from regista.errors import InvalidEditError, ReplayDivergence, UserError
+from regista.errors import InvalidEditError, ProviderError, ReplayDivergence, UserError
 from regista.providers import AnthropicProvider, ScriptedProvider
 from regista.samples.refund import refund_agent
 from regista.trace.events import LlmResponseEvent
@@ -129,6 +129,30 @@ async def test_model_answer_edit(tmp_path: Path) -> None:
         "days": 1,
     }
     assert steps[1].source == "live"
+    assert result.output == "It is sunny in Paris."
+
+
+async def test_model_answer_edit_at_a_call_that_failed(tmp_path: Path) -> None:
+    """The provider failed at step 2: an answer given there is what the fork goes on from."""
+
+    def failing(request: Any) -> dict[str, Any]:
+        if sum(1 for m in request.messages if m["role"] == "assistant"):
+            raise ConnectionError("overloaded")
+        return SIMPLE_SCRIPT[0]
+
+    with pytest.raises(ProviderError) as failed:
+        await simple_agent(tmp_path, provider=ScriptedProvider(failing)).run("Weather?")
+    parent = failed.value.trace_path
+    assert parent is not None
+    live = simple_agent(tmp_path, provider=ScriptedProvider(by_turn(SIMPLE_SCRIPT)))
+    loose = await fork(parent, 2, ModelAnswerEdit.text("Sunny, says the edit."))
+    assert (loose.stop_reason, loose.output) == ("end_turn", "Sunny, says the edit.")
+    assert (loose.recorded_steps, loose.edited_steps, loose.live_steps) == (2, 1, 0)
+    edit = ModelAnswerEdit([tool_use("toolu_x", "get_forecast", city="Oslo", days=1)])
+    result = await fork(parent, 2, edit, live_after=2, agent=live)
+    steps = Trace.load(result.trace_path).steps()
+    assert [s.source for s in steps] == ["recorded", "recorded", "edit", "live", "live"]
+    assert steps[3].tool_call is not None and steps[3].tool_call.input["city"] == "Oslo"
     assert result.output == "It is sunny in Paris."
 
 
