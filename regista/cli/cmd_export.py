@@ -116,7 +116,8 @@ def run(args: argparse.Namespace) -> int:
         resource=Resource.create({"service.name": service}), span_limits=limits
     )
     provider.add_span_processor(SimpleSpanProcessor(collected))
-    summary = export_trace(trace, provider, include_content=args.include_content)
+    with _no_truncation_notes():
+        summary = export_trace(trace, provider, include_content=args.include_content)
     spans = collected.get_finished_spans()
     provider.shutdown()
 
@@ -142,6 +143,23 @@ def _print_console(spans: Sequence[Any]) -> None:
         sys.stdout.flush()
     except BrokenPipeError:  # e.g. piped into `head`
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+class _NoTruncationNote(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "exceeds max length" not in str(record.msg)
+
+
+@contextmanager
+def _no_truncation_notes() -> Iterator[None]:
+    """The SDK warns once per attribute value it cuts; cutting is what was asked for."""
+    logger = logging.getLogger("opentelemetry.attributes")
+    note = _NoTruncationNote()
+    logger.addFilter(note)
+    try:
+        yield
+    finally:
+        logger.removeFilter(note)
 
 
 class _Capture(logging.Handler):

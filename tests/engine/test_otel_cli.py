@@ -4,6 +4,7 @@ errors for bad input and endpoints that are down or refuse the spans."""
 from __future__ import annotations
 
 import json
+import logging
 import os
 import socket
 from pathlib import Path
@@ -87,6 +88,17 @@ def test_values_can_be_cut_to_a_length(
     assert _longest_value(_console_spans(capsys.readouterr().out)) == 200
     assert cli_main.main([*args, "--max-value-chars", "0"]) == 2
     assert "--max-value-chars must be a positive" in capsys.readouterr().err
+
+
+def test_cutting_values_is_not_warned_about_value_by_value(
+    trace_path: Path, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    """The SDK logs one warning per value it cuts: the option asked for the cut."""
+    args = ["export", str(trace_path), "--console", "--include-content"]
+    with caplog.at_level(logging.WARNING):
+        assert cli_main.main([*args, "--max-value-chars", "20"]) == 0
+    assert _longest_value(_console_spans(capsys.readouterr().out)) == 20
+    assert [r.getMessage() for r in caplog.records] == []
 
 
 def test_otlp_to_a_receiver(trace_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
