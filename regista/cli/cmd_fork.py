@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from regista.cli._common import out, read_arg, result_lines
-from regista.errors import ReplayDivergence
+from regista.errors import ReplayDivergence, UserError
 from regista.fork import ModelAnswerEdit, ToolResultEdit, fork, rewind
 
 
@@ -45,6 +45,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 async def run_fork(args: argparse.Namespace) -> int:
     edit: ToolResultEdit | ModelAnswerEdit
+    if args.error and args.tool_result is None:
+        raise UserError("--error marks a new tool result (--tool-result); an answer has none")
     if args.tool_result is not None:
         edit = ToolResultEdit(read_arg(args.tool_result), is_error=args.error)
     else:

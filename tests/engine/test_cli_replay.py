@@ -107,6 +107,15 @@ def test_fork_cli_bad_edit(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert "a tool-result edit needs a tool step" in capsys.readouterr().err
 
 
+def test_fork_cli_error_goes_with_a_tool_result_only(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["fork", str(HAPPY), "--at", "0", "--answer", "x", "--error"]
+    assert main([*args, "--trace-dir", str(tmp_path)]) == 2
+    assert "--error marks a new tool result" in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())
+
+
 def test_rewind_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["rewind", str(HAPPY), "--at", "6", "--trace-dir", str(tmp_path)]) == 0
     assert "rewind to step 6: end_turn after 9 steps (6 recorded, 0 edited, 3 live)" in (
