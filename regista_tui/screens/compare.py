@@ -152,6 +152,10 @@ class CompareScreen(Screen[None]):
     def _failed(self, message: str) -> None:
         self._loading = False
         self.set_status(message, True)
+        if self.diff is None:
+            header = Text(f"Cannot align the two runs: {message}", "bold red", no_wrap=True)
+            header.overflow = "ellipsis"
+            self.query_one("#compare-header", Static).update(header)
 
     def _loaded(self, diff: RunDiff, sizes: tuple[int, int]) -> None:
         self._loading = False
@@ -160,6 +164,8 @@ class CompareScreen(Screen[None]):
         self._sizes = sizes
         self.pairs.set_diff(diff, (_label(diff.a), _label(diff.b)))
         self._header()
+        if not diff.pairs:
+            self.query_one(PairDetail).show(None, *self.names)
         if first_time:
             self.first_shown(diff)
         else:
@@ -211,6 +217,8 @@ class CompareScreen(Screen[None]):
 
     @on(PairList.PairSelected)
     def _selected(self, event: PairList.PairSelected) -> None:
+        if self.diff is None:
+            return  # not aligned yet: there is nothing to say about the pair
         self.query_one(PairDetail).show(self.pairs.pair(event.position), *self.names)
 
     def _jump(self, target: int | None, what: str) -> None:

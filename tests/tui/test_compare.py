@@ -81,3 +81,39 @@ async def test_run_b_growing_is_followed(
         assert screen.diff is not None
         assert len(screen.diff.pairs) >= before
         assert screen.diff.b.end is not None
+
+
+async def test_nothing_is_claimed_before_the_runs_are_aligned(trace_path: Path) -> None:
+    app = RegistaApp()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.push_screen(CompareScreen(trace_path, None))  # run B does not exist yet
+        await pilot.pause()
+        assert "No steps" not in _text(app, "#pair-detail")
+        assert "Aligning the two runs" in _text(app, "#compare-header")
+
+
+async def test_runs_that_cannot_be_aligned_say_so(trace_path: Path, tmp_path: Path) -> None:
+    lines = trace_path.read_bytes().splitlines(keepends=True)
+    lines[4] = lines[4][:150] + b"\n"  # the envelope reads, the rest of the line is cut
+    corrupt = tmp_path / "corrupt.jsonl"
+    corrupt.write_bytes(b"".join(lines))
+    app = RegistaApp(compare=(corrupt, trace_path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.workers.wait_for_complete()
+        await app.screen.workers.wait_for_complete()
+        await pilot.pause()
+        assert "corrupt.jsonl:5" in _text(app, "#status")
+        header = _text(app, "#compare-header")
+        assert "Aligning" not in header
+        assert "Cannot align the two runs" in header
+        assert "No steps" not in _text(app, "#pair-detail")
+
+
+async def test_two_runs_with_no_steps(trace_path: Path, tmp_path: Path) -> None:
+    starting = tmp_path / "starting.jsonl"
+    starting.write_bytes(trace_path.read_bytes().splitlines(keepends=True)[0])
+    app = RegistaApp(compare=(starting, starting))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _ready(app)
+        await pilot.pause()
+        assert "No steps in either run." in _text(app, "#pair-detail")
