@@ -118,7 +118,8 @@ def print_diff(
     for change in changes[:max_changes]:
         console.print("  " + escape(change.describe("A", "B")))
     if len(changes) > max_changes:
-        console.print(f"  … and {len(changes) - max_changes} more differences")
+        more = len(changes) - max_changes
+        console.print(f"  … and {more} more difference{'s' if more > 1 else ''}")
     console.print()
 
     table = Table(show_edge=False, pad_edge=False, expand=True)
@@ -129,7 +130,7 @@ def print_diff(
     table.add_column("run B", no_wrap=True, overflow="ellipsis", ratio=1)
     for what, n in fold(len(diff.pairs), diff.differences, context):
         if what == "fold":
-            table.add_row("", f"[dim]… {n} same steps …[/]", "", "", "")
+            table.add_row("", f"[dim]… {n} same step{'s' if n > 1 else ''} …[/]", "", "", "")
             continue
         pair = diff.pairs[n]
         table.add_row(

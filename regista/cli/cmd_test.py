@@ -119,7 +119,7 @@ async def run(args: argparse.Namespace) -> int:
     }
     summary = f"{counts['passed']} passed, {counts['failed']} failed"
     if counts["error"]:
-        summary += f", {counts['error']} errors"
+        summary += f", {counts['error']} error{'s' if counts['error'] > 1 else ''}"
     if counts["skipped"]:
         summary += f", {counts['skipped']} skipped"
     print(summary)

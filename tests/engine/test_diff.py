@@ -505,7 +505,7 @@ def test_cli_negative_changes_lists_none(
     b = run_agent(tmp_path / "b", turns(3), results={"k1": "something else"})
     assert main(["diff", str(a), str(b), "--changes", "0"]) == 1
     none = capsys.readouterr().out
-    assert "… and 1 more differences" in none and "result.content" not in none
+    assert "… and 1 more difference\n" in none and "result.content" not in none
     assert main(["diff", str(a), str(b), "--changes", "-5"]) == 1
     assert capsys.readouterr().out == none
 

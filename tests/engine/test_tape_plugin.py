@@ -166,7 +166,7 @@ def test_regista_test_cli_a_broken_tape_is_an_error_whatever_its_name(
     (tmp_path / "diverged_refund.jsonl").write_text("not json\n")
     assert main(["test", str(tmp_path)]) == 1
     out = capsys.readouterr().out
-    assert "ERROR" in out and "1 errors" in out
+    assert "ERROR" in out and "0 passed, 0 failed, 1 error\n" in out
 
 
 def test_regista_test_cli_plays_a_fork_like_any_golden_trace(
