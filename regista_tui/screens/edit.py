@@ -14,6 +14,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
+from textual.css.scalar import Scalar
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static, Switch, TextArea
 
@@ -30,12 +31,15 @@ _MODAL_CSS = """
 {name} {{ align: center middle; background: $background 50%; }}
 {name} > Vertical {{ width: 90%; max-width: 110; height: auto; max-height: 95%;
                      border: round $accent; background: $surface; padding: 0 1; }}
-{name} .hint {{ color: $text-muted; }}
+{name} .hint {{ color: $text-muted; width: 100%; }}
 {name} .error {{ color: $error; text-style: bold; }}
 {name} .buttons {{ height: auto; }}
 {name} .buttons Button {{ margin: 0 1 0 0; }}
 """
 
+
+#: The editor's height: at most, and at least when the screen is short.
+_EDITOR_MAX, _EDITOR_MIN = 24, 6
 
 #: Results longer than this are not re-parsed on every key press.
 _CHECK_LIMIT = 200_000
@@ -74,7 +78,7 @@ class EditStep(ModalScreen[Edit | None]):
     DEFAULT_CSS = (
         _MODAL_CSS.format(name="EditStep")
         + """
-    EditStep TextArea { height: auto; min-height: 6; max-height: 24; }
+    EditStep TextArea { height: auto; min-height: 6; max-height: 24; }  /* see _fit */
     EditStep #edit-flags { height: auto; }
     EditStep #edit-flags Label { padding: 1 1 0 1; }
     EditStep #edit-error { height: auto; }
@@ -134,6 +138,21 @@ class EditStep(ModalScreen[Edit | None]):
     def on_mount(self) -> None:
         self.query_one(TextArea).focus()
 
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._fit)
+
+    def _fit(self) -> None:
+        """Shrink the editor so that what is under it (the plan, the error) stays on screen."""
+        box = self.query_one("EditStep > Vertical", Vertical)
+        editor = self.query_one(TextArea)
+        room = int(self.size.height * 0.95) - box.styles.gutter.height
+        error = self.query_one("#edit-error", Static)
+        below = sum(w.outer_size.height for w in box.children if w not in (editor, error))
+        below += max(3, error.outer_size.height)  # room for an error as the text changes
+        fit = max(_EDITOR_MIN, min(_EDITOR_MAX, room - below))
+        if editor.styles.max_height != Scalar.from_number(fit):
+            editor.styles.max_height = fit
+
     def edit(self) -> Edit:
         """The edit the editor holds now.
 
@@ -162,6 +181,7 @@ class EditStep(ModalScreen[Edit | None]):
             edit = self.edit()
         except InvalidEditError as exc:
             error.update(f"✗ {exc}")
+            self.call_after_refresh(self._fit)
             self.app.bell()
             return
         if edit == self.recorded():

@@ -117,3 +117,21 @@ async def test_e_on_a_compaction_says_why_not(tmp_path: Path, trace_path: Path) 
         await pilot.pause()
         assert isinstance(app.screen, BrowserScreen)
         assert "cannot be edited" in text_of(app, "#status")
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+async def test_a_long_value_leaves_the_plan_and_the_error_on_screen(
+    tmp_path: Path, size: tuple[int, int]
+) -> None:
+    app = browser(LOOP, tmp_path / "forks")
+    async with app.run_test(size=size) as pilot:
+        editor = await open_editor(app, pilot)
+        long_answer = "[" + ",".join(['{"type": "text", "text": "a line"}'] * 40) + ",]"
+        editor.query_one(TextArea).load_text(long_answer.replace(",", ",\n"))
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert "not valid" in text_of(app, "#edit-error")
+        box = editor.query_one("EditStep > Vertical").content_region
+        for selector in [".hint", "#editor", "#edit-plan", "#edit-error"]:
+            region = editor.query_one(selector).region
+            assert region.height and box.contains_region(region), selector
