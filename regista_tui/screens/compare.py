@@ -18,7 +18,7 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from regista.diff import KINDS, LABELS, RunDiff, diff_runs
+from regista.diff import KINDS, LABELS, Divergence, RunDiff, diff_runs
 from regista.errors import RegistaError
 from regista.trace.reader import Trace
 from regista_tui.screens.help import HelpScreen, key_table
@@ -229,7 +229,8 @@ class CompareScreen(Screen[None]):
         pair = self.pairs.pair(target)
         if pair is not None and self.diff is not None:
             n = self.diff.differences.index(target) + 1
-            self.set_status(f"Difference {n} of {len(self.diff.differences)}: {pair.label}")
+            where = Divergence(target, pair).describe(*self.names)
+            self.set_status(f"Difference {n} of {len(self.diff.differences)}: {where}  (n / N)")
         self.pairs.move_to(target)
 
     def action_next_difference(self) -> None:

@@ -117,3 +117,21 @@ async def test_two_runs_with_no_steps(trace_path: Path, tmp_path: Path) -> None:
         await _ready(app)
         await pilot.pause()
         assert "No steps in either run." in _text(app, "#pair-detail")
+
+
+async def test_the_difference_line_names_its_steps(
+    trace_path: Path, other_trace_path: Path
+) -> None:
+    """The line stays as the cursor moves on: it says which pair it is about."""
+    app = RegistaApp(compare=(trace_path, other_trace_path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await _ready(app)
+        await pilot.pause()
+        await pilot.press("n")
+        diff = screen.diff
+        assert diff is not None
+        pair = diff.pairs[screen.pairs.cursor]
+        where = f"step {pair.a_step} in A" if pair.a_step is not None else f"step {pair.b_step}"
+        status = _text(app, "#status")
+        assert status.startswith(f"Difference 2 of {len(diff.differences)}: ")
+        assert where in status
