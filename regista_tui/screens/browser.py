@@ -171,6 +171,9 @@ class BrowserScreen(Screen[None]):
         ),
         Binding("question_mark", "help", "Help", id="browser.help"),
         Binding("q", "app.quit", "Quit", id="browser.quit"),
+        # The timeline's own j / k, for when the step view has the focus (a click on it).
+        Binding("j", "move(1)", show=False),
+        Binding("k", "move(-1)", show=False),
     ]
 
     def __init__(self, index: TraceIndex, *, notice: str = "") -> None:
@@ -464,6 +467,9 @@ class BrowserScreen(Screen[None]):
             f"step {self.index.steps[pos].index}{note}  (n / N)"
         )
         self.timeline.move_to(pos)
+
+    def action_move(self, direction: int) -> None:
+        self.timeline.move_to(self.timeline.cursor + direction)
 
     def action_step_tab(self) -> None:
         self.query_one(StepView).action_next_tab()

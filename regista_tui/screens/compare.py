@@ -73,6 +73,9 @@ class CompareScreen(Screen[None]):
         Binding("colon", "goto", "Go to", id="compare.goto", tooltip="Go to step N of run A"),
         Binding("question_mark", "help", "Help", id="compare.help"),
         Binding("q", "app.quit", "Quit", id="compare.quit"),
+        # The pair list's own j / k, for when the pair diff has the focus (a click on it).
+        Binding("j", "move(1)", show=False),
+        Binding("k", "move(-1)", show=False),
     ]
 
     def __init__(self, a: Path, b: Path | None, *, names: tuple[str, str] = ("A", "B")) -> None:
@@ -240,6 +243,9 @@ class CompareScreen(Screen[None]):
     def action_prev_difference(self) -> None:
         if self.diff is not None:
             self._jump(self.diff.previous_difference(self.pairs.cursor), "previous")
+
+    def action_move(self, direction: int) -> None:
+        self.pairs.move_to(self.pairs.cursor + direction)
 
     def action_goto(self) -> None:
         def answer(value: str | None) -> None:

@@ -211,3 +211,16 @@ async def test_quit(browser_app: RegistaApp) -> None:
     async with browser_app.run_test(size=(120, 40)) as pilot:
         await pilot.press("q")
         assert not browser_app.is_running
+
+
+async def test_j_and_k_move_the_cursor_when_the_step_view_has_the_focus(
+    browser_app: RegistaApp,
+) -> None:
+    async with browser_app.run_test(size=(120, 40)) as pilot:
+        await pilot.click("#step-view", offset=(10, 10))  # e.g. to scroll it
+        assert browser_app.focused is not browser_app.screen.query_one(Timeline)
+        await pilot.press("j", "j", "k")
+        assert _cursor(browser_app) == 1
+        await pilot.press("tab")
+        await pilot.press("j")
+        assert _cursor(browser_app) == 2

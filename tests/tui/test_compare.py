@@ -135,3 +135,17 @@ async def test_the_difference_line_names_its_steps(
         status = _text(app, "#status")
         assert status.startswith(f"Difference 2 of {len(diff.differences)}: ")
         assert where in status
+
+
+async def test_j_and_k_move_the_cursor_when_the_pair_diff_has_the_focus(
+    trace_path: Path, other_trace_path: Path
+) -> None:
+    app = RegistaApp(compare=(trace_path, other_trace_path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await _ready(app)
+        await pilot.pause()
+        start = screen.pairs.cursor
+        await pilot.click("#pair-diff", offset=(10, 3))
+        assert app.focused is not screen.pairs
+        await pilot.press("j", "j", "k")
+        assert screen.pairs.cursor == start + 1
