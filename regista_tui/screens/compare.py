@@ -31,6 +31,19 @@ __all__ = ["CompareScreen"]
 _FOLLOW_S = 0.5
 
 
+def _settled(trace: Trace) -> Trace:
+    """A run still being written, without the steps in progress (a model call waiting for
+    its answer, tool calls waiting for their results): they are compared once finished,
+    not as if their missing half were a difference."""
+    if trace.end is not None:
+        return trace
+    pending = {id(ev) for step in trace.steps() if not step.complete for ev in step.events}
+    if not pending:
+        return trace
+    events = [ev for ev in trace.events if id(ev) not in pending]
+    return Trace(events, trace.path, truncated=trace.truncated)
+
+
 def _size(path: Path) -> int:
     try:
         return path.stat().st_size
@@ -136,7 +149,7 @@ class CompareScreen(Screen[None]):
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                diff = diff_runs(self._run_a(a, sizes[0]), b)
+                diff = diff_runs(self._run_a(a, sizes[0]), _settled(Trace.load(b)))
         except RegistaError as exc:
             self.app.call_from_thread(self._failed, str(exc))
             return
@@ -150,7 +163,7 @@ class CompareScreen(Screen[None]):
         trace = Trace.load(path)
         if trace.end is not None:
             self._a_cache = (size, trace)
-        return trace
+        return _settled(trace)
 
     def _failed(self, message: str) -> None:
         self._loading = False

@@ -149,3 +149,21 @@ async def test_j_and_k_move_the_cursor_when_the_pair_diff_has_the_focus(
         assert app.focused is not screen.pairs
         await pilot.press("j", "j", "k")
         assert screen.pairs.cursor == start + 1
+
+
+async def test_a_step_still_being_written_is_not_a_difference(
+    trace_path: Path, tmp_path: Path
+) -> None:
+    """Run B is the same run, caught while its model call at step 2 waits for an answer:
+    that half-step is left out until it is finished, not shown as a changed step."""
+    lines = trace_path.read_bytes().splitlines(keepends=True)
+    waiting = next(i for i, ln in enumerate(lines) if b'"llm.request"' in ln and b'"step":2' in ln)
+    growing = tmp_path / "growing.jsonl"
+    growing.write_bytes(b"".join(lines[: waiting + 1]))
+    app = RegistaApp(compare=(trace_path, growing))
+    async with app.run_test(size=(120, 40)):
+        screen = await _ready(app)
+        assert screen.diff is not None
+        kinds = [p.kind for p in screen.diff.pairs]
+        assert kinds[:2] == ["same", "same"]
+        assert not any(kind.startswith("changed") for kind in kinds), kinds
