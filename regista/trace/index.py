@@ -182,6 +182,7 @@ class TraceIndex:
             self._decode_line(offset, length, lineno)
         m = _TYPE.search(head)
         if m is None:
+            self._decode_line(offset, length, lineno)  # says what is wrong: not JSON, …
             raise TraceFormatError(self.path, lineno + 1, "not a trace event (no type)")
         etype = m.group(1)
         if lineno == 0 or etype == b"session.end":

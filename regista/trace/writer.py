@@ -14,6 +14,7 @@ from typing import Any
 
 import orjson
 
+from regista.errors import UserError
 from regista.trace.events import _Base
 
 __all__ = ["TraceWriter"]
@@ -43,8 +44,16 @@ class TraceWriter:
         self.clock = clock
         self.session_id = session_id
         self.fsync = fsync
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = open(self.path, "ab", buffering=0)  # noqa: SIM115 - lives with the writer
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._file = open(self.path, "ab", buffering=0)  # noqa: SIM115 - lives with the writer
+        except (FileExistsError, NotADirectoryError) as exc:
+            raise UserError(
+                f"cannot write traces in {self.path.parent}: "
+                f"{exc.filename or self.path.parent} is a file, not a folder"
+            ) from None
+        except OSError as exc:  # e.g. a read-only folder
+            raise UserError(f"cannot write the trace {self.path}: {exc.strerror or exc}") from None
         self._seq = 0
         self._listeners: list[Any] = []
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from regista import Agent, tool
-from regista.errors import TraceError
+from regista.errors import TraceError, TraceFormatError
 from regista.loop import FakeClock
 from regista.providers import ScriptedProvider
 from regista.trace.index import TraceIndex
@@ -77,3 +77,15 @@ def test_bad_files(tmp_path: Path) -> None:
     empty.write_bytes(b"")
     with pytest.raises(TraceError, match="empty trace"):
         TraceIndex(empty).scan()
+
+
+def test_a_corrupt_line_says_what_is_wrong_with_it(tmp_path: Path) -> None:
+    lines = _trace(tmp_path).read_bytes().splitlines(keepends=True)
+    for bad, said in [
+        (b"garbage that is not JSON\n", r"corrupt.jsonl:3: not valid JSON"),
+        (b'{"schema_version": 1, "hello": "world"}\n', r"corrupt.jsonl:3: .*"),
+    ]:
+        corrupt = tmp_path / "corrupt.jsonl"
+        corrupt.write_bytes(b"".join([*lines[:2], bad, *lines[3:]]))
+        with pytest.raises(TraceFormatError, match=said):
+            TraceIndex(corrupt).scan()

@@ -14,7 +14,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from regista.errors import TraceWarning
+from regista.errors import TraceWarning, UserError
 from regista.trace.events import SessionEnd, SessionStart, ToolCall, ToolResult
 from regista.trace.reader import Trace
 from regista.trace.writer import TraceWriter
@@ -126,3 +126,12 @@ def test_kill_9_loses_at_most_the_event_being_written(tmp_path: Path) -> None:
     assert [ev.seq for ev in trace.events] == list(range(len(trace)))
     assert trace.truncated == (not data.endswith(b"\n"))
     assert any(issubclass(w.category, TraceWarning) for w in caught) == trace.truncated
+
+
+def test_a_folder_that_cannot_hold_traces_is_one_clear_error(tmp_path: Path) -> None:
+    a_file = tmp_path / "traces"
+    a_file.write_text("not a folder")
+    with pytest.raises(UserError, match=r"cannot write traces in .*traces: .* is a file"):
+        TraceWriter(a_file / "s.jsonl", "s")
+    with pytest.raises(UserError, match=r"is a file, not a folder"):
+        TraceWriter(a_file / "deeper" / "s.jsonl", "s")
