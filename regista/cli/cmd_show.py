@@ -208,7 +208,7 @@ def _markers(step: Step) -> str:
         marks.append("[yellow]denied[/]")
     elif step.is_error:
         marks.append("[red]error[/]")
-    if not step.complete:
+    if not step.complete and not step.is_error:  # a failed call: its error says why
         marks.append("[yellow]unfinished[/]")
     if step.source != "live":
         marks.append(f"[magenta]{step.source}[/]")

@@ -6,11 +6,14 @@ from pathlib import Path
 
 import orjson
 import pytest
+from builders import SIMPLE_SCRIPT, simple_agent
 from hypothesis import given
 from hypothesis import strategies as st
 
 from regista.cli.cmd_show import _short
 from regista.cli.main import main
+from regista.errors import ProviderError
+from regista.providers import ScriptedProvider
 
 SAMPLES = Path(__file__).parents[2] / "sample_traces"
 
@@ -114,3 +117,16 @@ def test_short_reads_only_what_it_shows_and_says_the_same(text: str, width: int)
     expected = whole if len(whole) <= width else whole[: width - 1] + "…"
     assert _short(text, width) == expected
     assert _short(text, None) == whole
+
+
+def test_a_failed_model_call_is_an_error_not_unfinished(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    failing = simple_agent(tmp_path, provider=ScriptedProvider(SIMPLE_SCRIPT[:1]))
+    with pytest.raises(ProviderError):
+        failing.run_sync("Weather?")
+    (trace,) = tmp_path.glob("*.jsonl")
+    code, out, _ = _show(capsys, str(trace))
+    assert code == 0
+    last = [line for line in out.splitlines() if line.strip().startswith("2 ")][-1]
+    assert last.rstrip().endswith("error") and "unfinished" not in last
