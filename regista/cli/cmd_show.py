@@ -163,6 +163,8 @@ def gist(step: Step) -> str:
     if step.kind == "model":
         response = step.response
         if response is None:
+            if step.errors:  # the call failed: say how
+                return f"(failed: {step.errors[0].message})"
             return "(no response: the run stopped here)"
         calls = [_call(b) for b in response.tool_uses]
         text = response.text.strip()

@@ -130,3 +130,4 @@ def test_a_failed_model_call_is_an_error_not_unfinished(
     assert code == 0
     last = [line for line in out.splitlines() if line.strip().startswith("2 ")][-1]
     assert last.rstrip().endswith("error") and "unfinished" not in last
+    assert "(failed: Scripted" in last
