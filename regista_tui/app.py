@@ -84,7 +84,9 @@ class RegistaApp(App[None]):
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         """The palette lists every described action of the current screen."""
-        yield from super().get_system_commands(screen)
+        for command in super().get_system_commands(screen):
+            if command.title != "Keys":  # Textual's key panel: the help screen (?) says more
+                yield command
         seen: set[str] = set()
         for active in screen.active_bindings.values():
             binding = active.binding

@@ -65,6 +65,7 @@ async def test_the_palette_shows_every_key(browser_app: RegistaApp) -> None:
         assert shown["Previous search match"].endswith("[N]"), shown
         assert shown["Search step text"].endswith("[/]"), shown
         assert shown["Edit this step's result or answer, then fork live from it"].endswith("[e]")
+        assert "Keys" not in shown  # one list of keys: the help screen
 
 
 async def test_header_counts_errors_apart_from_denials(browser_app: RegistaApp) -> None:
