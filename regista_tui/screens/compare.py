@@ -265,14 +265,21 @@ class CompareScreen(Screen[None]):
             if not value or self.diff is None:
                 return
             number = int(value)
-            for i, pair in enumerate(self.diff.pairs):
-                if pair.a_step == number or (pair.a_step is None and pair.b_step == number):
-                    if self._goto_failed:  # the line said the last number was wrong
-                        self.set_status("")
-                    self.pairs.move_to(i)
-                    return
-            self.set_status(f"There is no step {number} in {self.names[0]}.", True)
-            self._goto_failed = True
+            pairs = self.diff.pairs
+            a, b = self.names
+            target = next((i for i, p in enumerate(pairs) if p.a_step == number), None)
+            note = ""
+            if target is None:  # a step only run B has
+                target = next((i for i, p in enumerate(pairs) if p.b_step == number), None)
+                note = f"Step {number} of {b}: {a} has no step {number}."
+            if target is None:
+                self.set_status(f"There is no step {number} in {a} or {b}.", True)
+                self._goto_failed = True
+                return
+            if note or self._goto_failed:  # the line said the last number was wrong
+                self.set_status(note)
+            self._goto_failed = False
+            self.pairs.move_to(target)
 
         self.app.push_screen(GoToStep(), answer)
 

@@ -167,3 +167,24 @@ async def test_a_step_still_being_written_is_not_a_difference(
         kinds = [p.kind for p in screen.diff.pairs]
         assert kinds[:2] == ["same", "same"]
         assert not any(kind.startswith("changed") for kind in kinds), kinds
+
+
+async def test_go_to_a_step_only_run_b_has(trace_path: Path, other_trace_path: Path) -> None:
+    """``:N`` goes to step N of run A; a step only run B has is gone to, and said so."""
+    app = RegistaApp(compare=(other_trace_path, trace_path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await _ready(app)
+        assert screen.diff is not None
+        pairs = screen.diff.pairs
+        a_steps = {p.a_step for p in pairs if p.a_step is not None}
+        only_b = max(p.b_step for p in pairs if p.b_step is not None)
+        assert only_b not in a_steps
+        both = min(a_steps)
+        await pilot.press("colon", *str(only_b), "enter")
+        cursor = app.screen.query_one(PairList).cursor
+        assert pairs[cursor].b_step == only_b
+        assert f"Step {only_b} of B: A has no step {only_b}." in _text(app, "#status")
+        await pilot.press("colon", *str(both), "enter")
+        assert pairs[app.screen.query_one(PairList).cursor].a_step == both
+        await pilot.press("colon", "9", "9", "enter")
+        assert "There is no step 99 in A or B." in _text(app, "#status")
