@@ -20,27 +20,68 @@ from regista.trace.index import TraceIndex
 __all__ = ["search_steps", "visible_text"]
 
 
+def _json(value: Any) -> str:
+    return orjson.dumps(value).decode()
+
+
+def _block_text(block: Any) -> str:
+    """A content block as the step view shows it (its text, not its JSON envelope)."""
+    if not isinstance(block, dict):
+        return str(block)
+    kind = block.get("type")
+    if kind == "text":
+        return str(block.get("text", ""))
+    if kind == "tool_use":
+        return f"tool_use {block.get('name')} {block.get('id', '')} {_json(block.get('input'))}"
+    if kind == "tool_result":
+        content = block.get("content")
+        body = content if isinstance(content, str) else _json(content)
+        return f"tool_result {block.get('tool_use_id', '')} {body}"
+    if kind == "thinking":
+        return f"thinking {block.get('thinking', '')}"
+    return _json(block)
+
+
+def _messages_text(messages: Any) -> list[str]:
+    out: list[str] = []
+    for message in messages if isinstance(messages, list) else []:
+        if not isinstance(message, dict):
+            continue
+        out.append(str(message.get("role", "")))
+        content = message.get("content")
+        if isinstance(content, str):
+            out.append(content)
+        else:
+            out += [_block_text(b) for b in content if b] if isinstance(content, list) else []
+    return out
+
+
 def visible_text(events: list[dict[str, Any]]) -> str:
-    """What the step view shows of a step's events, as one string (JSON-escaped)."""
-    parts: list[Any] = []
+    """The text the step view shows of a step's events: messages and answers as text, tool
+    inputs as JSON (as they are drawn), not the JSON the events are stored in (so that
+    "content" or "type" does not match every step)."""
+    parts: list[str] = []
     for ev in events:
         kind = ev.get("type")
         if kind == "llm.request":
-            parts.append(ev.get("messages"))  # the new messages of this turn
+            parts += _messages_text(ev.get("messages"))  # the new messages of this turn
         elif kind == "llm.response":
             response = ev.get("response")
-            parts.append(response.get("content") if isinstance(response, dict) else None)
+            content = response.get("content") if isinstance(response, dict) else None
+            parts += [_block_text(b) for b in content] if isinstance(content, list) else []
         elif kind == "tool.call":
-            parts += [ev.get("name"), ev.get("input")]
+            parts += [str(ev.get("name")), _json(ev.get("input"))]
         elif kind == "permission.decision" and ev.get("reason"):
-            parts.append(ev["reason"])
+            parts.append(str(ev["reason"]))
         elif kind == "tool.result":
-            parts.append(ev.get("content"))
+            content = ev.get("content")
+            parts.append(content if isinstance(content, str) else _json(content))
         elif kind == "context.compaction":
-            parts += [ev.get("summary"), ev.get("replaced")]
+            parts.append(str(ev.get("summary", "")))
+            parts += _messages_text(ev.get("replaced"))
         elif kind == "error":
-            parts.append(ev.get("message"))
-    return orjson.dumps(parts).decode()
+            parts.append(str(ev.get("message", "")))
+    return "\n".join(parts)
 
 
 def search_steps(

@@ -224,3 +224,15 @@ async def test_j_and_k_move_the_cursor_when_the_step_view_has_the_focus(
         await pilot.press("tab")
         await pilot.press("j")
         assert _cursor(browser_app) == 2
+
+
+def test_search_matches_what_the_step_view_shows_not_the_json_around_it(
+    trace_path: Path,
+) -> None:
+    """Events are stored as JSON, but "role" or "content" appear on no step's screen."""
+    index = TraceIndex(trace_path)
+    index.scan()
+    for hidden in ("role", "content", "type", "\\"):
+        assert search_steps(index, hidden) == [], hidden
+    assert search_steps(index, "user")  # a message's role is shown ("[0] user")
+    assert search_steps(index, '"order_id"')  # tool inputs are drawn as JSON
