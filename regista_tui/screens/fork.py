@@ -13,6 +13,7 @@ import warnings
 from pathlib import Path
 from typing import Any, ClassVar
 
+from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -38,6 +39,14 @@ def _load_parent(path: Path) -> Trace:
         return Trace.load(path)
 
 
+def _status_lines(progress: ForkProgress) -> tuple[Text, Text]:
+    """The state line (cut at the screen's edge, the most telling first), and the line
+    with the trace or the command that reopens it (wrapped: it is meant to be copied)."""
+    state, where = progress.status().split("\n")
+    where.no_wrap, where.overflow = False, "fold"
+    return state, where
+
+
 class ForkScreen(CompareScreen):
     """Run a fork and show it growing beside the original, step by step."""
 
@@ -60,7 +69,9 @@ class ForkScreen(CompareScreen):
 
     def compose_bottom(self) -> ComposeResult:
         yield Static(id="stream", markup=False)
-        yield Static(self.progress.status(), id="fork-status", markup=False)
+        state, where = _status_lines(self.progress)
+        yield Static(state, id="fork-status", markup=False)
+        yield Static(where, id="fork-where", markup=False)
 
     def on_mount(self) -> None:
         super().on_mount()
@@ -125,7 +136,9 @@ class ForkScreen(CompareScreen):
         self._draw_stream()
 
     def _draw_progress(self) -> None:
-        self.query_one("#fork-status", Static).update(self.progress.status())
+        state, where = _status_lines(self.progress)
+        self.query_one("#fork-status", Static).update(state)
+        self.query_one("#fork-where", Static).update(where)
         self._draw_stream()
 
     def _draw_stream(self) -> None:

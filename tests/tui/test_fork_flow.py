@@ -53,7 +53,7 @@ async def test_fixing_the_search_result_forks_to_success(tmp_path: Path, _shop: 
         assert "fork ended: end_turn" in status and "live: scripted" in status
         assert "1 replayed · 1 edited · 7 live" in status
         assert "original: max_turns" in status
-        assert f"reopen: regista-tui {LOOP}" in status
+        assert f"reopen: regista-tui {LOOP}" in text_of(app, "#fork-where")
         assert "step 1 in original, step 1 in fork" in text_of(app, "#pair-detail")
 
         trace = Trace.load(progress.path)  # type: ignore[arg-type]
@@ -166,7 +166,7 @@ async def test_a_provider_error_mid_fork_is_shown_and_recorded(
         await pilot.press("enter")
         screen = await finished(app, pilot)
         assert screen.progress.state == "failed"
-        assert "the fake API is down" in text_of(app, "#fork-status")
+        assert "the fake API is down" in text_of(app, "#fork-where")
         assert "the fake API is down" in text_of(app, "#status")
         trace = Trace.load(screen.progress.path)  # type: ignore[arg-type]
         assert trace.end is not None and trace.end.stop_reason == "error"
@@ -218,3 +218,21 @@ def test_trace_dir_option() -> None:
     assert _parser().parse_args(["t.jsonl"]).trace_dir == Path(".regista/traces")
     args = _parser().parse_args(["t.jsonl", "--trace-dir", "forks", "--agent", "m:a"])
     assert (args.trace_dir, args.agent) == (Path("forks"), "m:a")
+
+
+async def test_the_reopen_command_is_shown_whole_on_a_narrow_screen(tmp_path: Path) -> None:
+    """The command that reopens the comparison is meant to be copied: at 80 columns it
+    wraps instead of being cut off."""
+    app = browser(LOOP, tmp_path / "a-fairly-long-folder-name-for-forks")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_editor(app, pilot, "j")
+        await fork_with(app, pilot, search_hit())
+        screen = await finished(app, pilot)
+        command = screen.progress.reopen_command()
+        assert command is not None and len(command) > 80
+        where = screen.query_one("#fork-where")
+        assert where.size.height >= 2
+        shown = "".join(
+            strip.text for strip in where.render_lines(where.content_region.reset_offset)
+        )
+        assert command.replace(" ", "") in shown.replace(" ", "")
