@@ -74,6 +74,11 @@ class ScriptedProvider:
         raw = item(request) if callable(item) else item
         if inspect.isawaitable(raw):
             raw = await raw
+        if isinstance(raw, dict) and "content" not in raw:  # e.g. a typo in a key
+            keys = ", ".join(sorted(map(str, raw))) or "none"
+            raise ProviderError(
+                f"ScriptedProvider: response {n + 1} has no 'content' (its keys: {keys})"
+            )
         try:
             response = (
                 raw if isinstance(raw, LlmResponse) else LlmResponse.model_validate(raw)

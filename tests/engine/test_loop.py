@@ -217,6 +217,12 @@ async def test_an_invalid_scripted_response_is_one_line(tmp_path: Path) -> None:
     assert end is not None and end.error == message
 
 
+async def test_a_scripted_response_without_content_is_an_error(tmp_path: Path) -> None:
+    """A dict with no content (a misspelt key) is not taken for an empty answer."""
+    with pytest.raises(ProviderError, match=r"response 1 has no 'content' \(its keys: contnet\)"):
+        await agent(tmp_path, [{"contnet": [{"type": "text", "text": "hi"}]}]).run("Hi")
+
+
 async def test_a_provider_bug_names_the_provider(tmp_path: Path) -> None:
     class Broken:
         name = "in-house"
