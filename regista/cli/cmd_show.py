@@ -245,17 +245,19 @@ def steps_table(trace: Trace, width: int | None = None) -> Any:
     ]
     marks = [_markers(step) for step in trace.steps()]
     names = ["#", "kind", "name", "what happened", "tokens", "ms"]
+
+    def natural(i: int) -> int:
+        return max([cell_len(names[i]), *(cell_len(r[i]) for r in rows)])
+
+    # Every column but the gist keeps its natural width; the gist gets what is left.
+    widths = [0 if i == 3 else natural(i) for i in range(6)]
+    gist_width = None
     if width is not None:
-        # Every column but the gist keeps its natural width; the gist gets what is left.
-        natural = [
-            0 if i == 3 else max([cell_len(names[i]), *(cell_len(r[i]) for r in rows)])
-            for i in range(6)
-        ]
         mark_width = max([0, *(Text.from_markup(m).cell_len for m in marks)])
-        gist_width = max(20, width - sum(natural) - mark_width - 2 * len(names))
-        for r in rows:
-            r[3] = _short(r[3], gist_width)
-    widths = [max([cell_len(names[i]), *(cell_len(r[i]) for r in rows)]) for i in range(6)]
+        gist_width = max(20, width - sum(widths) - mark_width - 2 * len(names))
+    for r in rows:  # one line each, however many lines the text had
+        r[3] = _short(r[3], gist_width)
+    widths[3] = natural(3)
 
     def line(cells: list[str]) -> str:
         out = []

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from builders import SIMPLE_SCRIPT, simple_agent
+from builders import SIMPLE_SCRIPT, answer, simple_agent
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -131,3 +131,14 @@ def test_a_failed_model_call_is_an_error_not_unfinished(
     last = [line for line in out.splitlines() if line.strip().startswith("2 ")][-1]
     assert last.rstrip().endswith("error") and "unfinished" not in last
     assert "(failed: Scripted" in last
+
+
+def test_full_keeps_each_step_on_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    agent = simple_agent(tmp_path, provider=ScriptedProvider([answer(text="Line one.\n\nTwo.")]))
+    agent.run_sync("Hi")
+    (trace,) = tmp_path.glob("*.jsonl")
+    _, out, _ = _show(capsys, "--full", str(trace))
+    (row,) = [line for line in out.splitlines() if line.startswith("0  model")]
+    assert "Line one. Two." in row
