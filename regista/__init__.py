@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from regista.loop import RunResult
     from regista.policy import Decision, ToolCallInfo, allow, deny
     from regista.replay import replay, resume
-    from regista.tools import Tool, ToolOutcome, tool
+    from regista.tools import Tool, ToolOutcome, current_tool_call, tool
 
 __all__ = [
     "Agent",
@@ -64,6 +64,7 @@ __all__ = [
     "UserError",
     "__version__",
     "allow",
+    "current_tool_call",
     "deny",
     "diff_runs",
     "fork",
@@ -94,6 +95,7 @@ _LAZY = {
     "Tool": "regista.tools",
     "ToolOutcome": "regista.tools",
     "tool": "regista.tools",
+    "current_tool_call": "regista.tools",
 }
 
 #: Functions named like the submodule that defines them: ``regista.replay`` is the

@@ -256,9 +256,11 @@ class _Run:
 
     # -- tool calls ----------------------------------------------------------------------
 
-    async def _decide(self, call: ToolCallInfo, step: int) -> tuple[ToolOutcome | None, str]:
+    async def _decide(
+        self, call: ToolCallInfo, step: int
+    ) -> tuple[ToolOutcome | None, str, int | None]:
         """Write the permission decision; return a ready outcome (recorded or denied),
-        or ``None`` when the tool must run."""
+        or ``None`` when the tool must run, its source, and the recorded result's ``seq``."""
         recorded = self.tape.lookup(call, step) if self.tape is not None else None
         if recorded is not None:
             self.w.write(
@@ -269,7 +271,8 @@ class _Run:
                 reason=recorded.reason,
                 by="recorded",
             )
-            return ToolOutcome(recorded.content, recorded.is_error), recorded.source
+            outcome = ToolOutcome(recorded.content, recorded.is_error)
+            return outcome, recorded.source, recorded.seq
         decision = await evaluate_policy(self.c.policy, call)
         self.w.write(
             PermissionDecision,
@@ -281,15 +284,15 @@ class _Run:
         )
         if not decision.allowed:
             why = f": {decision.reason}" if decision.reason else ""
-            return ToolOutcome(f"{DENIED_PREFIX}{why}", True), "live"
-        return None, "live"
+            return ToolOutcome(f"{DENIED_PREFIX}{why}", True), "live", None
+        return None, "live", None
 
     async def _execute(self, call: ToolCallInfo, step: int) -> ToolOutcome:
         t = self.c.tools.get(call.name)
         if t is None:
             return ToolOutcome(f"Unknown tool {call.name!r}", True)
         try:
-            return await t.invoke(call.input)
+            return await t.invoke(call.input, call)
         except asyncio.CancelledError:
             raise
         except Exception as exc:
@@ -299,10 +302,37 @@ class _Run:
             )
             return ToolOutcome(f"Tool {call.name} failed: {message}", True)
 
+    def _record_result(
+        self, call: ToolCallInfo, step: int, t0: float, outcome: ToolOutcome, source: str
+    ) -> None:
+        self.sources[source] = self.sources.get(source, 0) + 1
+        self.w.write(
+            ToolResult,
+            step=step,
+            tool_use_id=call.id,
+            name=call.name,
+            content=outcome.content,
+            is_error=outcome.is_error,
+            source=source,
+            duration_ms=self._ms(t0),
+        )
+
+    async def _run_and_record(self, call: ToolCallInfo, step: int, t0: float) -> ToolOutcome:
+        """Run one allowed call and write its result the moment it returns."""
+        outcome = await self._execute(call, step)
+        self._record_result(call, step, t0, outcome, "live")
+        return outcome
+
     async def tool_calls_of(self, response: LlmResponse) -> list[dict[str, Any]]:
-        """Run a response's tool_use blocks: every call and decision is written first, in
-        order; the allowed tools then run concurrently, and their results are written in
-        tool_use order, so a replay writes the same events in the same order."""
+        """Run a response's tool_use blocks.
+
+        Every ``tool.call`` is written first, in order; then each call's decision, in order.
+        A result is written the moment it is known: recorded and denied results at once
+        (a recording's in the order it wrote them, so a strict replay writes the original's
+        events in the original's order), and the allowed tools then run concurrently, each
+        result written as its tool returns. A finished effect is on disk even while a slower
+        call still runs. The next request lists the results in ``tool_use`` order.
+        """
         calls: list[tuple[ToolCallInfo, int, float]] = []
         for block in response.tool_uses:
             call = ToolCallInfo(
@@ -322,29 +352,26 @@ class _Run:
             )
             calls.append((call, step, self.clock.perf()))
         self.tool_calls += len(calls)
-        pending: list[tuple[ToolOutcome | None, str, asyncio.Task[ToolOutcome] | None]] = []
+        outcomes: list[ToolOutcome | asyncio.Task[ToolOutcome]] = []
         try:
-            for call, step, _ in calls:
-                ready, source = await self._decide(call, step)
-                task = (
-                    None if ready is not None else asyncio.ensure_future(self._execute(call, step))
-                )
-                pending.append((ready, source, task))
+            ready: list[tuple[int | None, int, ToolOutcome, str]] = []
+            for i, (call, step, _) in enumerate(calls):
+                known, source, seq = await self._decide(call, step)
+                if known is not None:
+                    ready.append((seq, i, known, source))
+                outcomes.append(known or ToolOutcome(""))
+            # known results first: a recording's in the order they were recorded (so a
+            # replay writes what the original wrote), then the others in call order
+            for _, i, known, source in sorted(ready, key=lambda r: (r[0] is None, r[0] or 0, r[1])):
+                call, step, t0 = calls[i]
+                self._record_result(call, step, t0, known, source)
+            ready_at = {i for _, i, _, _ in ready}
+            for i, (call, step, t0) in enumerate(calls):
+                if i not in ready_at:
+                    outcomes[i] = asyncio.ensure_future(self._run_and_record(call, step, t0))
             blocks: list[dict[str, Any]] = []
-            for (call, step, t0), (ready, source, task) in zip(calls, pending, strict=True):
-                outcome = ready if task is None else await task
-                assert outcome is not None
-                self.sources[source] = self.sources.get(source, 0) + 1
-                self.w.write(
-                    ToolResult,
-                    step=step,
-                    tool_use_id=call.id,
-                    name=call.name,
-                    content=outcome.content,
-                    is_error=outcome.is_error,
-                    source=source,
-                    duration_ms=self._ms(t0),
-                )
+            for (call, _, _), item in zip(calls, outcomes, strict=True):
+                outcome = item if isinstance(item, ToolOutcome) else await item
                 block_out: dict[str, Any] = {
                     "type": "tool_result",
                     "tool_use_id": call.id,
@@ -355,9 +382,9 @@ class _Run:
                 blocks.append(block_out)
             return blocks
         finally:
-            for _, _, task in pending:
-                if task is not None and not task.done():
-                    task.cancel()
+            for item in outcomes:
+                if isinstance(item, asyncio.Task) and not item.done():
+                    item.cancel()
 
     # -- the loop ------------------------------------------------------------------------
 

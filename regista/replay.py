@@ -79,6 +79,7 @@ class RecordedTools:
                     is_error=rec.is_error,
                     allowed=dec.allowed if dec is not None else True,
                     reason=dec.reason if dec is not None else None,
+                    seq=rec.seq,
                 )
             detail = format_changes(structural_diff(old, live, "tool"))
         else:

@@ -53,6 +53,8 @@ class RecordedOutcome:
     allowed: bool = True
     reason: str | None = None
     source: str = "recorded"
+    #: The recorded ``tool.result``'s ``seq``: recorded results are written in this order.
+    seq: int | None = None
 
 
 class ToolTape(Protocol):

@@ -8,6 +8,7 @@ A tool that raises becomes an error tool result, never a crash of the run.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import inspect
 import re
 from collections.abc import Callable
@@ -18,8 +19,22 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from regista.errors import UserError
+from regista.policy import ToolCallInfo
 
-__all__ = ["Tool", "ToolOutcome", "ToolRegistry", "tool"]
+__all__ = ["Tool", "ToolOutcome", "ToolRegistry", "current_tool_call", "tool"]
+
+_CURRENT_CALL: contextvars.ContextVar[ToolCallInfo | None] = contextvars.ContextVar(
+    "regista_current_tool_call", default=None
+)
+
+
+def current_tool_call() -> ToolCallInfo | None:
+    """The tool call being run (``.id`` is its ``tool_use_id``), or ``None`` outside a tool.
+
+    A tool with an external effect can use ``current_tool_call().id`` as an idempotency key:
+    the id is the same when ``resume`` runs a call again that was cut short mid-tool.
+    """
+    return _CURRENT_CALL.get()
 
 
 @dataclass
@@ -68,8 +83,22 @@ class Tool:
             raise UserError(f"tool {self.name!r} has no implementation")
         return self.fn(*args, **kwargs)
 
-    async def invoke(self, arguments: dict[str, Any]) -> ToolOutcome:
-        """Validate ``arguments``, call the function, and render its return value."""
+    async def invoke(
+        self, arguments: dict[str, Any], call: ToolCallInfo | None = None
+    ) -> ToolOutcome:
+        """Validate ``arguments``, call the function, and render its return value.
+
+        Args:
+            arguments: The call's input.
+            call: The call being run; the function sees it as :func:`current_tool_call`.
+        """
+        token = _CURRENT_CALL.set(call)
+        try:
+            return await self._invoke(arguments)
+        finally:
+            _CURRENT_CALL.reset(token)
+
+    async def _invoke(self, arguments: dict[str, Any]) -> ToolOutcome:
         if self.fn is None:
             return ToolOutcome(f"tool {self.name!r} has no implementation here", True)
         if self.model is not None:
@@ -82,7 +111,7 @@ class Tool:
             kwargs = dict(arguments)
         if inspect.iscoroutinefunction(self.fn):
             value = await self.fn(**kwargs)
-        else:
+        else:  # to_thread copies the context: the thread sees current_tool_call() too
             value = await asyncio.to_thread(self.fn, **kwargs)
         if isinstance(value, ToolOutcome):
             return value

@@ -135,6 +135,7 @@ def test_public_namespace() -> None:
             "UserError",
             "__version__",
             "allow",
+            "current_tool_call",
             "deny",
             "diff_runs",
             "fork",
