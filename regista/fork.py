@@ -249,7 +249,7 @@ class ForkProvider:
             matched = self.matched[rec.step] = request.hash == rec.request_hash
         response = rec.response.model_copy(deep=True)
         await _feed(on_text, response)
-        return set_meta(response, rec.provider, "recorded", matched)
+        return set_meta(response, rec.provider, "recorded", matched, rec.duration_ms)
 
     def _take(self, request: LlmRequest) -> int:
         """The index of the recorded call that answers ``request``.

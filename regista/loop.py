@@ -25,8 +25,9 @@ from regista.context import (
 )
 from regista.errors import ProviderError, RegistaError, ReplayDivergence
 from regista.policy import ToolCallInfo, evaluate_policy, policy_name
-from regista.pricing import cost_usd
+from regista.pricing import cost_usd, price_for
 from regista.providers.base import Provider, ResponseMeta, meta_of
+from regista.savings import Savings
 from regista.session import RecordedOutcome, RunResult, SessionConfig, ToolTape
 from regista.tools import ToolOutcome
 from regista.trace.events import (
@@ -86,6 +87,7 @@ class _Run:
         self.usage = Usage()
         self.cost: float | None = 0.0
         self.sources = {"recorded": 0, "edit": 0, "live": 0}
+        self.saved = Savings()
         self.prev_messages: list[Message] = []
         self.diverged_at: int | None = None
         self.clock: Clock = config.clock or SystemClock()
@@ -95,14 +97,25 @@ class _Run:
 
     # -- accounting ----------------------------------------------------------------------
 
-    def _account(self, model: str, provider: str, source: str, usage: Usage) -> float | None:
+    def _account(self, model: str, meta: ResponseMeta, usage: Usage) -> float | None:
+        provider, source = meta.provider, meta.source
         self.usage = self.usage + usage
+        if source == "recorded":
+            self._save(model, provider, usage, meta.recorded_ms)
         if source != "live" or provider == "scripted":
             cost: float | None = 0.0
         else:
             cost = cost_usd(model, usage)
         self.cost = None if self.cost is None or cost is None else self.cost + cost
         return cost
+
+    def _save(self, model: str, provider: str, usage: Usage, model_ms: float) -> None:
+        """Count a call the recording answered: what it would have cost again."""
+        if provider == "scripted":
+            saved_cost: float | None = 0.0
+        else:  # priced quietly: the recording already warned about an unknown model
+            saved_cost = cost_usd(model, usage) if price_for(model) is not None else None
+        self.saved.add(usage.total_tokens, saved_cost, model_ms)
 
     # -- model calls ---------------------------------------------------------------------
 
@@ -190,9 +203,7 @@ class _Run:
         """Ask the provider, and account for who answered and what it cost."""
         response: LlmResponse = await self._fail_step(step, self._complete(request, step))
         meta = meta_of(response, self.provider.name)
-        cost = self._account(
-            response.model or self.c.model, meta.provider, meta.source, response.usage
-        )
+        cost = self._account(response.model or self.c.model, meta, response.usage)
         self.sources[meta.source] = self.sources.get(meta.source, 0) + 1
         return response, meta, cost
 
@@ -495,7 +506,11 @@ async def run_session(
             if run.diverged_at is None:
                 run.diverged_at = getattr(provider, "diverged_at", None)
             if run.sources["recorded"] or run.sources["edit"] or replay_of or forked_from:
-                replay_stats = {**run.sources, "diverged_at": run.diverged_at}
+                replay_stats = {
+                    **run.sources,
+                    "diverged_at": run.diverged_at,
+                    "saved": run.saved.to_dict(),
+                }
             writer.write(
                 SessionEnd,
                 stop_reason=stop_reason,
@@ -525,4 +540,5 @@ async def run_session(
         live_steps=run.sources.get("live", 0),
         error=error,
         diverged_at=run.diverged_at,
+        savings=run.saved if run.saved.calls else None,
     )

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 from regista.clock import Clock
 from regista.context import ContextConfig
 from regista.policy import ToolCallInfo
+from regista.savings import Savings
 from regista.tools import ToolRegistry
 from regista.types import Usage
 
@@ -83,6 +84,8 @@ class RunResult:
     live_steps: int = 0
     error: str | None = None
     diverged_at: int | None = None
+    #: What the calls served from a recording did not spend again (``None``: none were).
+    savings: Savings | None = None
 
     def trace(self) -> Any:
         from regista.trace.reader import Trace

@@ -40,6 +40,9 @@ def result_lines(result: Any, what: str) -> list[str]:
             f"parent {parent}: {result.parent_stop_reason or 'unfinished'}, "
             f"cost {_cost(result.parent_cost_usd)}"
         )
+    savings = getattr(result, "savings", None)
+    if savings is not None:
+        lines.append(savings.describe())
     error = getattr(result, "error", None)
     if error:
         lines.append(f"error: {error}")

@@ -10,6 +10,7 @@ from typing import Any
 import orjson
 
 from regista.errors import TraceWarning
+from regista.savings import Savings
 from regista.trace.reader import Trace, TraceSummary
 from regista.trace.steps import Step
 from regista.types import text_of
@@ -136,6 +137,9 @@ def header(trace: Trace, width: int | None = GIST_WIDTH) -> Any:
             f"{r.get('recorded', 0)} recorded · {r.get('edit', 0)} edited · "
             f"{r.get('live', 0)} live",
         )
+        saved = Savings.from_dict(r.get("saved"))
+        if saved is not None and saved.calls:
+            row("Savings", saved.describe())
     if trace.truncated:
         grid.add_row(
             "Note",

@@ -38,25 +38,33 @@ class Provider(Protocol):
 class ResponseMeta:
     """Who answered a call and how: kept off the recorded payload."""
 
-    __slots__ = ("matched", "provider", "source")
+    __slots__ = ("matched", "provider", "recorded_ms", "source")
 
     def __init__(
         self,
         provider: str,
         source: Literal["live", "recorded", "edit"],
         matched: bool | None = None,
+        recorded_ms: float = 0.0,
     ) -> None:
         self.provider = provider
         self.source = source
         self.matched = matched
+        #: For a recorded answer: the model time the recording spent on it.
+        self.recorded_ms = recorded_ms
 
 
 def set_meta(
-    response: LlmResponse, provider: str, source: str = "live", matched: bool | None = None
+    response: LlmResponse,
+    provider: str,
+    source: str = "live",
+    matched: bool | None = None,
+    recorded_ms: float = 0.0,
 ) -> LlmResponse:
-    """Attach who answered (``provider``), how (``source``: live, recorded, edit) and, for
-    positional playback, whether the request ``matched`` the recording."""
-    meta = ResponseMeta(provider, source, matched)  # type: ignore[arg-type]
+    """Attach who answered (``provider``), how (``source``: live, recorded, edit), for
+    positional playback whether the request ``matched`` the recording, and for a recorded
+    answer the model time it took when recorded."""
+    meta = ResponseMeta(provider, source, matched, recorded_ms)  # type: ignore[arg-type]
     object.__setattr__(response, "__regista_meta__", meta)
     return response
 

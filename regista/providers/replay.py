@@ -75,6 +75,8 @@ class RecordedCall:
     response: LlmResponse
     provider: str
     build_request: Callable[[], LlmRequest] | None = None
+    #: The model time the recording spent on this call.
+    duration_ms: float = 0.0
 
     @property
     def request(self) -> LlmRequest | None:
@@ -99,6 +101,7 @@ def recorded_calls(trace: Trace) -> list[RecordedCall]:
                     response=LlmResponse.model_validate(resp.response),
                     provider=resp.provider,
                     build_request=partial(trace.request_for, ev),
+                    duration_ms=resp.duration_ms,
                 )
             )
         elif isinstance(ev, ContextCompaction):
@@ -117,6 +120,7 @@ def recorded_calls(trace: Trace) -> list[RecordedCall]:
                         usage=Usage.model_validate(ev.usage or {}),
                     ),
                     provider=ev.provider,
+                    duration_ms=ev.duration_ms,
                 )
             )
     return out
@@ -247,7 +251,7 @@ class ReplayProvider:
             r = on_text(response.text)
             if inspect.isawaitable(r):
                 await r
-        return set_meta(response, rec.provider, "recorded", matched)
+        return set_meta(response, rec.provider, "recorded", matched, rec.duration_ms)
 
     async def _fail_as_recorded(
         self, request: LlmRequest, on_text: TextCallback | None, failure: RecordedFailure

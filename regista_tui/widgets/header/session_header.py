@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
+from regista.savings import Savings
 from regista.trace.index import TraceIndex
 
 __all__ = ["SessionHeader", "model_label"]
@@ -78,6 +79,10 @@ def _header_text(ix: TraceIndex, label: str, notice: str) -> Text:
         # No price for the model (or a step's) means the cost is not known, not $0.
         cost = f"${end.cost_usd:.4f}" if end.cost_usd is not None else "cost unknown"
         line2.append(f" · {cost}", "" if end.cost_usd is not None else "dim")
+        saved = Savings.from_dict((end.replay or {}).get("saved"))
+        if saved is not None and saved.calls:
+            what = "?" if saved.cost_usd is None else f"${saved.cost_usd:.4f}"
+            line2.append(f" · saved {what}, {saved.tokens:,} tok", "green")
     elif ix.scanned < ix.size:  # the end of the file is not read yet, not "running"
         line2.append(f"  ◌ reading… {100 * ix.scanned // max(1, ix.size)}%", "yellow")
     else:

@@ -1,0 +1,100 @@
+"""``regista runs [DIR]``: every run of a traces folder, newest first, with its links."""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+
+import orjson
+
+from regista.errors import UserError
+from regista.store.runs import RunInfo, filter_runs, list_runs, parse_since
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "runs",
+        help="list the runs of a traces folder, newest first",
+        description="Every run in DIR (default .regista/traces, and .regista/imports): id, "
+        "when, outcome, steps, cost, task, and how it is linked to others (replay of, "
+        "resumed from, fork of at step N, with the parent's outcome and cost).",
+    )
+    p.add_argument("dir", nargs="?", help="the traces folder (default .regista/traces)")
+    p.add_argument("--json", action="store_true", help="one JSON array, for scripts")
+    p.add_argument("--failed", action="store_true", help="only runs that did not end well")
+    p.add_argument("--task", metavar="WORDS", help="only runs whose task has all these words")
+    p.add_argument("--forks-of", metavar="ID", help="a run and its forks (an id or its start)")
+    p.add_argument("--since", metavar="WHEN", help="only runs started since (2h, 3d, 2026-07-02)")
+    p.set_defaults(func=run)
+
+
+def _cost(value: float | None) -> str:
+    return "?" if value is None else f"${value:.4f}"
+
+
+def _when(ts: str) -> str:
+    return ts[:16].replace("T", " ") if ts else "?"
+
+
+def _cut(text: str, width: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: max(0, width - 1)] + "…"
+
+
+def run_lines(runs: list[RunInfo], width: int) -> list[str]:
+    """The table ``regista runs`` prints: one row per run, links on a line under it."""
+    head = f"{'ID':<26}  {'STARTED':<16}  {'OUTCOME':<10}  {'STEPS':>5}  {'COST':>9}  TASK"
+    lines = [head]
+    task_width = max(20, width - len(head) + 4)
+    for r in runs:
+        steps = "?" if r.steps is None else str(r.steps)
+        lines.append(
+            f"{r.session_id:<26}  {_when(r.started):<16}  {_cut(r.outcome, 10):<10}  "
+            f"{steps:>5}  {_cost(r.cost_usd):>9}  {_cut(r.task, task_width)}"
+        )
+        notes = []
+        if r.link:
+            note = r.link
+            if r.parent is not None:
+                note += f" (parent: {r.parent.outcome}, {_cost(r.parent.cost_usd)})"
+            notes.append(note)
+        if r.savings is not None:
+            notes.append(r.savings.describe())
+        if r.error:
+            notes.append(f"error: {_cut(r.error, 120)}")
+        for note in notes:
+            lines.append(f"{'':<28}↳ {note}")
+    return lines
+
+
+def run(args: argparse.Namespace) -> int:
+    listing = list_runs(args.dir)
+    parent = None
+    if args.forks_of:
+        parent = listing.by_id(args.forks_of)
+        if parent is None:
+            raise UserError(f"--forks-of {args.forks_of}: no single run with that id in the folder")
+    since = parse_since(args.since) if args.since else None
+    runs = filter_runs(
+        listing.runs, failed=args.failed, task=args.task, forks_of=parent, since=since
+    )
+    if parent is not None:  # the parent first, its forks under it
+        runs.sort(key=lambda r: r.session_id != parent.session_id)
+    if args.json:
+        sys.stdout.write(orjson.dumps([r.to_dict() for r in runs]).decode() + "\n")
+        return 0
+    width = shutil.get_terminal_size((120, 24)).columns
+    if not runs:
+        print("no runs" + (" match" if len(listing.runs) else " in the folder"))
+    else:
+        sys.stdout.write("\n".join(run_lines(runs, width)) + "\n")
+    if listing.skipped:
+        n = len(listing.skipped)
+        first, why = listing.skipped[0]
+        print(
+            f"({n} file{'s' if n != 1 else ''} skipped, not readable as runs: {first.name}: {why}"
+            f"{' …' if n > 1 else ''})",
+            file=sys.stderr,
+        )
+    return 0

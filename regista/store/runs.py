@@ -1,0 +1,363 @@
+"""The runs of a traces folder, read cheaply: the first and last line of each trace.
+
+``session.start`` (first line) says what a run was and where it came from (``replay_of``,
+``forked_from``); ``session.end`` (last line, when the run finished) says how it ended,
+what it cost and what its recorded prefix saved. Nothing in between is read, so listing
+ten thousand runs costs two small reads per file, not ten thousand full loads.
+
+A file that is not a regista trace (or is damaged at either end) is skipped and counted
+in :attr:`RunList.skipped`, never fatal: one bad file must not hide the others.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import orjson
+
+from regista.errors import UserError
+from regista.savings import Savings
+
+__all__ = [
+    "DEFAULT_DIR",
+    "RunInfo",
+    "RunList",
+    "filter_runs",
+    "list_runs",
+    "parse_since",
+    "read_run",
+    "trace_files",
+]
+
+#: Where ``regista runs`` / ``recall`` look when no folder is given.
+DEFAULT_DIR = Path(".regista/traces")
+#: Imported sessions, listed with the default folder's runs when they exist.
+IMPORTS_DIR = Path(".regista/imports")
+
+_BLOCK = 64 * 1024
+_MAX_LINE = 64 * 1024 * 1024
+#: Outcomes of a run that did what it was asked (anything else, or no end, is a failure).
+OK_OUTCOMES = frozenset({"end_turn", "stop_sequence"})
+
+
+@dataclass
+class RunInfo:
+    """One run as ``regista runs`` lists it.
+
+    Attributes:
+        path: The trace file.
+        session_id: The run's id.
+        task: The task it was given.
+        started: ``ts`` of its ``session.start`` (UTC, ISO 8601).
+        outcome: ``session.end.stop_reason``, or ``unfinished``.
+        steps: Steps written (from ``session.end``, or the last step seen).
+        cost_usd: What it cost (``None``: unknown, or unfinished).
+        kind: ``run``, ``replay``, ``resume``, ``fork`` or ``rewind``.
+        parent_id: The run it replays, resumes or forks.
+        fork_step: The step a fork / rewind branched at.
+        savings: What the recorded prefix did not spend again (replays, forks …).
+        parent: The parent's :class:`RunInfo` when it is in the same folder.
+    """
+
+    path: Path
+    session_id: str
+    task: str
+    started: str
+    model: str = ""
+    provider: str = ""
+    outcome: str = "unfinished"
+    complete: bool = False
+    steps: int | None = None
+    cost_usd: float | None = None
+    duration_ms: float | None = None
+    error: str | None = None
+    kind: str = "run"
+    parent_id: str | None = None
+    fork_step: int | None = None
+    savings: Savings | None = None
+    size: int = 0
+    mtime: float = 0.0
+    parent: RunInfo | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def failed(self) -> bool:
+        """Did not finish, ended in an error, or stopped for another reason than done."""
+        return not self.complete or self.error is not None or self.outcome not in OK_OUTCOMES
+
+    @property
+    def link(self) -> str:
+        """``fork of 01J… at step 3`` / ``replay of 01J…`` / ``resumed from 01J…`` / ``""``."""
+        if self.parent_id is None:
+            return ""
+        if self.kind in ("fork", "rewind"):
+            verb = "fork" if self.kind == "fork" else "rewind"
+            return f"{verb} of {self.parent_id} at step {self.fork_step}"
+        if self.kind == "resume":
+            return f"resumed from {self.parent_id}"
+        return f"replay of {self.parent_id}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON shape of ``regista runs --json`` (one object per run)."""
+        parent = self.parent
+        return {
+            "session_id": self.session_id,
+            "path": str(self.path),
+            "task": self.task,
+            "started": self.started,
+            "model": self.model,
+            "provider": self.provider,
+            "outcome": self.outcome,
+            "failed": self.failed,
+            "steps": self.steps,
+            "cost_usd": self.cost_usd,
+            "duration_ms": self.duration_ms,
+            "error": self.error,
+            "kind": self.kind,
+            "link": self.link or None,
+            "parent_id": self.parent_id,
+            "fork_step": self.fork_step,
+            "parent_outcome": parent.outcome if parent else None,
+            "parent_cost_usd": parent.cost_usd if parent else None,
+            "savings": self.savings.to_dict() if self.savings else None,
+        }
+
+
+@dataclass
+class RunList:
+    """The runs of a folder, newest first, and the files that are not readable runs."""
+
+    runs: list[RunInfo]
+    skipped: list[tuple[Path, str]] = field(default_factory=list)
+
+    def by_id(self, prefix: str) -> RunInfo | None:
+        """The run whose id is ``prefix`` or starts with it (``None``: none, or ambiguous)."""
+        hits = [r for r in self.runs if r.session_id.startswith(prefix)]
+        exact = [r for r in hits if r.session_id == prefix]
+        if exact:
+            return exact[0]
+        return hits[0] if len(hits) == 1 else None
+
+
+def trace_files(folder: Path) -> Iterator[Path]:
+    """Every ``*.jsonl`` under ``folder`` (sub-folders too), skipping hidden folders."""
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(files):
+            if name.endswith(".jsonl") and not name.startswith("."):
+                yield Path(root) / name
+
+
+def _first_line(f: BinaryIO) -> bytes:
+    buf = b""
+    while len(buf) < _MAX_LINE:
+        block = f.read(_BLOCK)
+        if not block:
+            return buf
+        nl = block.find(b"\n")
+        if nl >= 0:
+            return buf + block[:nl]
+        buf += block
+    return buf
+
+
+def _last_line(f: BinaryIO, size: int) -> bytes:
+    """The last complete (newline-ended) line of the file."""
+    end = size
+    buf = b""
+    pos = size
+    while pos > 0 and size - pos < _MAX_LINE:
+        step = min(_BLOCK, pos)
+        pos -= step
+        f.seek(pos)
+        buf = f.read(step) + buf
+        if end == size:  # drop a half-written tail
+            last_nl = buf.rfind(b"\n")
+            if last_nl < 0:
+                continue
+            buf = buf[:last_nl]
+            end = pos + last_nl
+        nl = buf.rfind(b"\n")
+        if nl >= 0:
+            return buf[nl + 1 :]
+        if pos == 0:
+            return buf
+    return buf
+
+
+def _json(raw: bytes) -> dict[str, Any] | None:
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
+_STEP = re.compile(rb'"step"\s*:\s*(\d+)')
+
+
+def read_run(path: Path) -> RunInfo:
+    """Read one run from the first and last line of its trace.
+
+    Raises:
+        ValueError: The file is not a regista trace (the message says why).
+        OSError: The file cannot be read.
+    """
+    with open(path, "rb") as f:
+        st = os.fstat(f.fileno())
+        start = _json(_first_line(f))
+        if start is None or start.get("type") != "session.start":
+            raise ValueError("does not begin with a session.start event")
+        last_raw = _last_line(f, st.st_size)
+    sid = start.get("session_id")
+    if not isinstance(sid, str) or not isinstance(start.get("schema_version"), int):
+        raise ValueError("session.start has no session_id / schema_version")
+    run = RunInfo(
+        path=path,
+        session_id=sid,
+        task=_str(start.get("task")),
+        started=_str(start.get("ts")),
+        model=_str(start.get("model")),
+        provider=_str(start.get("provider")),
+        size=st.st_size,
+        mtime=st.st_mtime,
+    )
+    forked = start.get("forked_from")
+    if isinstance(forked, dict) and isinstance(forked.get("session_id"), str):
+        run.parent_id = forked["session_id"]
+        at = forked.get("at_step")
+        run.fork_step = at if isinstance(at, int) else None
+        run.kind = "fork" if forked.get("edit") is not None else "rewind"
+    elif isinstance(start.get("replay_of"), str):
+        run.parent_id = start["replay_of"]
+        run.kind = "replay"
+    end = _json(last_raw)
+    if end is not None and end.get("type") == "session.end" and end.get("session_id") == sid:
+        run.complete = True
+        run.outcome = _str(end.get("stop_reason")) or "?"
+        run.steps = end.get("steps") if isinstance(end.get("steps"), int) else None
+        cost = end.get("cost_usd")
+        run.cost_usd = float(cost) if isinstance(cost, int | float) else None
+        ms = end.get("duration_ms")
+        run.duration_ms = float(ms) if isinstance(ms, int | float) else None
+        run.error = end.get("error") if isinstance(end.get("error"), str) else None
+        replay = end.get("replay")
+        if isinstance(replay, dict):
+            saved = Savings.from_dict(replay.get("saved"))
+            run.savings = saved if saved is not None and saved.calls else None
+    else:
+        m = _STEP.search(last_raw[:512])
+        run.steps = int(m.group(1)) + 1 if m else 0
+    return run
+
+
+def _str(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def list_runs(folder: str | Path | None = None, *, paths: Iterable[Path] | None = None) -> RunList:
+    """Every run under ``folder`` (default ``.regista/traces`` and ``.regista/imports``),
+    newest first, with parents linked.
+
+    Raises:
+        UserError: ``folder`` does not exist or is a file.
+    """
+    files = list(paths) if paths is not None else list(_files_of(folder))
+    runs: list[RunInfo] = []
+    skipped: list[tuple[Path, str]] = []
+    for path in files:
+        try:
+            runs.append(read_run(path))
+        except (ValueError, OSError) as exc:
+            skipped.append((path, str(exc)))
+    link_parents(runs)
+    runs.sort(key=lambda r: (r.started, r.mtime), reverse=True)
+    return RunList(runs, skipped)
+
+
+def _files_of(folder: str | Path | None) -> Iterator[Path]:
+    if folder is None:
+        if not DEFAULT_DIR.is_dir() and not IMPORTS_DIR.is_dir():
+            raise UserError(
+                f"no traces folder here ({DEFAULT_DIR} does not exist); name one: regista runs DIR"
+            )
+        for d in (DEFAULT_DIR, IMPORTS_DIR):
+            if d.is_dir():
+                yield from trace_files(d)
+        return
+    path = Path(folder)
+    if path.is_file():
+        raise UserError(f"{path}: is a file; give the folder that holds the traces")
+    if not path.is_dir():
+        raise UserError(f"{path}: no such folder")
+    yield from trace_files(path)
+
+
+def link_parents(runs: list[RunInfo]) -> None:
+    """Attach each run's parent, and tell a resume (of an unfinished run) from a replay."""
+    by_id = {r.session_id: r for r in runs}
+    for run in runs:
+        if run.parent_id is None:
+            continue
+        run.parent = by_id.get(run.parent_id)
+        if run.kind == "replay" and run.parent is not None and not run.parent.complete:
+            run.kind = "resume"
+
+
+_RELATIVE = re.compile(r"^(\d+)\s*([smhdw])$")
+_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+
+
+def parse_since(value: str, now: datetime | None = None) -> str:
+    """``2h`` / ``3d`` / ``2026-07-02`` / ``2026-07-02T09:00`` → an ISO UTC timestamp.
+
+    Raises:
+        UserError: Not a duration or a date.
+    """
+    now = now or datetime.now(UTC)
+    m = _RELATIVE.match(value.strip())
+    if m:
+        when = now - timedelta(**{_UNITS[m.group(2)]: int(m.group(1))})
+    else:
+        try:
+            when = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        except ValueError:
+            raise UserError(
+                f"--since {value!r}: give a duration (30m, 2h, 3d, 1w) or a date "
+                "(2026-07-02, 2026-07-02T09:00)"
+            ) from None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+def filter_runs(
+    runs: list[RunInfo],
+    *,
+    failed: bool = False,
+    task: str | None = None,
+    forks_of: RunInfo | None = None,
+    since: str | None = None,
+) -> list[RunInfo]:
+    """The runs that pass every filter given (``since`` from :func:`parse_since`)."""
+    words = task.lower().split() if task else []
+    out = []
+    for r in runs:
+        if failed and not r.failed:
+            continue
+        if words and not all(w in r.task.lower() for w in words):
+            continue
+        if since is not None and r.started < since:
+            continue
+        if forks_of is not None and not (
+            r.session_id == forks_of.session_id
+            or (r.parent_id == forks_of.session_id and r.kind in ("fork", "rewind"))
+        ):
+            continue
+        out.append(r)
+    return out
