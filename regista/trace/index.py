@@ -23,10 +23,11 @@ from typing import Any
 
 from regista.errors import TraceError, TraceFormatError
 from regista.trace.events import LlmRequestEvent, SessionEnd, SessionStart
-from regista.trace.reader import not_a_trace_file, parse_line
+from regista.trace.reader import TraceSummary, not_a_trace_file, parse_line
 from regista.trace.steps import Step, StepKind
+from regista.types import Usage
 
-__all__ = ["StepEntry", "TraceIndex"]
+__all__ = ["StepEntry", "TraceIndex", "read_summary"]
 
 _HEAD = 512
 _TAIL = 160
@@ -99,6 +100,13 @@ class TraceIndex:
         self._pos = 0
         self._cache: OrderedDict[int, Step] = OrderedDict()
         self._cache_size = cache_size
+        # What a summary needs beyond the steps: the lines that carry usage and cost
+        # (responses, compactions), and counts of events the steps do not hold.
+        self._usage_lines: list[int] = []
+        self._loose_errors = 0
+        self._denials = 0
+        self._tool_calls = 0
+        self._compactions = 0
 
     # -- scanning ------------------------------------------------------------------------
 
@@ -196,14 +204,23 @@ class TraceIndex:
         with self._lock:
             self.offsets.append(offset)
             self.lengths.append(length)
+            if etype in (b"llm.response", b"context.compaction"):
+                self._usage_lines.append(lineno)
+                self._compactions += etype == b"context.compaction"
+            elif etype == b"tool.call":
+                self._tool_calls += 1
+            elif etype == b"permission.decision" and b'"allowed":false' in head:
+                self._denials += 1
             sm = _STEP.search(head)
             if sm is None:
+                self._loose_errors += etype == b"error"
                 return
             number = int(sm.group(1))
             pos = self._by_number.get(number)
             if pos is None:
                 kind = _KIND_OF.get(etype)
                 if kind is None:  # an event of a step whose opener was lost
+                    self._loose_errors += etype == b"error"
                     return
                 pos = self._by_number[number] = len(self.steps)
                 self.steps.append(StepEntry(index=number, kind=kind))
@@ -295,9 +312,74 @@ class TraceIndex:
             return list(ev.messages)
         return self.request_messages(prev, start)[: prefix - start] + list(ev.messages)
 
+    # -- the summary ---------------------------------------------------------------------
+
+    def summary(self) -> TraceSummary:
+        """What :meth:`Trace.summary` says, from the lines scanned so far.
+
+        Only ``session.start``, ``session.end`` and the lines that carry usage and cost
+        (responses and compactions) are decoded, so this costs about a scan of the file.
+
+        Raises:
+            TraceError: Nothing was scanned yet.
+            TraceFormatError: A response or compaction line is corrupt.
+        """
+        start, end = self.start, self.end
+        if start is None:
+            raise TraceError(f"{self.path}: not scanned yet")
+        usage = Usage()
+        cost: float | None = 0.0
+        turns = 0
+        for lineno in list(self._usage_lines):
+            ev = self.event(lineno)
+            raw = ev.response.get("usage") if ev.type == "llm.response" else ev.usage
+            usage = usage + Usage.model_validate(raw or {})
+            turns = max(turns, ev.turn + 1) if ev.type == "llm.response" else turns
+            cost = None if cost is None or ev.cost_usd is None else cost + ev.cost_usd
+        if end is not None:
+            cost, turns = end.cost_usd, end.turns
+        steps = list(self.steps)
+        return TraceSummary(
+            session_id=start.session_id,
+            task=start.task,
+            model=start.model,
+            provider=start.provider,
+            turns=turns,
+            steps=len(steps),
+            tool_calls=self._tool_calls,
+            cost_usd=cost,
+            stop_reason=end.stop_reason if end else None,
+            usage=usage,
+            output=end.output if end else None,
+            replay_of=start.replay_of,
+            forked_from=start.forked_from,
+            complete=end is not None,
+            errors=sum(1 for st in steps if st.error and not st.denied) + self._loose_errors,
+            denials=self._denials,
+            compactions=self._compactions,
+        )
+
     def previous_request(self, pos: int) -> int | None:
         """Position of the model step before ``pos``, if any."""
         return self._previous_request(pos)
 
     def close(self) -> None:
         self._file.close()
+
+
+def read_summary(path: str | Path) -> TraceSummary:
+    """The summary of the trace at ``path`` without loading it (see :meth:`TraceIndex.summary`).
+
+    ``Trace.load(path).summary()`` says the same, after decoding and validating every event.
+
+    Raises:
+        TraceError: The file is missing, unreadable or empty.
+        TraceFormatError: A line the summary reads is corrupt.
+        UnsupportedSchemaVersion: The trace is newer than this regista.
+    """
+    index = TraceIndex(path)
+    try:
+        index.scan()
+        return index.summary()
+    finally:
+        index.close()

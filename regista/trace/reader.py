@@ -259,7 +259,8 @@ class Trace:
 
     @cached_property
     def _steps(self) -> list[Step]:
-        return build_steps(self.events, self.request_for)
+        with paused_gc():  # tens of thousands of long-lived steps: nothing to collect
+            return build_steps(self.events, self.request_for)
 
     def request_hashes(self) -> list[str]:
         """The chain of request hashes (model calls and compactions) in order."""

@@ -89,3 +89,41 @@ def test_a_corrupt_line_says_what_is_wrong_with_it(tmp_path: Path) -> None:
         corrupt.write_bytes(b"".join([*lines[:2], bad, *lines[3:]]))
         with pytest.raises(TraceFormatError, match=said):
             TraceIndex(corrupt).scan()
+
+
+def _summary_traces(folder: Path) -> list[Path]:
+    from builders import rich_agent
+
+    from regista.errors import RegistaError
+
+    samples = Path(__file__).resolve().parents[2] / "sample_traces"
+    paths = sorted(samples.glob("*.jsonl"))
+    try:
+        rich = asyncio.run(rich_agent(folder, max_turns=4).run("Weather in Paris and Rome?"))
+        paths.append(rich.trace_path)
+    except RegistaError:
+        pass
+    paths.append(_trace(folder / "echo"))
+    return paths
+
+
+def test_the_index_summary_is_the_loaded_summary(tmp_path: Path) -> None:
+    """Denials, tool errors, compactions, unfinished and cut-short traces alike."""
+    import warnings
+
+    from regista.trace.index import read_summary
+
+    paths = _summary_traces(tmp_path)
+    cut: list[Path] = []
+    for path in paths:
+        lines = path.read_bytes().splitlines(keepends=True)
+        for keep in (1, len(lines) // 2, len(lines) - 1):
+            short = tmp_path / f"cut-{len(cut)}.jsonl"
+            half = lines[keep][: len(lines[keep]) // 2] if keep < len(lines) else b""
+            short.write_bytes(b"".join(lines[:keep]) + half)
+            cut.append(short)
+    for path in paths + cut:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            loaded = Trace.load(path).summary()
+        assert read_summary(path) == loaded, path

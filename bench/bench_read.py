@@ -1,0 +1,156 @@
+"""Reading a realistic 200 MB trace, each figure as a ratio to its floor in the same run.
+
+The floor is ``orjson.loads`` of every line (the file read and split included): what any
+reader of the trace must at least pay. The rows, measured interleaved with the floor
+(floor, row, floor, row, …) and reported as medians:
+
+- ``open+summary``: ``read_summary(path)`` (what ``Trace.load(path).summary()`` says);
+- ``full decode``: every step of the trace, decoded and validated;
+- ``regista show``: the command in a new process, output to a pipe (the floor here is
+  ``python -c 'orjson.loads of every line'`` in a new process too);
+- ``diff_runs``: two 10k-step runs, loading included (floor: ``orjson.loads`` of both);
+- ``tui search``: the first match of a common word, from an index that is fully scanned.
+
+The trace is made by ``bench/realistic.py`` (by the real agent loop) if it is missing.
+
+    .venv/bin/python bench/bench_read.py [--mb 200] [--repeat 5] [--only ROW,ROW]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import orjson
+from realistic import DIR, realistic_trace
+
+FLOOR_SRC = "import orjson,sys\nfor line in open(sys.argv[1],'rb').read().split(b'\\n'):\n" + (
+    "    line and orjson.loads(line)\n"
+)
+
+
+def floor(path: Path) -> None:
+    for line in path.read_bytes().split(b"\n"):
+        if line:
+            orjson.loads(line)
+
+
+def _timed(fn: Callable[[], object]) -> float:
+    gc.collect()
+    t = time.perf_counter()
+    fn()
+    return time.perf_counter() - t
+
+
+def interleaved(row: Callable[[], object], base: Callable[[], object], repeat: int) -> str:
+    """``row`` and ``base`` timed alternately; the medians and their ratio."""
+    rows, bases = [], []
+    for _ in range(repeat):
+        bases.append(_timed(base))
+        rows.append(_timed(row))
+    r, b = statistics.median(rows), statistics.median(bases)
+    return f"{r:7.3f} s   floor {b:7.3f} s   {r / b:5.2f}×"
+
+
+def _run(argv: list[str]) -> None:
+    subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, check=False)
+
+
+def row_summary(path: Path) -> Callable[[], object]:
+    from regista.trace.index import read_summary
+
+    return lambda: read_summary(path)
+
+
+def row_decode(path: Path) -> Callable[[], object]:
+    from regista.trace.reader import Trace
+
+    def decode() -> None:
+        for step in Trace.load(path).steps():
+            step.events  # noqa: B018
+
+    return decode
+
+
+def row_show(path: Path) -> tuple[Callable[[], object], Callable[[], object]]:
+    regista = str(Path(sys.executable).with_name("regista"))
+    return (
+        lambda: _run([regista, "show", str(path)]),
+        lambda: _run([sys.executable, "-c", FLOOR_SRC, str(path)]),
+    )
+
+
+def row_diff(repeat: int) -> str:
+    sys.path.insert(0, str(Path(__file__).parent))
+    from bench_diff import build_pair
+
+    from regista.diff import diff_runs
+    from regista.trace.reader import Trace
+
+    folder = DIR / "diff-10k"
+    a, b = folder / "a.jsonl", folder / "b.jsonl"
+    if not (a.exists() and b.exists()):
+        folder.mkdir(parents=True, exist_ok=True)
+        build_pair(folder, 10_000)
+
+    def run() -> None:
+        diff_runs(Trace.load(a), Trace.load(b))
+
+    return interleaved(run, lambda: (floor(a), floor(b)), repeat)
+
+
+def row_search(path: Path, word: str) -> Callable[[], object]:
+    from regista.trace.index import TraceIndex
+    from regista_tui.search import search_steps
+
+    index = TraceIndex(path)
+    index.scan()
+
+    class Found(Exception):
+        pass
+
+    def first(pos: int) -> None:
+        raise Found
+
+    def search() -> None:
+        try:
+            search_steps(index, word, start=len(index) // 3, on_first=first)
+        except Found:
+            return
+        raise AssertionError(f"no step shows {word!r}")
+
+    return search
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--mb", type=float, default=200.0)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--only", default="summary,decode,show,diff,search")
+    args = parser.parse_args()
+    DIR.mkdir(parents=True, exist_ok=True)
+    path = realistic_trace(DIR / f"real-{args.mb:g}.jsonl", args.mb)
+    print(f"{path.name}: {path.stat().st_size / 1e6:.0f} MB")
+    only = set(args.only.split(","))
+    base = lambda: floor(path)  # noqa: E731
+    if "summary" in only:
+        print(f"  {'open+summary':16}", interleaved(row_summary(path), base, args.repeat))
+    if "decode" in only:
+        print(f"  {'full decode':16}", interleaved(row_decode(path), base, args.repeat))
+    if "show" in only:
+        show, show_floor = row_show(path)
+        print(f"  {'regista show':16}", interleaved(show, show_floor, args.repeat))
+    if "diff" in only:
+        print(f"  {'diff_runs 10k':16}", row_diff(args.repeat))
+    if "search" in only:
+        print(f"  {'tui search':16}", interleaved(row_search(path, "deploy"), base, args.repeat))
+
+
+if __name__ == "__main__":
+    main()
