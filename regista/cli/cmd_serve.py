@@ -1,0 +1,40 @@
+"""``regista serve [--store DIR] [--host 127.0.0.1] [--port 8787] [--token …]``."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+DEFAULT_STORE = ".regista/traces"
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "serve",
+        help="serve the traces folder over HTTP (SDK replays, record proxy, runs, diff)",
+        description="Run regista's HTTP server over a folder of traces. It binds 127.0.0.1 "
+        "unless told otherwise; any other address needs a token, which every request must "
+        "then carry (Authorization: Bearer TOKEN, or as the SDK's API key).",
+    )
+    p.add_argument(
+        "--store", default=DEFAULT_STORE, help=f"traces folder (default {DEFAULT_STORE})"
+    )
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8787, help="port (default 8787)")
+    p.add_argument(
+        "--token",
+        default=os.environ.get("REGISTA_TOKEN"),
+        help="a secret every request must carry (default: $REGISTA_TOKEN)",
+    )
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from regista.server import check_bind, create_app, serve
+
+    check_bind(args.host, args.token)
+    app = create_app(args.store, token=args.token)
+    print(f"regista: serving {args.store} on http://{args.host}:{args.port}", file=sys.stderr)
+    serve(app, args.host, args.port)
+    return 0

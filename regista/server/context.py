@@ -1,0 +1,155 @@
+"""What every route of the server shares: the store, the token, limits, and errors.
+
+Routes raise :class:`HttpError` for anything a client did wrong; the app turns it into a
+JSON answer in the shape the client expects (regista's own, Anthropic's or OpenAI's),
+never a traceback.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import orjson
+from starlette.requests import Request
+
+__all__ = ["DEFAULT_MAX_BODY", "DEFAULT_REPLAY_TTL", "ErrorShape", "HttpError", "ServerContext"]
+
+#: The largest request body accepted (bytes); a larger one is answered 413.
+DEFAULT_MAX_BODY = 32 * 1024 * 1024
+#: How long a replay lives in memory (seconds) when nothing asks for another time.
+DEFAULT_REPLAY_TTL = 3600.0
+
+ErrorShape = Literal["regista", "anthropic", "openai"]
+
+_RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,199}")
+
+
+class HttpError(Exception):
+    """An error answered to the client as JSON.
+
+    Args:
+        status: The HTTP status.
+        message: One line for a person.
+        type: A machine-readable kind (``invalid_request_error``, ``not_found_error``, …).
+        shape: Whose error JSON to answer with.
+        extra: More fields for the error object (e.g. a divergence's step and diff).
+        headers: Extra response headers.
+    """
+
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        *,
+        type: str | None = None,
+        shape: ErrorShape = "regista",
+        extra: dict[str, Any] | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.type = type or _default_type(status)
+        self.shape: ErrorShape = shape
+        self.extra = extra or {}
+        self.headers = headers or {}
+
+    def body(self) -> dict[str, Any]:
+        """The error JSON in :attr:`shape`."""
+        error: dict[str, Any] = {"type": self.type, "message": self.message, **self.extra}
+        if self.shape == "anthropic":
+            return {"type": "error", "error": error}
+        if self.shape == "openai":
+            error.setdefault("param", None)
+            error.setdefault("code", self.type)
+            return {"error": error}
+        return {"error": error}
+
+
+def _default_type(status: int) -> str:
+    return {
+        400: "invalid_request_error",
+        401: "authentication_error",
+        403: "permission_error",
+        404: "not_found_error",
+        405: "invalid_request_error",
+        409: "conflict_error",
+        413: "request_too_large",
+        502: "upstream_error",
+    }.get(status, "api_error")
+
+
+@dataclass
+class ServerContext:
+    """Shared by every route.
+
+    Attributes:
+        store: The folder of traces (``<store>/<session_id>.jsonl``).
+        token: When set, every request must carry it (see :mod:`regista.server.app`).
+        max_body: The largest request body accepted, in bytes.
+        replay_ttl: Seconds a replay lives in memory.
+        state: Per-module state (a module keeps its registry under its own name).
+    """
+
+    store: Path
+    token: str | None = None
+    max_body: int = DEFAULT_MAX_BODY
+    replay_ttl: float = DEFAULT_REPLAY_TTL
+    state: dict[str, Any] = field(default_factory=dict)
+
+    def run_path(self, run_id: str) -> Path:
+        """The trace of ``run_id`` inside the store.
+
+        Raises:
+            HttpError: 404 when the id is not a plain name, leaves the store, or has no trace.
+        """
+        if not _RUN_ID.fullmatch(run_id) or ".." in run_id:
+            raise HttpError(404, f"no run {run_id!r} in the store")
+        name = run_id if run_id.endswith(".jsonl") else f"{run_id}.jsonl"
+        root = self.store.resolve()
+        path = (root / name).resolve()
+        if not path.is_relative_to(root) or not path.is_file():
+            raise HttpError(404, f"no run {run_id!r} in the store")
+        return path
+
+
+async def read_json(
+    request: Request, ctx: ServerContext, *, shape: ErrorShape = "regista"
+) -> dict[str, Any]:
+    """The request's body as a JSON object.
+
+    Raises:
+        HttpError: 413 past ``ctx.max_body``; 400 when it is not a JSON object.
+    """
+    declared = request.headers.get("content-length")
+    if declared is not None:
+        try:
+            too_big = int(declared) > ctx.max_body
+        except ValueError:
+            raise HttpError(400, "Content-Length is not a number", shape=shape) from None
+        if too_big:
+            raise HttpError(413, _too_large(ctx), shape=shape)
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > ctx.max_body:
+            raise HttpError(413, _too_large(ctx), shape=shape)
+        chunks.append(chunk)
+    raw = b"".join(chunks)
+    try:
+        body = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise HttpError(400, f"the body is not valid JSON: {exc}", shape=shape) from None
+    if not isinstance(body, dict):
+        raise HttpError(
+            400, f"the body must be a JSON object, not {type(body).__name__}", shape=shape
+        )
+    return body
+
+
+def _too_large(ctx: ServerContext) -> str:
+    return f"the body is larger than the server accepts ({ctx.max_body} bytes)"

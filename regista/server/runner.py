@@ -1,0 +1,132 @@
+"""Running the app: ``serve`` (foreground, ``regista serve``) and ``BackgroundServer``
+(a thread on a free 127.0.0.1 port, for ``regista record|replay -- CMD`` and tests)."""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import socket
+import threading
+from types import TracebackType
+from typing import Any
+
+import uvicorn
+
+from regista.errors import RegistaError, UserError
+
+__all__ = ["BackgroundServer", "check_bind", "is_loopback", "serve"]
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` only accepts connections from this machine."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def check_bind(host: str, token: str | None) -> None:
+    """Refuse to listen beyond this machine without a token.
+
+    Raises:
+        UserError: ``host`` is not a loopback address and there is no token.
+    """
+    if not is_loopback(host) and not token:
+        raise UserError(
+            f"refusing to listen on {host} without a token: anyone who can reach it could "
+            "read every trace; pass --token (or REGISTA_TOKEN), or bind to 127.0.0.1"
+        )
+
+
+def _config(app: Any, host: str, port: int) -> uvicorn.Config:
+    return uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        access_log=False,
+        lifespan="off",
+        timeout_graceful_shutdown=1,
+    )
+
+
+def serve(app: Any, host: str = "127.0.0.1", port: int = 8787) -> None:
+    """Serve ``app`` in the foreground until interrupted."""
+    server = uvicorn.Server(_config(app, host, port))
+    try:
+        server.run()
+    except OSError as exc:
+        raise UserError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    if not server.started:
+        raise RegistaError(f"the server could not start on {host}:{port}")
+
+
+class _Server(uvicorn.Server):
+    def __init__(self, config: uvicorn.Config, ready: threading.Event) -> None:
+        super().__init__(config)
+        self.ready = ready
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        self.ready.set()
+
+    def install_signal_handlers(self) -> None:  # the main thread keeps its own handlers
+        return
+
+
+class BackgroundServer:
+    """Serves an app on a free port of 127.0.0.1 from a daemon thread.
+
+    Usage::
+
+        with BackgroundServer(create_app(store)) as server:
+            server.url  # "http://127.0.0.1:PORT"
+    """
+
+    def __init__(self, app: Any, host: str = "127.0.0.1", port: int = 0) -> None:
+        self.app = app
+        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._sock.bind((host, port))
+        self.host, self.port = self._sock.getsockname()[:2]
+        self._ready = threading.Event()
+        self._server = _Server(_config(app, self.host, self.port), self._ready)
+        self._thread = threading.Thread(target=self._run, name="regista-server", daemon=True)
+        self._error: BaseException | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    def _run(self) -> None:
+        try:
+            asyncio.run(self._server.serve(sockets=[self._sock]))
+        except BaseException as exc:  # reported by start()
+            self._error = exc
+        finally:
+            self._ready.set()
+
+    def start(self) -> BackgroundServer:
+        self._thread.start()
+        self._ready.wait()
+        if self._error is not None or not self._server.started:
+            raise RegistaError(f"the server could not start: {self._error}")
+        return self
+
+    def stop(self) -> None:
+        self._server.should_exit = True
+        self._thread.join(timeout=10)
+        self._sock.close()
+
+    def __enter__(self) -> BackgroundServer:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()

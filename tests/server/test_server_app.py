@@ -1,0 +1,131 @@
+"""The server skeleton: app factory, token, bind rule, store paths and bad requests."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx2
+import pytest
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from regista.cli.main import main
+from regista.errors import UserError
+from regista.server import BackgroundServer, HttpError, check_bind, create_app, read_json
+
+
+async def _echo(request: Request) -> Response:
+    body = await read_json(request, request.app.state.ctx)
+    return JSONResponse({"got": body})
+
+
+async def _run(request: Request) -> Response:
+    path = request.app.state.ctx.run_path(request.path_params["run_id"])
+    return JSONResponse({"path": str(path)})
+
+
+def _app(store: Path, token: str | None = None) -> object:
+    return create_app(
+        store,
+        token=token,
+        max_body=1000,
+        extra_routes=[
+            Route("/echo", _echo, methods=["POST"]),
+            Route("/runs/{run_id:path}", _run, methods=["GET"]),
+        ],
+    )
+
+
+def test_health_and_json_errors(tmp_path: Path) -> None:
+    with BackgroundServer(_app(tmp_path)) as server, httpx2.Client(base_url=server.url) as c:
+        assert c.get("/v1/health").json() == {"ok": True}
+        assert c.post("/echo", json={"a": 1}).json() == {"got": {"a": 1}}
+        bad = c.post("/echo", content=b"{not json")
+        assert bad.status_code == 400
+        assert bad.json()["error"]["type"] == "invalid_request_error"
+        assert "not valid JSON" in bad.json()["error"]["message"]
+        assert c.post("/echo", content=b"[1]").status_code == 400
+        big = c.post("/echo", content=b'{"a": "' + b"x" * 2000 + b'"}')
+        assert big.status_code == 413
+        assert "Traceback" not in big.text
+        missing = c.get("/nowhere")
+        assert missing.status_code == 404 and missing.json()["error"]["type"] == "not_found_error"
+        assert c.delete("/v1/health").status_code == 405
+
+
+def test_oversized_chunked_body_is_413(tmp_path: Path) -> None:
+    def chunks() -> object:
+        for _ in range(20):
+            yield b"x" * 100
+
+    with BackgroundServer(_app(tmp_path)) as server, httpx2.Client(base_url=server.url) as c:
+        r = c.post("/echo", content=chunks())  # type: ignore[arg-type]
+        assert r.status_code == 413
+
+
+def test_run_ids_resolve_only_inside_the_store(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    store.mkdir()
+    (store / "01ABC.jsonl").write_text("{}\n")
+    (tmp_path / "secret.jsonl").write_text("{}\n")
+    with BackgroundServer(_app(store)) as server, httpx2.Client(base_url=server.url) as c:
+        assert c.get("/runs/01ABC").status_code == 200
+        for bad in ("../secret", "..%2Fsecret", "%2E%2E/secret", "/etc/passwd", "nope", "a/../b"):
+            r = c.get(f"/runs/{bad}")
+            assert r.status_code == 404, bad
+            assert "Traceback" not in r.text
+
+
+def test_token_is_required_on_every_route(tmp_path: Path) -> None:
+    app = _app(tmp_path, token="s3cret")
+    with BackgroundServer(app) as server, httpx2.Client(base_url=server.url) as c:
+        assert c.get("/v1/health").status_code == 401
+        assert c.get("/v1/health", headers={"authorization": "Bearer nope"}).status_code == 401
+        for headers in (
+            {"authorization": "Bearer s3cret"},
+            {"x-api-key": "s3cret"},
+            {"x-regista-token": "s3cret"},
+        ):
+            assert c.get("/v1/health", headers=headers).status_code == 200
+
+
+def test_non_loopback_host_needs_a_token() -> None:
+    check_bind("127.0.0.1", None)
+    check_bind("::1", None)
+    check_bind("localhost", None)
+    check_bind("0.0.0.0", "t")
+    with pytest.raises(UserError, match="without a token"):
+        check_bind("0.0.0.0", None)
+    with pytest.raises(UserError):
+        check_bind("192.168.1.4", "")
+
+
+def test_cli_serve_refuses_public_host_without_token(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("REGISTA_TOKEN", raising=False)
+    code = main(["serve", "--host", "0.0.0.0", "--store", str(tmp_path)])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "without a token" in err
+
+
+def test_error_shapes() -> None:
+    assert HttpError(400, "m", shape="anthropic").body() == {
+        "type": "error",
+        "error": {"type": "invalid_request_error", "message": "m"},
+    }
+    body = HttpError(404, "m", shape="openai").body()
+    assert body["error"]["type"] == "not_found_error" and body["error"]["param"] is None
+
+
+def test_import_regista_does_not_import_the_server() -> None:
+    code = (
+        "import sys, regista, regista.cli.main as m; m.build_parser();"
+        "print([x for x in ('starlette', 'uvicorn', 'regista.server') if x in sys.modules])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
