@@ -15,7 +15,6 @@ from typing import Any
 
 from ulid import ULID
 
-from regista._version import __version__
 from regista.clock import Clock, FakeClock, SystemClock
 from regista.context import (
     compaction_request,
@@ -30,18 +29,7 @@ from regista.providers.base import Provider, ResponseMeta, meta_of
 from regista.savings import Savings
 from regista.session import RecordedOutcome, RunResult, SessionConfig, ToolTape
 from regista.tools import ToolOutcome
-from regista.trace.events import (
-    ContextCompaction,
-    ErrorEvent,
-    LlmRequestEvent,
-    LlmResponseEvent,
-    PermissionDecision,
-    SessionEnd,
-    SessionStart,
-    ToolCall,
-    ToolResult,
-)
-from regista.trace.writer import TraceWriter
+from regista.trace.recorder import TraceRecorder, tool_result_block
 from regista.types import LlmRequest, LlmResponse, Message, Usage
 
 __all__ = [
@@ -68,46 +56,41 @@ async def _watched(result: Any, failed: list[BaseException]) -> Any:
 
 
 class _Run:
+    """The control flow of one session: what to ask, what to run, when to stop.
+
+    What happened is written by the :class:`TraceRecorder` (``self.rec``), which also keeps
+    the step numbers and the totals.
+    """
+
     def __init__(
         self,
         config: SessionConfig,
         provider: Provider,
-        writer: TraceWriter,
+        recorder: TraceRecorder,
         tool_tape: ToolTape | None,
         on_text: Callable[[int, str], Any] | None,
     ) -> None:
         self.c = config
         self.provider = provider
-        self.w = writer
+        self.rec = recorder
         self.tape = tool_tape
         self.on_text = on_text
-        self.step = 0
-        self.turns = 0
-        self.tool_calls = 0
-        self.usage = Usage()
-        self.cost: float | None = 0.0
-        self.sources = {"recorded": 0, "edit": 0, "live": 0}
         self.saved = Savings()
-        self.prev_messages: list[Message] = []
         self.diverged_at: int | None = None
         self.clock: Clock = config.clock or SystemClock()
 
     def _ms(self, t0: float) -> float:
         return round((self.clock.perf() - t0) * 1000, 3)
 
-    # -- accounting ----------------------------------------------------------------------
-
     def _account(self, model: str, meta: ResponseMeta, usage: Usage) -> float | None:
+        """What an answer cost (nothing unless a live, priced model gave it); an answer
+        from the recording counts as saved."""
         provider, source = meta.provider, meta.source
-        self.usage = self.usage + usage
         if source == "recorded":
             self._save(model, provider, usage, meta.recorded_ms)
         if source != "live" or provider == "scripted":
-            cost: float | None = 0.0
-        else:
-            cost = cost_usd(model, usage)
-        self.cost = None if self.cost is None or cost is None else self.cost + cost
-        return cost
+            return 0.0
+        return cost_usd(model, usage)
 
     def _save(self, model: str, provider: str, usage: Usage, model_ms: float) -> None:
         """Count a call the recording answered: what it would have cost again."""
@@ -163,48 +146,27 @@ class _Run:
             max_tokens=c.max_tokens,
             params=c.params,
         )
-        prefix = _common_prefix(self.prev_messages, messages)
-        step = self.step
-        self.step += 1
-        self.w.write(
-            LlmRequestEvent,
-            step=step,
-            turn=self.turns,
-            request_hash=request.hash,
-            model=request.model,
-            system=request.system,
-            tools=request.tools,
-            tool_choice=request.tool_choice,
-            max_tokens=request.max_tokens,
-            params=request.params,
-            messages_prefix=prefix,
-            messages=messages[prefix:],
-        )
-        self.prev_messages = list(messages)
+        step = self.rec.request(request)
         t0 = self.clock.perf()
         response, meta, cost = await self._answer(request, step)
-        self.w.write(
-            LlmResponseEvent,
-            step=step,
-            turn=self.turns,
-            response=response.payload(),
+        self.rec.response(
+            step,
+            response,
             provider=meta.provider,
             source=meta.source,
             cost_usd=cost,
             duration_ms=self._ms(t0),
             matched=meta.matched,
         )
-        self.turns += 1
         return response
 
     async def _answer(
         self, request: LlmRequest, step: int
     ) -> tuple[LlmResponse, ResponseMeta, float | None]:
-        """Ask the provider, and account for who answered and what it cost."""
+        """Ask the provider; say who answered and what it cost."""
         response: LlmResponse = await self._fail_step(step, self._complete(request, step))
         meta = meta_of(response, self.provider.name)
         cost = self._account(response.model or self.c.model, meta, response.usage)
-        self.sources[meta.source] = self.sources.get(meta.source, 0) + 1
         return response, meta, cost
 
     async def _fail_step(self, step: int, coro: Any) -> Any:
@@ -212,22 +174,10 @@ class _Run:
             return await coro
         except ReplayDivergence as exc:
             self.diverged_at = exc.step
-            self.w.write(
-                ErrorEvent,
-                step=step,
-                where="replay",
-                error_type="ReplayDivergence",
-                message=str(exc),
-            )
+            self.rec.error("replay", "ReplayDivergence", str(exc), step=step)
             raise
         except RegistaError as exc:
-            self.w.write(
-                ErrorEvent,
-                step=step,
-                where="provider",
-                error_type=type(exc).__name__,
-                message=str(exc),
-            )
+            self.rec.error("provider", type(exc).__name__, str(exc), step=step)
             raise
 
     # -- compaction ----------------------------------------------------------------------
@@ -244,26 +194,21 @@ class _Run:
             return messages
         replaced = messages[:cut]
         request = compaction_request(self.c.model, replaced, cfg)
-        step = self.step
-        self.step += 1
+        step = self.rec.next_step()
         t0 = self.clock.perf()
         response, meta, cost = await self._answer(request, step)
-        summary = response.text
-        self.w.write(
-            ContextCompaction,
-            step=step,
-            turn=self.turns,
+        self.rec.compaction(
+            step,
+            request,
+            response,
             replaced=replaced,
-            summary=summary,
-            request_hash=request.hash,
             tokens_before=tokens,
             provider=meta.provider,
             source=meta.source,
-            usage=response.usage.model_dump(),
             cost_usd=cost,
             duration_ms=self._ms(t0),
         )
-        return [summary_message(summary), *messages[cut:]]
+        return [summary_message(response.text), *messages[cut:]]
 
     # -- tool calls ----------------------------------------------------------------------
 
@@ -274,21 +219,15 @@ class _Run:
         or ``None`` when the tool must run, its source, and the recorded result's ``seq``."""
         recorded = self.tape.lookup(call, step) if self.tape is not None else None
         if recorded is not None:
-            self.w.write(
-                PermissionDecision,
-                step=step,
-                tool_use_id=call.id,
-                allowed=recorded.allowed,
-                reason=recorded.reason,
-                by="recorded",
+            self.rec.decision(
+                step, call.id, allowed=recorded.allowed, reason=recorded.reason, by="recorded"
             )
             outcome = ToolOutcome(recorded.content, recorded.is_error)
             return outcome, recorded.source, recorded.seq
         decision = await evaluate_policy(self.c.policy, call)
-        self.w.write(
-            PermissionDecision,
-            step=step,
-            tool_use_id=call.id,
+        self.rec.decision(
+            step,
+            call.id,
             allowed=decision.allowed,
             reason=decision.reason,
             by="policy" if self.c.policy is not None else "default",
@@ -308,21 +247,17 @@ class _Run:
             raise
         except Exception as exc:
             message = f"{type(exc).__name__}: {exc}"
-            self.w.write(
-                ErrorEvent, step=step, where="tool", error_type=type(exc).__name__, message=message
-            )
+            self.rec.error("tool", type(exc).__name__, message, step=step)
             return ToolOutcome(f"Tool {call.name} failed: {message}", True)
 
     def _record_result(
         self, call: ToolCallInfo, step: int, t0: float, outcome: ToolOutcome, source: str
     ) -> None:
-        self.sources[source] = self.sources.get(source, 0) + 1
-        self.w.write(
-            ToolResult,
-            step=step,
-            tool_use_id=call.id,
-            name=call.name,
-            content=outcome.content,
+        self.rec.tool_result(
+            step,
+            call.id,
+            call.name,
+            outcome.content,
             is_error=outcome.is_error,
             source=source,
             duration_ms=self._ms(t0),
@@ -351,18 +286,8 @@ class _Run:
                 name=str(block.get("name")),
                 input=dict(block.get("input") or {}),
             )
-            step = self.step
-            self.step += 1
-            self.w.write(
-                ToolCall,
-                step=step,
-                turn=self.turns - 1,
-                tool_use_id=call.id,
-                name=call.name,
-                input=call.input,
-            )
+            step = self.rec.tool_call(call.id, call.name, call.input)
             calls.append((call, step, self.clock.perf()))
-        self.tool_calls += len(calls)
         outcomes: list[ToolOutcome | asyncio.Task[ToolOutcome]] = []
         try:
             ready: list[tuple[int | None, int, ToolOutcome, str]] = []
@@ -383,14 +308,7 @@ class _Run:
             blocks: list[dict[str, Any]] = []
             for (call, _, _), item in zip(calls, outcomes, strict=True):
                 outcome = item if isinstance(item, ToolOutcome) else await item
-                block_out: dict[str, Any] = {
-                    "type": "tool_result",
-                    "tool_use_id": call.id,
-                    "content": outcome.content,
-                }
-                if outcome.is_error:
-                    block_out["is_error"] = True
-                blocks.append(block_out)
+                blocks.append(tool_result_block(call.id, outcome.content, outcome.is_error))
             return blocks
         finally:
             for item in outcomes:
@@ -403,9 +321,9 @@ class _Run:
         messages: list[Message] = [{"role": "user", "content": [{"type": "text", "text": task}]}]
         output: str | None = None
         while True:
-            if self.turns >= self.c.max_turns:
+            if self.rec.turns >= self.c.max_turns:
                 return "max_turns", output
-            if self.turns > 0:
+            if self.rec.turns > 0:
                 messages = await self.maybe_compact(messages)
             response = await self.model_call(messages)
             output = response.text or output
@@ -414,14 +332,6 @@ class _Run:
                 return response.stop_reason or "end_turn", output
             results = await self.tool_calls_of(response)
             messages = [*messages, {"role": "user", "content": results}]
-
-
-def _common_prefix(prev: list[Message], cur: list[Message]) -> int:
-    n = min(len(prev), len(cur))
-    i = 0
-    while i < n and prev[i] == cur[i]:
-        i += 1
-    return i
 
 
 def new_session_id() -> str:
@@ -450,19 +360,18 @@ async def run_session(
     session_id = config.session_id or new_session_id()
     path = trace_path or Path(config.trace_dir) / f"{session_id}.jsonl"
     clock = config.clock
-    writer = TraceWriter(
+    rec = TraceRecorder.create(
         path, session_id, fsync=config.fsync, clock=clock.ts if clock is not None else None
     )
     if on_event is not None:
-        writer.add_listener(on_event)
-    run = _Run(config, provider, writer, tool_tape, on_text)
+        rec.add_listener(on_event)
+    run = _Run(config, provider, rec, tool_tape, on_text)
     t0 = run.clock.perf()
     stop_reason = "error"
     output: str | None = None
     error: str | None = None
     try:
-        writer.write(
-            SessionStart,
+        rec.start(
             task=task,
             instructions=config.instructions,
             model=config.model,
@@ -477,7 +386,6 @@ async def run_session(
             replay_of=replay_of,
             forked_from=forked_from,
             metadata=config.metadata,
-            regista_version=__version__,
         )
         stop_reason, output = await run.run(task)
     except ReplayDivergence as exc:
@@ -498,46 +406,39 @@ async def run_session(
         raise
     except BaseException as exc:
         error = f"{type(exc).__name__}: {exc}"
-        writer.write(ErrorEvent, where="agent", error_type=type(exc).__name__, message=error)
+        rec.error("agent", type(exc).__name__, error)
         raise
     finally:
-        if not writer.closed:
+        if not rec.closed:
             replay_stats = None
             if run.diverged_at is None:
                 run.diverged_at = getattr(provider, "diverged_at", None)
-            if run.sources["recorded"] or run.sources["edit"] or replay_of or forked_from:
+            if rec.sources["recorded"] or rec.sources["edit"] or replay_of or forked_from:
                 replay_stats = {
-                    **run.sources,
+                    **rec.sources,
                     "diverged_at": run.diverged_at,
                     "saved": run.saved.to_dict(),
                 }
-            writer.write(
-                SessionEnd,
-                stop_reason=stop_reason,
+            rec.end(
+                stop_reason,
                 output=output,
-                turns=run.turns,
-                steps=run.step,
-                tool_calls=run.tool_calls,
-                usage=run.usage.model_dump(),
-                cost_usd=run.cost,
                 duration_ms=run._ms(t0),
                 error=error,
                 replay=replay_stats,
             )
-            writer.close()
     return RunResult(
         trace_path=path,
         session_id=session_id,
         output=output,
         stop_reason=stop_reason,
-        usage=run.usage,
-        cost_usd=run.cost,
-        turns=run.turns,
-        steps=run.step,
-        tool_calls=run.tool_calls,
-        recorded_steps=run.sources.get("recorded", 0),
-        edited_steps=run.sources.get("edit", 0),
-        live_steps=run.sources.get("live", 0),
+        usage=rec.usage,
+        cost_usd=rec.cost_usd,
+        turns=rec.turns,
+        steps=rec.steps,
+        tool_calls=rec.tool_calls,
+        recorded_steps=rec.sources.get("recorded", 0),
+        edited_steps=rec.sources.get("edit", 0),
+        live_steps=rec.sources.get("live", 0),
         error=error,
         diverged_at=run.diverged_at,
         savings=run.saved if run.saved.calls else None,

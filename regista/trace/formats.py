@@ -1,0 +1,118 @@
+"""Which reader opens a file: formats told apart by their first bytes.
+
+A regista trace, and the session files of other tools that regista can read, are each a
+:class:`TraceFormat`: a name, a test on the file's first bytes and a loader. :func:`detect_format`
+asks the registered formats in order and answers with the first that claims the file; a file
+that none claims goes to regista's own reader, whose errors say what is wrong with it. Readers
+of other formats join with :func:`register_format`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import orjson
+
+if TYPE_CHECKING:
+    from regista.trace.reader import Trace
+
+__all__ = [
+    "HEAD_BYTES",
+    "REGISTA",
+    "TraceFormat",
+    "detect_format",
+    "formats",
+    "is_regista_trace",
+    "load_any",
+    "read_head",
+    "register_format",
+]
+
+#: How many leading bytes a format's test sees.
+HEAD_BYTES = 64 * 1024
+
+
+@dataclass(frozen=True)
+class TraceFormat:
+    """One kind of file that regista reads as a trace."""
+
+    #: Short name people see (``regista``, ``claude-code``, …).
+    name: str
+    #: Whether a file starting with these bytes (at most :data:`HEAD_BYTES`) is of this format.
+    handles_bytes: Callable[[bytes], bool]
+    #: Reads the file as a :class:`~regista.trace.reader.Trace`.
+    load: Callable[[Path], Trace]
+
+
+def is_regista_trace(head: bytes) -> bool:
+    """Whether ``head`` starts a regista trace: a first line that is a JSON object with the
+    envelope (``schema_version``, ``session_id``, ``seq``)."""
+    head = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if head.startswith(b'{"schema_version":'):
+        return True
+    line, newline, _ = head.partition(b"\n")
+    if not newline and len(head) >= HEAD_BYTES:  # a first line longer than the head
+        return b'"schema_version"' in line and b'"session_id"' in line
+    try:
+        first = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return False
+    return isinstance(first, dict) and {"schema_version", "session_id", "seq"} <= first.keys()
+
+
+def _load_regista(path: Path) -> Trace:
+    from regista.trace.reader import Trace
+
+    return Trace.load(path)
+
+
+#: regista's own trace format.
+REGISTA = TraceFormat("regista", is_regista_trace, _load_regista)
+
+_formats: list[TraceFormat] = [REGISTA]
+
+
+def register_format(fmt: TraceFormat) -> None:
+    """Add a format (or replace the one of the same name). regista's own is asked first."""
+    for i, known in enumerate(_formats):
+        if known.name == fmt.name:
+            _formats[i] = fmt
+            return
+    _formats.append(fmt)
+
+
+def formats() -> tuple[TraceFormat, ...]:
+    """The registered formats, in the order they are asked."""
+    return tuple(_formats)
+
+
+def read_head(path: str | Path, size: int = HEAD_BYTES) -> bytes:
+    """The first ``size`` bytes of ``path`` (empty when it cannot be read)."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(size)
+    except OSError:
+        return b""
+
+
+def detect_format(path: str | Path) -> TraceFormat:
+    """The format whose reader opens ``path``.
+
+    A file that no format claims (missing, empty, a folder, or unknown bytes) gets
+    regista's own reader, so that its error names the problem.
+    """
+    head = read_head(path)
+    if head:
+        for fmt in _formats:
+            if fmt.handles_bytes(head):
+                return fmt
+    return REGISTA
+
+
+def load_any(path: str | Path) -> Trace:
+    """Read ``path`` with the reader of its format (see :func:`detect_format`)."""
+    path = Path(path)
+    return detect_format(path).load(path)

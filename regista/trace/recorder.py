@@ -1,0 +1,416 @@
+"""The recorder: what turns "this happened" into the valid events of one trace.
+
+:class:`TraceRecorder` numbers steps, stores each request as a delta on the previous one
+(``messages_prefix``) with its ``request_hash``, counts turns, tool calls and who answered,
+sums usage and cost, and closes the session with its totals. The agent loop uses it, and so
+can anything else that writes traces without running an agent (a recording proxy, an
+importer of another tool's sessions)::
+
+    with TraceRecorder.create(path, session_id) as rec:
+        rec.start(task="hi", model="claude-sonnet-4-6", provider="anthropic")
+        step = rec.request(request)
+        rec.response(step, response, provider="anthropic", cost_usd=0.0)
+        rec.end("end_turn", output=response.text)
+
+The recorder decides nothing: the caller says what happened, in order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from regista._version import __version__
+from regista.trace.events import (
+    ContextCompaction,
+    ErrorEvent,
+    LlmRequestEvent,
+    LlmResponseEvent,
+    PermissionDecision,
+    SessionEnd,
+    SessionStart,
+    ToolCall,
+    ToolResult,
+)
+from regista.trace.writer import TraceWriter
+from regista.types import LlmRequest, LlmResponse, Message, Usage
+
+__all__ = ["TraceRecorder", "add_costs", "common_prefix", "tool_result_block"]
+
+
+def common_prefix(prev: list[Message], cur: list[Message]) -> int:
+    """How many leading messages ``cur`` shares with ``prev``."""
+    n = min(len(prev), len(cur))
+    i = 0
+    while i < n and prev[i] == cur[i]:
+        i += 1
+    return i
+
+
+def add_costs(total: float | None, cost: float | None) -> float | None:
+    """``total + cost``, where an unknown (``None``) cost makes the total unknown."""
+    return None if total is None or cost is None else total + cost
+
+
+def tool_result_block(tool_use_id: str, content: Any, is_error: bool) -> dict[str, Any]:
+    """The ``tool_result`` content block that carries a tool's outcome back to the model."""
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_use_id, "content": content}
+    if is_error:
+        block["is_error"] = True
+    return block
+
+
+class TraceRecorder:
+    """Writes one session's events through a :class:`TraceWriter`, keeping the bookkeeping.
+
+    Args:
+        writer: Where the events go; the recorder owns it from now on (:meth:`end` and
+            :meth:`close` close it).
+
+    Attributes:
+        steps: Steps numbered so far (the next step's number).
+        turns: Model answers recorded so far.
+        tool_calls: Tool calls recorded so far.
+        usage: Token usage summed over model answers and compactions.
+        cost_usd: Cost summed likewise; ``None`` once any part's cost is unknown.
+        sources: How many answers (model, compaction, tool) came from each source
+            (``live``, ``recorded``, ``edit``).
+    """
+
+    def __init__(self, writer: TraceWriter) -> None:
+        self.writer = writer
+        self.steps = 0
+        self.turns = 0
+        self.tool_calls = 0
+        self.usage = Usage()
+        self.cost_usd: float | None = 0.0
+        self.sources: dict[str, int] = {"recorded": 0, "edit": 0, "live": 0}
+        self._prev_messages: list[Message] = []
+
+    @classmethod
+    def create(
+        cls,
+        path: str | Path,
+        session_id: str,
+        *,
+        fsync: bool = False,
+        clock: Callable[[], str] | None = None,
+    ) -> TraceRecorder:
+        """Open a recorder on a new trace file (see :class:`TraceWriter` for the arguments)."""
+        return cls(TraceWriter(path, session_id, fsync=fsync, clock=clock))
+
+    @property
+    def path(self) -> Path:
+        return self.writer.path
+
+    @property
+    def session_id(self) -> str:
+        return self.writer.session_id
+
+    @property
+    def closed(self) -> bool:
+        return self.writer.closed
+
+    def add_listener(self, callback: Callable[[Any], Any]) -> None:
+        """Call ``callback(event)`` after each event is on disk."""
+        self.writer.add_listener(callback)
+
+    def next_step(self) -> int:
+        """Number a new step and return its number."""
+        step = self.steps
+        self.steps += 1
+        return step
+
+    def _count(self, source: str) -> None:
+        self.sources[source] = self.sources.get(source, 0) + 1
+
+    # -- the session -----------------------------------------------------------------------
+
+    def start(
+        self,
+        *,
+        task: str,
+        model: str,
+        provider: str,
+        instructions: str | None = None,
+        tools: list[dict[str, Any]] | None = None,
+        policy: str | None = None,
+        context: dict[str, Any] | None = None,
+        max_turns: int = 20,
+        max_tokens: int = 4096,
+        params: dict[str, Any] | None = None,
+        agent_ref: str | None = None,
+        replay_of: str | None = None,
+        forked_from: dict[str, Any] | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> SessionStart:
+        """Write ``session.start``: the configuration the session runs with."""
+        event: SessionStart = self.writer.write(
+            SessionStart,
+            task=task,
+            instructions=instructions,
+            model=model,
+            provider=provider,
+            tools=tools or [],
+            policy=policy,
+            context=context,
+            max_turns=max_turns,
+            max_tokens=max_tokens,
+            params=params or {},
+            agent_ref=agent_ref,
+            replay_of=replay_of,
+            forked_from=forked_from,
+            metadata=metadata or {},
+            regista_version=__version__,
+        )
+        return event
+
+    def end(
+        self,
+        stop_reason: str,
+        *,
+        output: str | None = None,
+        duration_ms: float = 0.0,
+        error: str | None = None,
+        replay: dict[str, Any] | None = None,
+    ) -> SessionEnd:
+        """Write ``session.end`` with the totals counted so far, and close the trace."""
+        event: SessionEnd = self.writer.write(
+            SessionEnd,
+            stop_reason=stop_reason,
+            output=output,
+            turns=self.turns,
+            steps=self.steps,
+            tool_calls=self.tool_calls,
+            usage=self.usage.model_dump(),
+            cost_usd=self.cost_usd,
+            duration_ms=duration_ms,
+            error=error,
+            replay=replay,
+        )
+        self.close()
+        return event
+
+    def error(
+        self, where: str, error_type: str, message: str, *, step: int | None = None
+    ) -> ErrorEvent:
+        """Write an ``error`` event (``where``: provider, tool, agent or replay)."""
+        event: ErrorEvent = self.writer.write(
+            ErrorEvent, step=step, where=where, error_type=error_type, message=message
+        )
+        return event
+
+    # -- model calls -----------------------------------------------------------------------
+
+    def _account(self, usage: Usage, cost_usd: float | None, source: str) -> None:
+        self.usage = self.usage + usage
+        self.cost_usd = add_costs(self.cost_usd, cost_usd)
+        self._count(source)
+
+    def request(self, request: LlmRequest, *, step: int | None = None) -> int:
+        """Write ``llm.request``: only the messages new since the previous request are
+        stored, after ``messages_prefix`` shared ones.
+
+        Args:
+            request: The full request sent to the model.
+            step: Its step number (default: a new one).
+
+        Returns:
+            The step number.
+        """
+        if step is None:
+            step = self.next_step()
+        messages = request.messages
+        prefix = common_prefix(self._prev_messages, messages)
+        self.writer.write(
+            LlmRequestEvent,
+            step=step,
+            turn=self.turns,
+            request_hash=request.hash,
+            model=request.model,
+            system=request.system,
+            tools=request.tools,
+            tool_choice=request.tool_choice,
+            max_tokens=request.max_tokens,
+            params=request.params,
+            messages_prefix=prefix,
+            messages=messages[prefix:],
+        )
+        self._prev_messages = list(messages)
+        return step
+
+    def response(
+        self,
+        step: int,
+        response: LlmResponse,
+        *,
+        provider: str,
+        source: str = "live",
+        cost_usd: float | None = None,
+        duration_ms: float = 0.0,
+        matched: bool | None = None,
+    ) -> LlmResponseEvent:
+        """Write ``llm.response`` for the request of ``step``; it ends a turn, and its
+        usage and cost join the totals."""
+        self._account(response.usage, cost_usd, source)
+        event: LlmResponseEvent = self.writer.write(
+            LlmResponseEvent,
+            step=step,
+            turn=self.turns,
+            response=response.payload(),
+            provider=provider,
+            source=source,
+            cost_usd=cost_usd,
+            duration_ms=duration_ms,
+            matched=matched,
+        )
+        self.turns += 1
+        return event
+
+    def model_step(
+        self,
+        request: LlmRequest,
+        response: LlmResponse,
+        *,
+        provider: str,
+        source: str = "live",
+        cost_usd: float | None = None,
+        duration_ms: float = 0.0,
+    ) -> int:
+        """Write a whole model step (request and response); return its number."""
+        step = self.request(request)
+        self.response(
+            step,
+            response,
+            provider=provider,
+            source=source,
+            cost_usd=cost_usd,
+            duration_ms=duration_ms,
+        )
+        return step
+
+    def compaction(
+        self,
+        step: int,
+        request: LlmRequest,
+        response: LlmResponse,
+        *,
+        replaced: list[Message],
+        tokens_before: int,
+        provider: str,
+        source: str = "live",
+        cost_usd: float | None = None,
+        duration_ms: float = 0.0,
+    ) -> ContextCompaction:
+        """Write ``context.compaction``: ``replaced`` messages summarised by ``response``
+        (whose usage and cost join the totals)."""
+        self._account(response.usage, cost_usd, source)
+        event: ContextCompaction = self.writer.write(
+            ContextCompaction,
+            step=step,
+            turn=self.turns,
+            replaced=replaced,
+            summary=response.text,
+            request_hash=request.hash,
+            tokens_before=tokens_before,
+            provider=provider,
+            source=source,
+            usage=response.usage.model_dump(),
+            cost_usd=cost_usd,
+            duration_ms=duration_ms,
+        )
+        return event
+
+    # -- tool calls ------------------------------------------------------------------------
+
+    def tool_call(self, tool_use_id: str, name: str, input: dict[str, Any]) -> int:
+        """Write ``tool.call`` (of the last model answer) as a new step; return its number."""
+        step = self.next_step()
+        self.writer.write(
+            ToolCall,
+            step=step,
+            turn=self.turns - 1,
+            tool_use_id=tool_use_id,
+            name=name,
+            input=input,
+        )
+        self.tool_calls += 1
+        return step
+
+    def decision(
+        self, step: int, tool_use_id: str, *, allowed: bool, reason: str | None, by: str
+    ) -> PermissionDecision:
+        """Write ``permission.decision`` (``by``: policy, default or recorded)."""
+        event: PermissionDecision = self.writer.write(
+            PermissionDecision,
+            step=step,
+            tool_use_id=tool_use_id,
+            allowed=allowed,
+            reason=reason,
+            by=by,
+        )
+        return event
+
+    def tool_result(
+        self,
+        step: int,
+        tool_use_id: str,
+        name: str,
+        content: str | list[dict[str, Any]],
+        *,
+        is_error: bool = False,
+        source: str = "live",
+        duration_ms: float = 0.0,
+    ) -> ToolResult:
+        """Write ``tool.result``; it ends the tool step."""
+        self._count(source)
+        event: ToolResult = self.writer.write(
+            ToolResult,
+            step=step,
+            tool_use_id=tool_use_id,
+            name=name,
+            content=content,
+            is_error=is_error,
+            source=source,
+            duration_ms=duration_ms,
+        )
+        return event
+
+    def tool_step(
+        self,
+        tool_use_id: str,
+        name: str,
+        input: dict[str, Any],
+        content: str | list[dict[str, Any]],
+        *,
+        is_error: bool = False,
+        allowed: bool = True,
+        reason: str | None = None,
+        by: str = "default",
+        source: str = "live",
+        duration_ms: float = 0.0,
+    ) -> int:
+        """Write a whole tool step (call, decision, result); return its number."""
+        step = self.tool_call(tool_use_id, name, input)
+        self.decision(step, tool_use_id, allowed=allowed, reason=reason, by=by)
+        self.tool_result(
+            step,
+            tool_use_id,
+            name,
+            content,
+            is_error=is_error,
+            source=source,
+            duration_ms=duration_ms,
+        )
+        return step
+
+    def close(self) -> None:
+        """Close the trace file (without ``session.end``: the session stays unfinished)."""
+        self.writer.close()
+
+    def __enter__(self) -> TraceRecorder:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,156 @@
+"""The recorder writes valid traces on its own, without an agent loop; formats are detected
+from a file's first bytes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+
+from regista import replay
+from regista.trace.formats import (
+    REGISTA,
+    TraceFormat,
+    detect_format,
+    formats,
+    is_regista_trace,
+    load_any,
+    register_format,
+)
+from regista.trace.reader import Trace
+from regista.trace.recorder import TraceRecorder, add_costs
+from regista.types import LlmRequest, LlmResponse, Usage
+
+TOOL = {"name": "get_weather", "description": "Weather.", "input_schema": {"type": "object"}}
+
+
+def _record(path: Path) -> tuple[LlmRequest, LlmRequest]:
+    user = {"role": "user", "content": [{"type": "text", "text": "Weather in Paris?"}]}
+    first = LlmRequest(model="m", system="Be brief.", messages=[user], tools=[TOOL])
+    call = {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Paris"}}
+    answer1 = LlmResponse(
+        model="m",
+        content=[call],
+        stop_reason="tool_use",
+        usage=Usage(input_tokens=10, output_tokens=5),
+    )
+    result = {"type": "tool_result", "tool_use_id": "toolu_1", "content": "sunny"}
+    second = first.model_copy(
+        update={
+            "messages": [
+                user,
+                {"role": "assistant", "content": [call]},
+                {"role": "user", "content": [result]},
+            ]
+        }
+    )
+    answer2 = LlmResponse(
+        model="m",
+        content=[{"type": "text", "text": "Sunny."}],
+        usage=Usage(input_tokens=20, output_tokens=3),
+    )
+    with TraceRecorder.create(path, "01RECORDERTEST000000000000", clock=lambda: "T") as rec:
+        rec.start(
+            task="Weather in Paris?",
+            model="m",
+            provider="scripted",
+            instructions="Be brief.",
+            tools=[TOOL],
+        )
+        assert rec.model_step(first, answer1, provider="scripted", cost_usd=0.0) == 0
+        assert rec.tool_step("toolu_1", "get_weather", {"city": "Paris"}, "sunny") == 1
+        step = rec.request(second)
+        rec.response(step, answer2, provider="scripted", cost_usd=0.0)
+        rec.end("end_turn", output="Sunny.")
+        assert rec.closed
+    return first, second
+
+
+def test_a_trace_written_by_the_recorder_alone_reads_back(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    first, second = _record(path)
+    trace = Trace.load(path)
+    assert trace.complete and [e.seq for e in trace.events] == list(range(len(trace)))
+    assert [e.type for e in trace.events] == [
+        "session.start",
+        "llm.request",
+        "llm.response",
+        "tool.call",
+        "permission.decision",
+        "tool.result",
+        "llm.request",
+        "llm.response",
+        "session.end",
+    ]
+    lines = [orjson.loads(x) for x in path.read_bytes().splitlines()]
+    # the second request stores only what is new after the shared first message
+    assert lines[6]["messages_prefix"] == 1 and len(lines[6]["messages"]) == 2
+    # the reader rebuilds each full request, and its hash is the one recorded
+    requests = [req for req, _ in trace.llm_calls()]
+    assert [r.messages for r in requests] == [first.messages, second.messages]
+    assert trace.request_hashes() == [first.hash, second.hash]
+    assert [st.index for st in trace.steps()] == [0, 1, 2]
+    summary = trace.summary()
+    assert (summary.turns, summary.steps, summary.tool_calls) == (2, 3, 1)
+    assert summary.usage.input_tokens == 30 and summary.cost_usd == 0.0
+    assert summary.output == "Sunny."
+    assert trace.tool_results()["toolu_1"].content == "sunny"
+
+
+async def test_a_recorded_trace_replays(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    _record(path)
+    result = await replay(path, trace_dir=tmp_path / "replays")
+    assert result.output == "Sunny." and result.recorded_steps == 3
+
+
+def test_an_unknown_cost_keeps_the_total_unknown(tmp_path: Path) -> None:
+    assert add_costs(1.0, 2.0) == 3.0
+    assert add_costs(None, 2.0) is None and add_costs(1.0, None) is None
+    with TraceRecorder.create(tmp_path / "t.jsonl", "S") as rec:
+        rec.start(task="t", model="m", provider="p")
+        req = LlmRequest(model="m", messages=[{"role": "user", "content": "hi"}])
+        rec.model_step(req, LlmResponse(), provider="p", cost_usd=None)
+        rec.model_step(req, LlmResponse(), provider="p", cost_usd=0.5)
+        end = rec.end("end_turn")
+    assert end.cost_usd is None and rec.cost_usd is None
+
+
+def test_regista_traces_are_detected_by_their_first_bytes(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    _record(path)
+    assert detect_format(path) is REGISTA
+    assert load_any(path).session_id == "01RECORDERTEST000000000000"
+    # keys in another order, leading white space: still a regista trace
+    assert is_regista_trace(b' {"seq": 0, "session_id": "S", "schema_version": 1}\n')
+    assert not is_regista_trace(b'{"type": "user", "sessionId": "x"}\n')
+    assert not is_regista_trace(b"\x00\x01not json")
+    # nothing claims it: regista's reader answers, and its error names the problem
+    other = tmp_path / "other.jsonl"
+    other.write_bytes(b"hello\n")
+    assert detect_format(other) is REGISTA
+    assert detect_format(tmp_path / "missing.jsonl") is REGISTA
+
+
+def test_a_registered_format_opens_the_files_it_claims(tmp_path: Path) -> None:
+    source = tmp_path / "t.jsonl"
+    _record(source)
+    foreign = tmp_path / "foreign.log"
+    foreign.write_bytes(b"FOREIGN " + source.name.encode() + b"\n")
+
+    def load(path: Path) -> Trace:
+        return Trace.load(path.parent / path.read_text().split()[1])
+
+    fmt = TraceFormat("foreign", lambda head: head.startswith(b"FOREIGN "), load)
+    before = formats()
+    register_format(fmt)
+    try:
+        assert formats()[0] is REGISTA and formats()[-1] is fmt
+        assert detect_format(foreign) is fmt and detect_format(source) is REGISTA
+        assert load_any(foreign).session_id == "01RECORDERTEST000000000000"
+        register_format(TraceFormat("foreign", fmt.handles_bytes, fmt.load))
+        assert len(formats()) == len(before) + 1  # same name: replaced, not added
+    finally:
+        from regista.trace import formats as module
+
+        module._formats[:] = list(before)
