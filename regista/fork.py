@@ -34,8 +34,8 @@ from regista.loading import load_agent
 from regista.loop import RecordedOutcome, RunResult, SessionConfig, run_session
 from regista.providers.base import Provider, TextCallback, set_meta
 from regista.providers.replay import RecordedCall, ReplayMode, recorded_calls
+from regista.providers.tape import Tape, TapeProvider, mismatch
 from regista.replay import RecordedTools, config_from_trace
-from regista.structdiff import format_changes, structural_diff
 from regista.trace.reader import Trace, TraceSummary
 from regista.types import LlmRequest, LlmResponse, Usage
 
@@ -171,7 +171,7 @@ def validate_model_edit(edit: ModelAnswerEdit, tool_names: set[str]) -> ModelAns
     return ModelAnswerEdit(blocks, stop)
 
 
-class ForkProvider:
+class ForkProvider(TapeProvider):
     """Serves the recorded prefix, the edited answer, then the recording or a live model."""
 
     name = "fork"
@@ -185,12 +185,10 @@ class ForkProvider:
         live: Provider | None,
         label: str,
     ) -> None:
-        self.calls = calls
+        super().__init__(Tape(calls), live, label)
         self.at_step = at_step
         self.edit = edit
         self.live_from = live_from
-        self.live_provider = live
-        self.label = label
         self.position = 0
         self.is_live = False
         self.matched: dict[int, bool] = {}
@@ -207,8 +205,8 @@ class ForkProvider:
         ):
             self.is_live = True
         if self.is_live:
-            assert self.live_provider is not None
-            return await self.live_provider.complete(request, on_text=on_text)
+            assert self.live is not None
+            return await self.live.complete(request, on_text=on_text)
         if rec is None:
             what = (
                 "compacts its context once more than the recording"
@@ -222,17 +220,12 @@ class ForkProvider:
                 step=self.calls[-1].step + 1 if self.calls else 0,
             )
         if rec.step <= self.at_step and request.hash != rec.request_hash:
-            changes = (
-                structural_diff(recorded.canonical(), request.canonical(), "request")
-                if (recorded := rec.request) is not None
-                else []
-            )
-            detail = format_changes(changes) if changes else "the request hash differs"
+            m = mismatch(rec, request.canonical(), others=self.unplayed_after(rec))
             raise ReplayDivergence(
                 f"{self.label}: the agent no longer reproduces the recording before the "
-                f"edit, at step {rec.step}: {detail}",
+                f"edit, at step {rec.step}: {m.detail}{m.nearest_note}",
                 step=rec.step,
-                diffs=changes,
+                diffs=m.changes,
             )
         if rec.step == self.at_step and self.edit is not None:
             response = LlmResponse(
@@ -263,13 +256,18 @@ class ForkProvider:
         self.position += 1
         if self._cursors is None:
             if n >= len(self.calls) or self.calls[n].step <= self.at_step:
-                return n
+                return self._played(n)
             self._cursors = {"model": n, "compaction": n}
         kind = "compaction" if is_compaction_request(request) else "model"
         i = self._cursors[kind]
         while i < len(self.calls) and self.calls[i].kind != kind:
             i += 1
         self._cursors[kind] = i + 1
+        return self._played(i)
+
+    def _played(self, i: int) -> int:
+        if i < len(self.calls):
+            self.tape.play(i)
         return i
 
 

@@ -26,6 +26,7 @@ from regista.errors import ProviderError, RegistaError, ReplayDivergence
 from regista.policy import ToolCallInfo, evaluate_policy, policy_name
 from regista.pricing import cost_usd, price_for
 from regista.providers.base import Provider, ResponseMeta, meta_of
+from regista.providers.tape import TapeProvider
 from regista.savings import Savings
 from regista.session import RecordedOutcome, RunResult, SessionConfig, ToolTape
 from regista.tools import ToolOutcome
@@ -128,9 +129,7 @@ class _Run:
                 raise
             # a provider bug must still end the trace cleanly; a replay or fork passes
             # live calls on: name the provider that failed
-            live = getattr(self.provider, "live_provider", None) or getattr(
-                self.provider, "fallback", None
-            )
+            live = self.provider.live if isinstance(self.provider, TapeProvider) else None
             failed_provider = live or self.provider
             name = getattr(failed_provider, "name", type(failed_provider).__name__)
             raise ProviderError(f"provider {name!r} failed: {type(exc).__name__}: {exc}") from exc
@@ -412,7 +411,9 @@ async def run_session(
         if not rec.closed:
             replay_stats = None
             if run.diverged_at is None:
-                run.diverged_at = getattr(provider, "diverged_at", None)
+                run.diverged_at = (
+                    provider.diverged_at if isinstance(provider, TapeProvider) else None
+                )
             if rec.sources["recorded"] or rec.sources["edit"] or replay_of or forked_from:
                 replay_stats = {
                     **rec.sources,

@@ -24,12 +24,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any
 
 from regista.context import ContextConfig, compaction_request
 from regista.errors import ProviderError, ReplayDivergence, ReplayDivergenceWarning, UserError
 from regista.providers.base import Provider, TextCallback, set_meta
-from regista.structdiff import Change, format_changes, structural_diff
+from regista.providers.tape import Tape, TapeProvider, mismatch
+from regista.structdiff import Change
 from regista.trace.events import ContextCompaction, ErrorEvent, LlmRequestEvent, LlmResponseEvent
 from regista.trace.reader import Trace
 from regista.types import LlmRequest, LlmResponse, Usage
@@ -135,6 +135,10 @@ class RecordedFailure:
     message: str
     build_request: Callable[[], LlmRequest]
 
+    @property
+    def request(self) -> LlmRequest:
+        return self.build_request()
+
 
 def recorded_failure(trace: Trace) -> RecordedFailure | None:
     """The model call that ended ``trace`` in a provider error, if one did."""
@@ -173,13 +177,13 @@ def recording_end_note(trace: Trace) -> str:
     return ""
 
 
-class ReplayProvider:
+class ReplayProvider(TapeProvider):
     """Serves the model calls of a recorded trace.
 
     Args:
         trace: The recording (a ``Trace`` or a path).
         mode: ``"strict"`` (default), ``"warn"`` or ``"hybrid"``.
-        fallback: The live provider that ``hybrid`` falls through to.
+        fallback: The live provider that ``hybrid`` falls through to (:attr:`live`).
         name_of: How divergence messages name the recording (default: the file name).
     """
 
@@ -194,15 +198,14 @@ class ReplayProvider:
         name_of: str | None = None,
     ) -> None:
         self.trace = trace if isinstance(trace, Trace) else Trace.load(trace)
+        super().__init__(
+            Tape(recorded_calls(self.trace)),
+            fallback,
+            name_of or (self.trace.path.name if self.trace.path else "recording"),
+        )
         self.mode = ReplayMode.parse(mode)
-        self.fallback = fallback
-        self.calls = recorded_calls(self.trace)
         self.failure = recorded_failure(self.trace)
         self.position = 0
-        self.diverged_at: int | None = None
-        self.label = name_of or (self.trace.path.name if self.trace.path else "recording")
-        self.served = 0
-        self.live = 0
 
     @property
     def went_live(self) -> bool:
@@ -215,37 +218,34 @@ class ReplayProvider:
         self.position += 1
         if self.went_live:
             return await self._live(request, on_text)
+        rec = self.tape.take(request.hash, in_order=True)
+        if rec is not None:
+            return await self._serve(rec, on_text)
+        expected = self.tape.expected()
         failure = self.failure
-        if n == len(self.calls) and failure is not None and self.fallback is None:
+        if expected is None and failure is not None and self.live is None and n == len(self.calls):
             return await self._fail_as_recorded(request, on_text, failure)
-        if n >= len(self.calls):
+        if expected is None:
             step = self.calls[-1].step + 1 if self.calls else 0
             return await self._diverge(
                 request,
                 on_text,
                 step,
-                None,
+                False,
                 f"{self.label}: the run made model call {n + 1}, but the recording has "
                 f"only {len(self.calls)}{recording_end_note(self.trace)}",
                 [],
             )
-        rec = self.calls[n]
-        if request.hash == rec.request_hash:
-            return await self._serve(rec, on_text)
-        changes = (
-            structural_diff(recorded.canonical(), request.canonical(), "request")
-            if (recorded := rec.request) is not None
-            else []
+        m = mismatch(expected, request.canonical(), others=self.unplayed_after(expected))
+        what = "model call" if expected.kind == "model" else "compaction"
+        message = f"{self.label}: diverged at step {expected.step} ({what}): {m.detail}"
+        return await self._diverge(
+            request, on_text, expected.step, True, message + m.nearest_note, m.changes
         )
-        what = "model call" if rec.kind == "model" else "compaction"
-        detail = format_changes(changes) if changes else "the request hash differs"
-        message = f"{self.label}: diverged at step {rec.step} ({what}): {detail}"
-        return await self._diverge(request, on_text, rec.step, rec, message, changes)
 
     async def _serve(
         self, rec: RecordedCall, on_text: TextCallback | None, matched: bool | None = None
     ) -> LlmResponse:
-        self.served += 1
         response = rec.response.model_copy(deep=True)
         if on_text is not None and response.text:
             r = on_text(response.text)
@@ -258,50 +258,39 @@ class ReplayProvider:
     ) -> LlmResponse:
         """The recording's last call failed: the same request fails again, the same way."""
         if request.hash != failure.request_hash:
-            changes = structural_diff(
-                failure.build_request().canonical(), request.canonical(), "request"
-            )
-            detail = format_changes(changes) if changes else "the request hash differs"
-            message = f"{self.label}: diverged at step {failure.step} (model call): {detail}"
+            m = mismatch(failure, request.canonical())
+            message = f"{self.label}: diverged at step {failure.step} (model call): {m.detail}"
             if self.mode is not ReplayMode.WARN:
-                return await self._diverge(request, on_text, failure.step, None, message, changes)
+                return await self._diverge(
+                    request, on_text, failure.step, False, message, m.changes
+                )
             warnings.warn(message, ReplayDivergenceWarning, stacklevel=3)
-            if self.diverged_at is None:
-                self.diverged_at = failure.step
+            self.diverge(failure.step)
         raise ProviderError(failure.message, recorded=True)
 
     async def _live(self, request: LlmRequest, on_text: TextCallback | None) -> LlmResponse:
-        assert self.fallback is not None
-        self.live += 1
-        return await self.fallback.complete(request, on_text=on_text)
+        assert self.live is not None
+        return await self.live.complete(request, on_text=on_text)
 
     async def _diverge(
         self,
         request: LlmRequest,
         on_text: TextCallback | None,
         step: int,
-        rec: RecordedCall | None,
+        has_recording: bool,
         message: str,
         changes: list[Change],
     ) -> LlmResponse:
-        if self.diverged_at is None:
-            self.diverged_at = step
-        if self.mode is ReplayMode.HYBRID and self.fallback is not None:
+        self.diverge(step)
+        if self.mode is ReplayMode.HYBRID and self.live is not None:
             return await self._live(request, on_text)
-        if self.mode is ReplayMode.WARN and rec is not None:
+        if self.mode is ReplayMode.WARN and has_recording:
             warnings.warn(message, ReplayDivergenceWarning, stacklevel=2)
+            rec = self.tape.take_next()
+            assert rec is not None
             return await self._serve(rec, on_text, matched=False)
         if self.mode is ReplayMode.HYBRID:
             message += " (hybrid mode has no fallback provider to continue live)"
         raise ReplayDivergence(
             message, step=step, kind="model", diffs=changes, trace_path=self.trace.path
         )
-
-
-def describe_recording(trace: Trace) -> dict[str, Any]:
-    """How a recording's calls split into model calls and compactions (for messages)."""
-    calls = recorded_calls(trace)
-    return {
-        "model_calls": sum(1 for c in calls if c.kind == "model"),
-        "compactions": sum(1 for c in calls if c.kind == "compaction"),
-    }
