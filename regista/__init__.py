@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from regista.fork import ForkResult, ModelAnswerEdit, ToolResultEdit, fork, rewind
     from regista.loop import RunResult
     from regista.policy import Decision, ToolCallInfo, allow, deny
+    from regista.providers.scripted import ScriptedProvider
     from regista.replay import replay, resume
     from regista.tools import Tool, ToolOutcome, current_tool_call, tool
 
@@ -54,6 +55,7 @@ __all__ = [
     "ReplayDivergenceWarning",
     "RunDiff",
     "RunResult",
+    "ScriptedProvider",
     "Tool",
     "ToolCallInfo",
     "ToolOutcome",
@@ -90,6 +92,7 @@ _LAZY = {
     "ToolCallInfo": "regista.policy",
     "allow": "regista.policy",
     "deny": "regista.policy",
+    "ScriptedProvider": "regista.providers.scripted",
     "replay": "regista.replay",
     "resume": "regista.replay",
     "Tool": "regista.tools",

@@ -117,6 +117,9 @@ class AlignedPair:
     b: Step | None
     kind: DiffKind
 
+    def __repr__(self) -> str:
+        return f"AlignedPair(a_step={self.a_step}, b_step={self.b_step}, kind={self.kind!r})"
+
     @property
     def label(self) -> str:
         """The kind as people read it, e.g. ``changed · decision``."""
@@ -196,6 +199,10 @@ class Divergence:
     @property
     def changes(self) -> list[Change]:
         return self.pair.changes
+
+    def __repr__(self) -> str:
+        # Short: the steps carry whole events, far too much for a prompt or a log line.
+        return f"Divergence(a_step={self.a_step}, b_step={self.b_step}, kind={self.kind!r})"
 
     def describe(self, a_label: str = "A", b_label: str = "B") -> str:
         """E.g. ``step 3 in A, step 3 in B: changed · decision``."""

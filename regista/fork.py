@@ -1,17 +1,19 @@
-"""Fork and rewind: change one step of a recorded run and let the agent carry on.
+"""Fork and rewind: change steps of a recorded run and let the agent carry on.
 
-``fork(trace, at_step=N, edit=...)``:
+``fork(trace, at_step=N, edit=...)``, or ``fork(trace, edits={N: ..., M: ...})``:
 
-- steps ``0..N-1`` are served from the recording (model calls hash-verified, tool calls
-  answered with their recorded results; nothing re-executed);
-- step ``N`` is answered with the edit: a :class:`ToolResultEdit` for a tool step, a
-  :class:`ModelAnswerEdit` for a model step;
-- with ``live_after=K`` (``K >= N``), every step after ``K`` is live: model calls go to the
-  real provider and new tool calls run for real under the agent's policy; steps between
-  the edit and ``K`` play the recording;
-- without a live point, the recording plays on *loosely* after the edit (model calls get
-  the recorded answers in order, compactions the recorded summaries in order),
-  and each later model response records whether its request still ``matched``.
+- steps before the first edit are served from the recording (model calls hash-verified,
+  tool calls answered with their recorded results; nothing re-executed);
+- each edited step is answered with its edit: a :class:`ToolResultEdit` for a tool step,
+  a :class:`ModelAnswerEdit` for a model step;
+- steps between two edits play the recording *loosely*: model calls get the recorded
+  answers in order (compactions the recorded summaries), tool calls their recorded
+  results, and each model response records whether its request still ``matched``;
+- by default the fork goes live right after the last edit: model calls go to the real
+  provider and new tool calls run for real under the agent's policy. ``live_after=K``
+  (``K >=`` the last edit) plays the recording loosely up to step ``K`` and goes live
+  after it; ``loose=True`` never goes live (no agent needed) and plays the recording on
+  loosely to its end.
 
 ``rewind(trace, at_step=N)`` is a fork with no edit: the first ``N`` steps free, live
 from step ``N`` on. The fork writes its own trace with ``session.start.forked_from``;
@@ -21,6 +23,7 @@ the parent trace is only read.
 from __future__ import annotations
 
 import inspect
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
@@ -96,6 +99,8 @@ class ModelAnswerEdit:
 
 
 Edit = ToolResultEdit | ModelAnswerEdit
+#: Several edits: ``{step: edit}``, or ``(step, edit)`` pairs.
+Edits = Mapping[int, Edit] | Iterable[tuple[int, Edit]]
 
 
 @dataclass
@@ -106,8 +111,12 @@ class ForkResult(RunResult):
     parent_stop_reason: str | None = None
     parent_cost_usd: float | None = None
     at_step: int = 0
+    #: Every edited step, in order (``[at_step]`` for a single edit; empty for a rewind).
+    edited_at: list[int] = field(default_factory=list)
     #: Loose playback: for each model step after the edit, whether its request matched.
     matched: dict[int, bool] = field(default_factory=dict)
+    #: Steps answered by loose playback of the recording (after an edit, not live).
+    loose_steps: int = 0
 
 
 def validate_model_edit(edit: ModelAnswerEdit, tool_names: set[str]) -> ModelAnswerEdit:
@@ -172,26 +181,36 @@ def validate_model_edit(edit: ModelAnswerEdit, tool_names: set[str]) -> ModelAns
 
 
 class ForkProvider(TapeProvider):
-    """Serves the recorded prefix, the edited answer, then the recording or a live model."""
+    """Serves the recorded prefix, the edited answers, then the recording or a live model.
+
+    Args:
+        calls: The recording's model calls.
+        first_edit: Requests up to this step must reproduce the recording (hash-checked).
+        edits: Model-answer edits by step.
+        live_from: The first live step (``None``: never live).
+        live: The live provider.
+        label: How messages name the recording.
+    """
 
     name = "fork"
 
     def __init__(
         self,
         calls: list[RecordedCall],
-        at_step: int,
-        edit: ModelAnswerEdit | None,
+        first_edit: int,
+        edits: dict[int, ModelAnswerEdit],
         live_from: int | None,
         live: Provider | None,
         label: str,
     ) -> None:
         super().__init__(Tape(calls), live, label)
-        self.at_step = at_step
-        self.edit = edit
+        self.first_edit = first_edit
+        self.edits = edits
         self.live_from = live_from
         self.position = 0
         self.is_live = False
         self.matched: dict[int, bool] = {}
+        self.loose = 0
         self._cursors: dict[str, int] | None = None
 
     async def complete(
@@ -215,11 +234,11 @@ class ForkProvider(TapeProvider):
                 f"{len(self.calls)}"
             )
             raise ReplayDivergence(
-                f"{self.label}: the fork {what} (give a live point, live_after, to let the "
-                "agent carry on)",
+                f"{self.label}: the fork {what} (let the agent carry on live: leave out "
+                "loose=True / --loose, or give a later live point, live_after)",
                 step=self.calls[-1].step + 1 if self.calls else 0,
             )
-        if rec.step <= self.at_step and request.hash != rec.request_hash:
+        if rec.step <= self.first_edit and request.hash != rec.request_hash:
             m = mismatch(rec, request.canonical(), others=self.unplayed_after(rec))
             raise ReplayDivergence(
                 f"{self.label}: the agent no longer reproduces the recording before the "
@@ -227,18 +246,20 @@ class ForkProvider(TapeProvider):
                 step=rec.step,
                 diffs=m.changes,
             )
-        if rec.step == self.at_step and self.edit is not None:
+        edit = self.edits.get(rec.step) if rec.kind == "model" else None
+        if edit is not None:
             response = LlmResponse(
                 id=f"msg_edit_{rec.step}",
                 model=rec.response.model,
-                content=[dict(b) for b in self.edit.content],
-                stop_reason=self.edit.stop_reason,
+                content=[dict(b) for b in edit.content],
+                stop_reason=edit.stop_reason,
                 usage=Usage(),
             )
             await _feed(on_text, response)
             return set_meta(response, "edit", "edit")
         matched = None
-        if rec.step > self.at_step:
+        if rec.step > self.first_edit:
+            self.loose += 1
             matched = self.matched[rec.step] = request.hash == rec.request_hash
         response = rec.response.model_copy(deep=True)
         await _feed(on_text, response)
@@ -247,15 +268,15 @@ class ForkProvider(TapeProvider):
     def _take(self, request: LlmRequest) -> int:
         """The index of the recorded call that answers ``request``.
 
-        Up to the edit, calls are taken in order (and hash-checked). After it the fork may
-        compact at other points than the recording: model calls are then answered by the
+        Up to the first edit, calls are taken in order (and hash-checked). After it the fork
+        may compact at other points than the recording: model calls are then answered by the
         recorded model calls in order, compactions by the recorded summaries in order, so
         a summary never comes back as a model's answer.
         """
         n = self.position
         self.position += 1
         if self._cursors is None:
-            if n >= len(self.calls) or self.calls[n].step <= self.at_step:
+            if n >= len(self.calls) or self.calls[n].step <= self.first_edit:
                 return self._played(n)
             self._cursors = {"model": n, "compaction": n}
         kind = "compaction" if is_compaction_request(request) else "model"
@@ -279,21 +300,29 @@ async def _feed(on_text: TextCallback | None, response: LlmResponse) -> None:
 
 
 class _ForkTools(RecordedTools):
-    """Recorded results before the live point, the edit at its step, live after."""
+    """Recorded results before the live point, the edits at their steps, live after."""
 
     def __init__(
-        self, trace: Trace, edits: dict[str, RecordedOutcome], at_step: int, live_from: int | None
+        self,
+        trace: Trace,
+        edits: dict[str, RecordedOutcome],
+        first_edit: int,
+        live_from: int | None,
     ) -> None:
         super().__init__(trace, ReplayMode.STRICT, edits=edits)
-        self.at_step = at_step
+        self.first_edit = first_edit
         self.live_from = live_from
+        self.loose = 0
 
     def lookup(self, call: Any, step: int) -> RecordedOutcome | None:
         if self.live_from is not None and step >= self.live_from:
             return None
-        if step > self.at_step:  # loose playback after the edit
+        if step > self.first_edit:  # loose playback after the first edit
             self.mode = ReplayMode.WARN
-        return super().lookup(call, step)
+        outcome = super().lookup(call, step)
+        if outcome is not None and step > self.first_edit and call.id not in self.edits:
+            self.loose += 1
+        return outcome
 
 
 def _resolve_agent(trace: Trace, agent: Any) -> Any:
@@ -310,78 +339,125 @@ def _resolve_agent(trace: Trace, agent: Any) -> Any:
     )
 
 
+def _edit_plan(at_step: Any, edit: Any, edits: Edits | None) -> list[tuple[int, Edit | None]]:
+    """The edits as ``(step, edit)`` pairs in step order (one ``(N, None)`` for a rewind)."""
+    if edits is None:
+        if at_step is None:
+            raise InvalidEditError("a fork needs at_step (with an edit) or edits={step: edit}")
+        return [(at_step, edit)]
+    if edit is not None or at_step is not None:
+        raise InvalidEditError("give either at_step and edit, or edits, not both")
+    pairs = list(edits.items()) if isinstance(edits, Mapping) else list(edits)
+    if not pairs:
+        raise InvalidEditError("edits is empty: give at least one {step: edit}")
+    plan: list[tuple[int, Edit | None]] = []
+    for pair in pairs:
+        if not (isinstance(pair, tuple) and len(pair) == 2):
+            raise InvalidEditError(f"an edit must be a (step, edit) pair, got {pair!r:.80}")
+        if pair[1] is None:
+            raise InvalidEditError(f"the edit for step {pair[0]!r} is None")
+        plan.append(pair)
+    plan.sort(key=lambda p: p[0] if isinstance(p[0], int) else -1)
+    seen = [step for step, _ in plan]
+    dup = next((s for i, s in enumerate(seen) if s in seen[:i]), None)
+    if dup is not None:
+        raise InvalidEditError(f"step {dup} is edited twice")
+    return plan
+
+
 async def fork(
     trace_path: str | Path | Trace,
-    at_step: int,
+    at_step: int | None = None,
     edit: Edit | None = None,
     live_after: int | None = None,
     agent: Any = None,
     provider: Provider | None = None,
     *,
+    edits: Edits | None = None,
+    loose: bool = False,
     trace_dir: str | Path | None = None,
     on_event: Any = None,
     on_text: Any = None,
 ) -> ForkResult:
-    """Fork a recorded run at ``at_step`` (see the module docstring).
+    """Fork a recorded run at one or more edited steps (see the module docstring).
 
     Args:
         trace_path: The parent trace (never written to).
         at_step: The step to edit (or, with no edit, the first live step).
         edit: ``ToolResultEdit`` / ``ModelAnswerEdit``; ``None`` rewinds.
-        live_after: Go live after this step (``>= at_step``); ``None`` with an edit plays
-            the recording on loosely.
+        live_after: Go live after this step (default: the last edited step).
         agent: An ``Agent`` or ``"module:attr"`` for the live half; default: the trace's
             ``agent_ref``.
         provider: Overrides the agent's provider for the live half.
+        edits: Several edits, ``{step: edit}`` (instead of ``at_step`` and ``edit``).
+        loose: Never go live: after the edits, play the recording on loosely.
         trace_dir: Where the fork's trace goes (default: the agent's ``trace_dir``).
 
     Raises:
-        InvalidEditError: The step does not exist, or the edit does not fit it.
+        InvalidEditError: A step does not exist, or an edit does not fit its step.
         UserError: A live half is needed and no agent can be found.
         ReplayDivergence: The agent no longer reproduces the recording before the edit.
     """
     trace = trace_path if isinstance(trace_path, Trace) else Trace.load(trace_path)
     steps = trace.steps()
-    if not 0 <= at_step < len(steps):
-        raise InvalidEditError(
-            f"step {at_step} does not exist: the trace has steps 0..{len(steps) - 1}"
-        )
-    target = steps[at_step]
-    if live_after is not None and live_after < at_step:
-        raise InvalidEditError(f"live_after ({live_after}) must be at or after the edited step")
-    if edit is None:
-        live_from: int | None = at_step
-    elif live_after is None:
+    plan = _edit_plan(at_step, edit, edits)
+    for step, _ in plan:
+        if not isinstance(step, int) or isinstance(step, bool):
+            raise InvalidEditError(f"a step is a whole number, got {step!r:.80}")
+        if not 0 <= step < len(steps):
+            raise InvalidEditError(
+                f"step {step} does not exist: the trace has steps 0..{len(steps) - 1}"
+            )
+    first, last = plan[0][0], plan[-1][0]
+    rewinding = plan[0][1] is None
+    if rewinding and loose:
+        raise InvalidEditError("a rewind goes live from its step: loose needs an edit")
+    if loose and live_after is not None:
+        raise InvalidEditError("loose playback never goes live: give live_after or loose")
+    if live_after is not None and live_after < last:
+        what = "edited step" if len(plan) == 1 else f"last edited step ({last})"
+        raise InvalidEditError(f"live_after ({live_after}) must be at or after the {what}")
+    live_from: int | None
+    if rewinding:
+        live_from = first
+    elif loose:
         live_from = None
     else:
+        live_after = last if live_after is None else live_after
         live_from = live_after + 1
 
     tool_edits: dict[str, RecordedOutcome] = {}
-    model_edit: ModelAnswerEdit | None = None
-    if isinstance(edit, ToolResultEdit):
-        if target.kind != "tool" or target.tool_call is None:
-            raise InvalidEditError(
-                f"step {at_step} is a {target.kind} step; a tool-result edit needs a tool step"
+    model_edits: dict[int, ModelAnswerEdit] = {}
+    normalised: list[tuple[int, Edit]] = []
+    tool_names = {str(t.get("name")) for t in trace.start.tools}
+    for step, one in plan:
+        if one is None:
+            continue
+        target = steps[step]
+        if isinstance(one, ToolResultEdit):
+            if target.kind != "tool" or target.tool_call is None:
+                raise InvalidEditError(
+                    f"step {step} is a {target.kind} step; a tool-result edit needs a tool step"
+                )
+            if not isinstance(one.content, str | list):
+                raise InvalidEditError("a tool result must be text or a list of content blocks")
+            dec = target.decision
+            tool_edits[target.tool_call.tool_use_id] = RecordedOutcome(
+                content=one.content,
+                is_error=one.is_error,
+                allowed=True,
+                reason=dec.reason if dec else None,
+                source="edit",
             )
-        if not isinstance(edit.content, str | list):
-            raise InvalidEditError("a tool result must be text or a list of content blocks")
-        dec = target.decision
-        tool_edits[target.tool_call.tool_use_id] = RecordedOutcome(
-            content=edit.content,
-            is_error=edit.is_error,
-            allowed=True,
-            reason=dec.reason if dec else None,
-            source="edit",
-        )
-    elif isinstance(edit, ModelAnswerEdit):
-        if target.kind != "model":
-            raise InvalidEditError(
-                f"step {at_step} is a {target.kind} step; a model-answer edit needs a model step"
-            )
-        model_edit = validate_model_edit(edit, {str(t.get("name")) for t in trace.start.tools})
-        edit = model_edit
-    elif edit is not None:
-        raise InvalidEditError(f"unsupported edit {type(edit).__name__}")
+        elif isinstance(one, ModelAnswerEdit):
+            if target.kind != "model":
+                raise InvalidEditError(
+                    f"step {step} is a {target.kind} step; a model-answer edit needs a model step"
+                )
+            one = model_edits[step] = validate_model_edit(one, tool_names)
+        else:
+            raise InvalidEditError(f"unsupported edit {type(one).__name__}")
+        normalised.append((step, one))
 
     live_agent = _resolve_agent(trace, agent) if live_from is not None else None
     if live_agent is not None:
@@ -395,30 +471,35 @@ async def fork(
         live_provider = None
     label = trace.path.name if trace.path else "recording"
     calls = recorded_calls(trace)
-    request_event = target.request_event
-    if model_edit is not None and target.response_event is None and request_event is not None:
-        # The call at the edited step got no answer (the provider failed, or the process
-        # died waiting): the edit is that answer. Its request is still hash-checked.
-        calls.append(
-            RecordedCall(
-                step=at_step,
-                kind="model",
-                request_hash=request_event.request_hash,
-                response=LlmResponse(model=request_event.model),
-                provider=trace.start.provider,
-                build_request=partial(trace.request_for, request_event),
+    for step in model_edits:
+        target = steps[step]
+        request_event = target.request_event
+        if target.response_event is None and request_event is not None:
+            # The call at the edited step got no answer (the provider failed, or the
+            # process died waiting): the edit is that answer. Its request is still
+            # hash-checked.
+            calls.append(
+                RecordedCall(
+                    step=step,
+                    kind="model",
+                    request_hash=request_event.request_hash,
+                    response=LlmResponse(model=request_event.model),
+                    provider=trace.start.provider,
+                    build_request=partial(trace.request_for, request_event),
+                )
             )
-        )
-        calls.sort(key=lambda call: call.step)
-    fork_provider = ForkProvider(calls, at_step, model_edit, live_from, live_provider, label)
-    tools = _ForkTools(trace, tool_edits, at_step, live_from)
-    forked_from = {
+    calls.sort(key=lambda call: call.step)
+    fork_provider = ForkProvider(calls, first, model_edits, live_from, live_provider, label)
+    tools = _ForkTools(trace, tool_edits, first, live_from)
+    forked_from: dict[str, Any] = {
         "session_id": trace.session_id,
-        "at_step": at_step,
-        "edit": edit.to_dict() if edit is not None else None,
-        "live_after": live_after if edit is not None else (at_step - 1),
+        "at_step": first,
+        "edit": normalised[0][1].to_dict() if normalised else None,
+        "live_after": live_after if not rewinding else (first - 1),
         "path": str(trace.path) if trace.path else None,
     }
+    if len(normalised) > 1:
+        forked_from["edits"] = [{"at_step": n, "edit": e.to_dict()} for n, e in normalised]
     result = await run_session(
         config,
         trace.start.task,
@@ -435,8 +516,10 @@ async def fork(
         parent_session_id=parent.session_id,
         parent_stop_reason=parent.stop_reason,
         parent_cost_usd=parent.cost_usd,
-        at_step=at_step,
+        at_step=first,
+        edited_at=[n for n, _ in normalised],
         matched=dict(fork_provider.matched),
+        loose_steps=fork_provider.loose + tools.loose,
     )
 
 

@@ -28,12 +28,23 @@ def _cost(value: float | None) -> str:
 
 def result_lines(result: Any, what: str) -> list[str]:
     """A few lines describing a RunResult (or a ForkResult)."""
+    loose = getattr(result, "loose_steps", 0)
+    sources = f"{result.recorded_steps - loose} recorded, {result.edited_steps} edited, "
+    if loose:
+        sources += f"{loose} played loosely from the recording, "
     lines = [
-        f"{what}: {result.stop_reason} after {result.steps} steps "
-        f"({result.recorded_steps} recorded, {result.edited_steps} edited, "
-        f"{result.live_steps} live), cost {_cost(result.cost_usd)}",
+        f"{what}: {result.stop_reason} after {result.steps} "
+        f"step{'' if result.steps == 1 else 's'} "
+        f"({sources}{result.live_steps} live), cost {_cost(result.cost_usd)}",
         f"trace: {result.trace_path}",
     ]
+    matched = getattr(result, "matched", None)
+    if loose:
+        same = sum(1 for m in (matched or {}).values() if m)
+        lines.append(
+            f"loose playback: {same} of {len(matched or {})} model requests after the first "
+            "edit still matched the recording"
+        )
     parent = getattr(result, "parent_session_id", None)
     if parent:
         lines.append(

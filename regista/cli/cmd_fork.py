@@ -1,33 +1,65 @@
-"""``regista fork`` and ``regista rewind``: change one step and let the agent carry on."""
+"""``regista fork`` and ``regista rewind``: change steps and let the agent carry on."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from regista.cli._common import out, read_arg, result_lines
+from regista.cli._edits import EditsAction, parse_edits_file
 from regista.errors import ReplayDivergence, UserError
-from regista.fork import ModelAnswerEdit, ToolResultEdit, fork, rewind
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "fork",
-        help="replace one step's tool result or model answer and continue",
-        description="Replay steps before N from the trace, answer step N with the edit, then "
-        "go live after --live-after (or play the recording on loosely without it).",
+        help="replace steps' tool results or model answers and continue live",
+        description="Replay the steps before the first edit from the trace, answer each "
+        "edited step with its edit, then go live right after the last edit (or after "
+        "--live-after N). Repeat --at with --tool-result/--answer for several edits, or "
+        "give them in a JSON file with --edits. --loose never goes live: the recording "
+        "plays on loosely after the edits.",
     )
     p.add_argument("trace", help="the parent trace (never modified)")
-    p.add_argument("--at", type=int, required=True, metavar="N", help="the step to edit")
-    what = p.add_mutually_exclusive_group(required=True)
-    what.add_argument("--tool-result", metavar="TEXT|@file", help="new result for a tool step")
-    what.add_argument(
-        "--answer",
-        metavar="TEXT|@file",
-        help="new answer for a model step: text, or JSON content blocks (text / tool_use)",
+    p.add_argument(
+        "--at",
+        action=EditsAction,
+        metavar="N",
+        help="the step to edit (repeat for several edits, each followed by its edit)",
     )
-    p.add_argument("--error", action="store_true", help="mark the new tool result as an error")
-    p.add_argument("--live-after", type=int, metavar="N", help="go live after step N")
+    p.add_argument(
+        "--tool-result",
+        action=EditsAction,
+        metavar="TEXT|@file",
+        help="new result for the tool step given by the last --at",
+    )
+    p.add_argument(
+        "--answer",
+        action=EditsAction,
+        metavar="TEXT|@file",
+        help="new answer for the model step given by the last --at: text, or JSON content "
+        "blocks (text / tool_use)",
+    )
+    p.add_argument(
+        "--error",
+        action=EditsAction,
+        nargs=0,
+        help="mark the tool result given before it as an error",
+    )
+    p.add_argument(
+        "--edits",
+        metavar="FILE",
+        help='edits as JSON: [{"at_step": N, "kind": "tool_result", "content": ..., '
+        '"is_error": false} | {"at_step": N, "kind": "model_answer", "content": ...}, …]',
+    )
+    live = p.add_mutually_exclusive_group()
+    live.add_argument("--live-after", type=int, metavar="N", help="go live after step N")
+    live.add_argument(
+        "--loose",
+        action="store_true",
+        help="never go live: play the recording on loosely after the edits (no agent needed)",
+    )
     p.add_argument("--agent", help="module:attr of the agent (default: the trace's agent_ref)")
     p.add_argument("--trace-dir", help="where the fork's trace goes")
     p.set_defaults(func=run_fork)
@@ -35,6 +67,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     r = sub.add_parser(
         "rewind",
         help="replay the first N steps for free and continue live from step N",
+        description="Replay steps 0..N-1 from the trace for $0 (nothing re-executed) and let "
+        "the agent carry on live from step N. A fork with no edit; the parent trace is only "
+        "read.",
     )
     r.add_argument("trace", help="the parent trace (never modified)")
     r.add_argument("--at", type=int, required=True, metavar="N", help="first live step")
@@ -43,26 +78,53 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     r.set_defaults(func=run_rewind)
 
 
+def _edits_of(args: argparse.Namespace) -> list[tuple[int, Any]]:
+    from regista.fork import ModelAnswerEdit, ToolResultEdit
+
+    plan: list[list[Any]] = getattr(args, "plan", None) or []
+    if plan and args.edits:
+        raise UserError("give the edits with --at or with --edits, not both")
+    if args.edits:
+        return parse_edits_file(read_arg("@" + args.edits), args.edits)
+    if not plan:
+        raise UserError("give an edit: --at N with --tool-result TEXT or --answer TEXT")
+    edits: list[tuple[int, Any]] = []
+    for step, kind, value, is_error in plan:
+        if kind is None:
+            raise UserError(f"--at {step} has no edit: follow it with --tool-result or --answer")
+        if is_error and kind != "tool_result":
+            raise UserError("--error marks a new tool result (--tool-result); an answer has none")
+        if kind == "tool_result":
+            edits.append((step, ToolResultEdit(read_arg(value), is_error=is_error)))
+        else:
+            edits.append((step, ModelAnswerEdit.parse(read_arg(value))))
+    return edits
+
+
 async def run_fork(args: argparse.Namespace) -> int:
-    edit: ToolResultEdit | ModelAnswerEdit
-    if args.error and args.tool_result is None:
-        raise UserError("--error marks a new tool result (--tool-result); an answer has none")
-    if args.tool_result is not None:
-        edit = ToolResultEdit(read_arg(args.tool_result), is_error=args.error)
-    else:
-        edit = ModelAnswerEdit.parse(read_arg(args.answer))
+    from regista.fork import fork
+
+    edits = _edits_of(args)
     try:
         result = await fork(
-            args.trace, args.at, edit, args.live_after, args.agent, trace_dir=args.trace_dir
+            args.trace,
+            edits=edits,
+            live_after=args.live_after,
+            loose=args.loose,
+            agent=args.agent,
+            trace_dir=args.trace_dir,
         )
     except ReplayDivergence as exc:
         print(f"regista: {exc}", file=sys.stderr)
         return 1
-    out(result_lines(result, f"fork at step {args.at}"))
+    at = ", ".join(str(n) for n in result.edited_at)
+    out(result_lines(result, f"fork at step{'s' if len(result.edited_at) > 1 else ''} {at}"))
     return 0
 
 
 async def run_rewind(args: argparse.Namespace) -> int:
+    from regista.fork import rewind
+
     try:
         result = await rewind(args.trace, args.at, args.agent, trace_dir=args.trace_dir)
     except ReplayDivergence as exc:

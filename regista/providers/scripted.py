@@ -69,7 +69,9 @@ class ScriptedProvider:
         else:
             raise ProviderError(
                 f"ScriptedProvider: the script has {len(self._items)} responses and call "
-                f"{n + 1} asked for another"
+                f"{n + 1} asked for another (a list answers each call once, so a provider "
+                "that already ran a session has nothing left for a fork, rewind or resume: "
+                "script a function of the request, or pass a fresh provider)"
             )
         raw = item(request) if callable(item) else item
         if inspect.isawaitable(raw):

@@ -125,6 +125,7 @@ def test_public_namespace() -> None:
             "ReplayDivergenceWarning",
             "RunDiff",
             "RunResult",
+            "ScriptedProvider",
             "Tool",
             "ToolCallInfo",
             "ToolOutcome",

@@ -108,7 +108,9 @@ async def test_rewind_live_half_through_the_real_sdk(tmp_path: Path, fake_anthro
 
 
 async def test_loose_playback_records_whether_requests_matched(tmp_path: Path) -> None:
-    result = await fork(HAPPY, 3, ToolResultEdit('{"status": "lost"}'), trace_dir=tmp_path)
+    result = await fork(
+        HAPPY, 3, ToolResultEdit('{"status": "lost"}'), loose=True, trace_dir=tmp_path
+    )
     assert result.live_steps == 0
     assert result.stop_reason == "end_turn"
     matched = [ev.matched for ev in Trace.load(result.trace_path).of_type(LlmResponseEvent)]
@@ -145,7 +147,7 @@ async def test_model_answer_edit_at_a_call_that_failed(tmp_path: Path) -> None:
     parent = failed.value.trace_path
     assert parent is not None
     live = simple_agent(tmp_path, provider=ScriptedProvider(by_turn(SIMPLE_SCRIPT)))
-    loose = await fork(parent, 2, ModelAnswerEdit.text("Sunny, says the edit."))
+    loose = await fork(parent, 2, ModelAnswerEdit.text("Sunny, says the edit."), loose=True)
     assert (loose.stop_reason, loose.output) == ("end_turn", "Sunny, says the edit.")
     assert (loose.recorded_steps, loose.edited_steps, loose.live_steps) == (2, 1, 0)
     edit = ModelAnswerEdit([tool_use("toolu_x", "get_forecast", city="Oslo", days=1)])
@@ -229,7 +231,7 @@ async def test_loose_playback_never_serves_a_summary_as_a_model_answer(tmp_path:
     (model calls get recorded answers, the compaction the recorded summary)."""
     parent = Trace.load(COMPACTED)
     assert [s.kind for s in parent.steps()][10:] == ["compaction", "model", "tool", "model"]
-    result = await fork(COMPACTED, 8, ToolResultEdit("ok"), trace_dir=tmp_path)
+    result = await fork(COMPACTED, 8, ToolResultEdit("ok"), loose=True, trace_dir=tmp_path)
     trace = Trace.load(result.trace_path)
     assert [s.kind for s in trace.steps()][10:] == ["model", "tool", "compaction", "model"]
     assert trace.steps()[12].compaction is not None
@@ -243,5 +245,5 @@ async def test_loose_playback_cannot_invent_a_summary(tmp_path: Path) -> None:
     """A much longer result makes the fork compact more often than the parent: there is no
     recorded summary left to serve, and the error says how to go on."""
     with pytest.raises(ReplayDivergence, match="compacts its context once more") as info:
-        await fork(COMPACTED, 1, ToolResultEdit("x" * 4000), trace_dir=tmp_path)
-    assert "live_after" in str(info.value)
+        await fork(COMPACTED, 1, ToolResultEdit("x" * 4000), loose=True, trace_dir=tmp_path)
+    assert "leave out loose=True" in str(info.value)

@@ -1,0 +1,102 @@
+"""Fork edits from the command line: repeated ``--at``/``--tool-result``/``--answer``
+flags, or a JSON edits file."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from typing import Any
+
+import orjson
+
+from regista.errors import InvalidEditError
+
+__all__ = ["EditsAction", "parse_edits_file"]
+
+
+class EditsAction(argparse.Action):
+    """Collects ``--at N`` and the edit flags after it, in order, into ``args.plan``:
+    a list of ``[step, kind, value, is_error]``."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: str | Sequence[Any] | None,
+        option_string: str | None = None,
+    ) -> None:
+        plan: list[list[Any]] = getattr(namespace, "plan", None) or []
+        namespace.plan = plan
+        if self.dest == "at":
+            try:
+                step = int(str(values))
+            except ValueError:
+                parser.error(f"--at: a step number, not {values!r}")
+            plan.append([step, None, None, False])
+            return
+        if not plan:
+            parser.error(f"{option_string} needs a step: put --at N before it")
+        last = plan[-1]
+        if self.dest == "error":
+            last[3] = True
+            return
+        if last[1] is not None:
+            parser.error(f"step {last[0]} already has an edit: repeat --at N for another one")
+        last[1] = "tool_result" if self.dest == "tool_result" else "model_answer"
+        last[2] = values
+
+
+def parse_edits_file(raw: str, name: str) -> list[tuple[int, Any]]:
+    """The edits of a JSON edits file: a list of objects with ``at_step`` and ``kind``
+    (``tool_result`` with ``content`` and ``is_error``, or ``model_answer`` with
+    ``content``: text or content blocks, and an optional ``stop_reason``).
+
+    Raises:
+        InvalidEditError: The file is not such a list (one line naming the problem).
+    """
+    from regista.fork import ModelAnswerEdit, ToolResultEdit
+
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise InvalidEditError(f"{name}: not valid JSON: {exc}") from None
+    if isinstance(data, dict) and "edits" in data:
+        data = data["edits"]
+    if not isinstance(data, list) or not data:
+        raise InvalidEditError(f"{name}: expected a non-empty JSON list of edits")
+    edits: list[tuple[int, Any]] = []
+    for i, item in enumerate(data):
+        where = f"{name}: edit {i}"
+        if not isinstance(item, dict):
+            raise InvalidEditError(f"{where}: expected an object, got {type(item).__name__}")
+        if "edit" in item and isinstance(item["edit"], dict):  # the trace's forked_from shape
+            item = {**item["edit"], "at_step": item.get("at_step")}
+        step = item.get("at_step")
+        if not isinstance(step, int) or isinstance(step, bool):
+            raise InvalidEditError(f"{where}: 'at_step' must be a step number")
+        kind = item.get("kind")
+        content = item.get("content")
+        if kind == "tool_result":
+            if not isinstance(content, str | list):
+                raise InvalidEditError(f"{where}: a tool result's 'content' must be text")
+            is_error = item.get("is_error", False)
+            if not isinstance(is_error, bool):
+                raise InvalidEditError(f"{where}: 'is_error' must be true or false")
+            edits.append((step, ToolResultEdit(content, is_error=is_error)))
+        elif kind == "model_answer":
+            stop = item.get("stop_reason")
+            if stop is not None and not isinstance(stop, str):
+                raise InvalidEditError(f"{where}: 'stop_reason' must be text")
+            if isinstance(content, str):
+                edits.append((step, ModelAnswerEdit.text(content)))
+            elif isinstance(content, list):
+                edits.append((step, ModelAnswerEdit(content, stop)))
+            else:
+                raise InvalidEditError(
+                    f"{where}: a model answer's 'content' must be text or content blocks"
+                )
+        else:
+            raise InvalidEditError(
+                f"{where}: 'kind' must be 'tool_result' or 'model_answer', not {kind!r:.40}"
+            )
+    return edits
