@@ -8,12 +8,14 @@ decodes a step's events only when asked, through a small LRU cache. ``session.st
 ``session.end`` are decoded eagerly for a header.
 
 The scan is incremental (:meth:`TraceIndex.scan` reads what was appended since the last
-call), so the same index follows a trace that is still being written. It is safe to scan
-in one thread while another reads steps that are already indexed.
+call), so the same index follows a trace that is still being written. Every read is an
+``os.pread`` at an offset, with no shared file position, so one index can be scanned in one
+thread while any number of others read the steps already indexed.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 from collections import OrderedDict
@@ -66,6 +68,25 @@ class StepEntry:
     complete: bool = False
 
 
+def pread(fd: int, length: int, offset: int) -> bytes:
+    """``length`` bytes of ``fd`` at ``offset`` (fewer only at the end of the file).
+
+    Reads at an offset without moving a file position, so threads may share ``fd``.
+    """
+    data = os.pread(fd, length, offset)
+    if len(data) == length or not data:
+        return data
+    parts = [data]
+    got = len(data)
+    while got < length:
+        more = os.pread(fd, length - got, offset + got)
+        if not more:
+            break
+        parts.append(more)
+        got += len(more)
+    return b"".join(parts)
+
+
 class TraceIndex:
     """Line offsets and per-step groups of one trace file; steps decoded on demand.
 
@@ -87,7 +108,9 @@ class TraceIndex:
             raise TraceError(f"{self.path}: no such trace file") from None
         except OSError as exc:
             raise TraceError(f"{self.path}: cannot read ({exc.strerror})") from None
+        self._fd = self._file.fileno()
         self._lock = threading.Lock()
+        self._cache_lock = threading.Lock()
         self.offsets: list[int] = []
         self.lengths: list[int] = []
         self.steps: list[StepEntry] = []
@@ -127,13 +150,11 @@ class TraceIndex:
             UnsupportedSchemaVersion: The trace is newer than this regista.
         """
         budget = max_bytes if max_bytes is not None else 1 << 62
-        self._file.seek(0, 2)
-        size = self._file.tell()
+        size = os.fstat(self._fd).st_size
         self.size = size
         stuck = False
         while self._pos < size and budget > 0:
-            self._file.seek(self._pos)
-            chunk = self._file.read(min(_CHUNK, size - self._pos))
+            chunk = pread(self._fd, min(_CHUNK, size - self._pos), self._pos)
             consumed = self._scan_chunk(chunk, self._pos)
             if consumed == 0 and len(chunk) < size - self._pos:  # a line longer than a chunk
                 consumed = self._scan_long_line(self._pos, size)
@@ -152,17 +173,17 @@ class TraceIndex:
 
     def _scan_long_line(self, pos: int, size: int) -> int:
         """Find the end of a line longer than one chunk; 0 when it is not complete yet."""
-        self._file.seek(pos)
         end = pos
         while end < size:
-            block = self._file.read(_CHUNK)
+            block = pread(self._fd, _CHUNK, end)
+            if not block:
+                break
             nl = block.find(b"\n")
             if nl >= 0:
                 end += nl
-                self._file.seek(pos)
-                head = self._file.read(_HEAD)
-                self._file.seek(max(pos, end - _TAIL))
-                tail = self._file.read(end - max(pos, end - _TAIL))
+                head = pread(self._fd, min(_HEAD, end - pos), pos)
+                tail_at = max(pos, end - _TAIL)
+                tail = pread(self._fd, end - tail_at, tail_at)
                 self._add_line(pos, end - pos, head, tail)
                 return end - pos + 1
             end += len(block)
@@ -247,12 +268,11 @@ class TraceIndex:
     def raw_line(self, lineno: int) -> bytes:
         """The bytes of line ``lineno`` (0-based), without its newline."""
         with self._lock:
-            self._file.seek(self.offsets[lineno])
-            return self._file.read(self.lengths[lineno])
+            offset, length = self.offsets[lineno], self.lengths[lineno]
+        return pread(self._fd, length, offset)
 
     def _decode_line(self, offset: int, length: int, lineno: int) -> Any:
-        self._file.seek(offset)
-        return parse_line(self._file.read(length), self.path, lineno + 1)
+        return parse_line(pread(self._fd, length, offset), self.path, lineno + 1)
 
     def event(self, lineno: int) -> Any:
         """The validated event on line ``lineno`` (0-based)."""
@@ -263,17 +283,21 @@ class TraceIndex:
 
         ``Step.request`` is left ``None``: use :meth:`request_messages` for the full list.
         """
-        hit = self._cache.get(pos)
-        if hit is not None:
-            self._cache.move_to_end(pos)
-            return hit
-        entry = self.steps[pos]
+        with self._cache_lock:
+            hit = self._cache.get(pos)
+            if hit is not None:
+                self._cache.move_to_end(pos)
+                return hit
+        with self._lock:
+            entry = self.steps[pos]
+            lines, complete = list(entry.lines), entry.complete
         step = Step(index=entry.index, kind=entry.kind)
-        step.events = [self.event(n) for n in list(entry.lines)]
-        if entry.complete:  # a growing step is decoded again next time
-            self._cache[pos] = step
-            if len(self._cache) > self._cache_size:
-                self._cache.popitem(last=False)
+        step.events = [self.event(n) for n in lines]
+        if complete:  # a growing step is decoded again next time
+            with self._cache_lock:
+                self._cache[pos] = step
+                if len(self._cache) > self._cache_size:
+                    self._cache.popitem(last=False)
         return step
 
     def position_of(self, number: int) -> int | None:
@@ -282,7 +306,9 @@ class TraceIndex:
 
     def step_text(self, pos: int) -> bytes:
         """The raw bytes of a step's lines, for searching."""
-        return b"\n".join(self.raw_line(n) for n in list(self.steps[pos].lines))
+        with self._lock:
+            lines = list(self.steps[pos].lines)
+        return b"\n".join(self.raw_line(n) for n in lines)
 
     # -- full requests -------------------------------------------------------------------
 
