@@ -6,10 +6,13 @@ Every error derives from :class:`RegistaError`, so one ``except`` catches them a
     ├── UserError                  misuse: a bad argument, path, edit or agent reference
     │   ├── AgentLoadError         an ``module:attr`` reference that cannot be imported
     │   ├── InvalidEditError       a fork edit that does not fit the step it targets
-    │   └── MissingCredentialsError  no API key where a live provider needs one
+    │   ├── MissingCredentialsError  no API key where a live provider needs one
+    │   └── TraceExistsError       a new session's trace file already exists
     ├── TraceError                 a trace that cannot be read
     │   ├── TraceFormatError       a corrupt line (names the file and line)
+    │   │   └── RequestHashMismatch  a rebuilt request does not match its request_hash
     │   └── UnsupportedSchemaVersion  a trace written by a newer regista
+    ├── TraceWriteError            a trace could not be written (e.g. the disk is full)
     ├── ProviderError              the model provider failed (network, HTTP, bad response)
     └── ReplayDivergence           a live request left the recorded path (carries step and diff)
 
@@ -33,9 +36,12 @@ __all__ = [
     "RegistaError",
     "ReplayDivergence",
     "ReplayDivergenceWarning",
+    "RequestHashMismatch",
     "TraceError",
+    "TraceExistsError",
     "TraceFormatError",
     "TraceWarning",
+    "TraceWriteError",
     "UnsupportedSchemaVersion",
     "UserError",
 ]
@@ -61,8 +67,16 @@ class MissingCredentialsError(UserError):
     """A live provider was asked to run without credentials."""
 
 
+class TraceExistsError(UserError):
+    """A new session's trace file already exists: each session writes a file of its own."""
+
+
 class TraceError(RegistaError):
     """A trace file cannot be read."""
+
+
+class TraceWriteError(RegistaError):
+    """A trace could not be written (a full disk, a file-size limit, an I/O error)."""
 
 
 class TraceFormatError(TraceError):
@@ -79,6 +93,11 @@ class TraceFormatError(TraceError):
         self.reason = reason
         where = f"{self.path}:{line}" if line is not None else str(self.path)
         super().__init__(f"{where}: {reason}")
+
+
+class RequestHashMismatch(TraceFormatError):
+    """A request rebuilt from a trace does not hash to its recorded ``request_hash``:
+    the file was edited or corrupted."""
 
 
 class UnsupportedSchemaVersion(TraceError):

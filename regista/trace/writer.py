@@ -1,8 +1,10 @@
 """Append-only trace writer: one line per event, flushed per event, never rewritten.
 
-The file is opened unbuffered in append mode, so each event reaches the OS in a single
-``write``: a crash (even ``kill -9``) loses at most the event being written. ``fsync=True``
-also survives a power cut, at the cost of a disk flush per event.
+The file is created exclusively (``O_EXCL``: a second writer on the same path gets
+:class:`TraceExistsError` and the first trace is untouched) and written unbuffered, so each
+event reaches the OS in a single ``write``: a crash (even ``kill -9``) loses at most the
+event being written. ``fsync=True`` also survives a power cut, at the cost of a disk flush
+per event.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Any
 
 import orjson
 
-from regista.errors import UserError
+from regista.errors import TraceExistsError, UserError
 from regista.trace.events import _Base
 
 __all__ = ["TraceWriter"]
@@ -24,8 +26,7 @@ class TraceWriter:
     """Writes the events of one session to ``path``.
 
     Args:
-        path: The trace file; created (with its folder) if missing. An existing file is
-            never truncated.
+        path: The trace file, created (with its folder); it must not exist yet.
         session_id: Stamped on every event.
         fsync: ``os.fsync`` after every event.
         clock: Makes each event's ``ts`` (default: the current UTC time); a fixed clock
@@ -46,11 +47,23 @@ class TraceWriter:
         self.fsync = fsync
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._file = open(self.path, "ab", buffering=0)  # noqa: SIM115 - lives with the writer
         except (FileExistsError, NotADirectoryError) as exc:
             raise UserError(
                 f"cannot write traces in {self.path.parent}: "
                 f"{exc.filename or self.path.parent} is a file, not a folder"
+            ) from None
+        except OSError as exc:  # e.g. a read-only folder
+            raise UserError(f"cannot write the trace {self.path}: {exc.strerror or exc}") from None
+        try:
+            self._file = open(self.path, "xb", buffering=0)  # noqa: SIM115 - lives with the writer
+        except FileExistsError:
+            raise TraceExistsError(
+                f"a trace already exists at {self.path}: session {session_id} was already "
+                "written; a new session needs a new session_id (it was left untouched)"
+            ) from None
+        except NotADirectoryError:
+            raise UserError(
+                f"cannot write traces in {self.path.parent}: it is a file, not a folder"
             ) from None
         except OSError as exc:  # e.g. a read-only folder
             raise UserError(f"cannot write the trace {self.path}: {exc.strerror or exc}") from None

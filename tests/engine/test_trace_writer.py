@@ -14,7 +14,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from regista.errors import TraceWarning, UserError
+from regista.errors import TraceExistsError, TraceWarning, UserError
 from regista.trace.events import SessionEnd, SessionStart, ToolCall, ToolResult
 from regista.trace.reader import Trace
 from regista.trace.writer import TraceWriter
@@ -42,12 +42,12 @@ def test_each_event_is_one_line_readable_while_the_writer_is_open(tmp_path: Path
     w.close()
 
 
-def test_never_truncates_an_existing_file(tmp_path: Path) -> None:
+def test_an_existing_trace_is_never_written_to(tmp_path: Path) -> None:
     path = tmp_path / "t.jsonl"
     path.write_bytes(b"existing\n")
-    with TraceWriter(path, "S1") as w:
-        _start(w)
-    assert path.read_bytes().startswith(b"existing\n")
+    with pytest.raises(TraceExistsError, match=r"a trace already exists at .*t\.jsonl"):
+        TraceWriter(path, "S1")
+    assert path.read_bytes() == b"existing\n"
 
 
 def test_fsync_option_fsyncs_every_event(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
