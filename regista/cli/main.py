@@ -17,7 +17,18 @@ from collections.abc import Sequence
 from regista._version import __version__
 from regista.errors import RegistaError, UserError
 
-COMMANDS = ["show", "replay", "resume", "fork", "diff", "test", "export", "runs", "serve"]
+COMMANDS = [
+    "show",
+    "replay",
+    "resume",
+    "fork",
+    "diff",
+    "test",
+    "export",
+    "runs",
+    "serve",
+    "recall",
+]
 
 EXIT_ERROR = 1
 EXIT_USAGE = 2

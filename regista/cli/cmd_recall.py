@@ -1,0 +1,57 @@
+"""``regista recall WORDS [DIR]``: earlier runs that dealt with the same words."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import orjson
+
+from regista.store.recall import RecallHit, recall
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "recall",
+        help="find earlier runs that dealt with the same words",
+        description="Search the runs of DIR (default .regista/traces) for WORDS: successful "
+        "runs first, each with the path its steps took and the steps where the words occur. "
+        "The index (.regista-recall.sqlite in DIR) is updated first, reading only what changed.",
+    )
+    p.add_argument("words", help="the words to look for (quote several: 'refund tent')")
+    p.add_argument("dir", nargs="?", help="the traces folder (default .regista/traces)")
+    p.add_argument("--json", action="store_true", help="one JSON array, for scripts")
+    p.add_argument("--limit", type=int, default=10, metavar="N", help="at most N runs (10)")
+    p.set_defaults(func=run)
+
+
+def hit_lines(hit: RecallHit) -> list[str]:
+    """How ``regista recall`` prints one run."""
+    cost = "?" if hit.cost_usd is None else f"${hit.cost_usd:.4f}"
+    steps = "?" if hit.steps is None else str(hit.steps)
+    task = " ".join(hit.task.split())
+    lines = [
+        f"{'✓' if hit.ok else '✗'} {hit.session_id}  {hit.outcome} · {steps} steps · {cost} · "
+        f"{hit.started[:16].replace('T', ' ')}",
+        f"  task: {task[:110]}{'…' if len(task) > 110 else ''}",
+        f"  path: {hit.skeleton_text(110)}",
+    ]
+    for step, snippet in hit.matches:
+        where = {-1: "task", -2: "end"}.get(step, f"step {step}")
+        lines.append(f"  {where}: {' '.join(snippet.split())[:120]}")
+    return lines
+
+
+def run(args: argparse.Namespace) -> int:
+    hits = recall(args.words, args.dir, limit=max(1, args.limit))
+    if args.json:
+        sys.stdout.write(orjson.dumps([h.to_dict() for h in hits]).decode() + "\n")
+        return 0
+    if not hits:
+        print(f"no runs mention {args.words!r}")
+        return 0
+    out: list[str] = []
+    for h in hits:
+        out.extend([*hit_lines(h), ""])
+    sys.stdout.write("\n".join(out))
+    return 0

@@ -1,0 +1,463 @@
+"""Recall: earlier runs that dealt with the same words, from a SQLite FTS5 index.
+
+The index (``.regista-recall.sqlite`` in the traces folder) is a cache of the traces, which
+stay the only source of truth: it is rebuilt whenever it is missing, damaged or of another
+layout. Each :meth:`RecallIndex.update` looks at every trace's size and mtime and reads only
+what changed: a new trace whole, a growing one from where the last look stopped (traces are
+append-only), and forgets deleted ones. Several processes may update and query one index at
+once: SQLite's WAL journal lets readers go on while one writer works, a busy timeout makes
+writers wait their turn, and each file is re-checked inside the write transaction so two
+updaters never index the same bytes twice.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from regista.errors import UserError
+from regista.store.extract import END_STEP, MAX_RUN_TEXT, RunDigest, digest_lines
+from regista.store.runs import DEFAULT_DIR, OK_OUTCOMES
+
+__all__ = ["INDEX_NAME", "RecallHit", "RecallIndex", "UpdateStats", "recall"]
+
+INDEX_NAME = ".regista-recall.sqlite"
+#: Bump when the tables change: an index of another layout is rebuilt.
+LAYOUT = "1"
+_BATCH = 200
+_HEAD = 256
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS runs(
+    id INTEGER PRIMARY KEY, path TEXT UNIQUE NOT NULL, size INTEGER, mtime_ns INTEGER,
+    indexed INTEGER, head BLOB, session_id TEXT, task TEXT, started TEXT, outcome TEXT,
+    ok INTEGER, steps INTEGER, cost REAL, skeleton TEXT, body_len INTEGER, skipped TEXT);
+CREATE VIRTUAL TABLE IF NOT EXISTS runs_fts USING fts5(body);
+CREATE VIRTUAL TABLE IF NOT EXISTS steps_fts USING fts5(run, step UNINDEXED, body);
+"""
+
+
+@dataclass
+class UpdateStats:
+    """What one :meth:`RecallIndex.update` did (counts of files)."""
+
+    added: int = 0
+    appended: int = 0
+    removed: int = 0
+    unchanged: int = 0
+    skipped: int = 0
+    rebuilt: bool = False
+
+
+@dataclass
+class RecallHit:
+    """One run that matched, with where the words occur in it."""
+
+    session_id: str
+    path: Path
+    task: str
+    started: str
+    outcome: str
+    ok: bool
+    steps: int | None
+    cost_usd: float | None
+    skeleton: list[str]
+    #: ``(step, snippet)`` of the steps where the words occur (step -1: the task,
+    #: -2: the output or error the run ended with).
+    matches: list[tuple[int, str]] = field(default_factory=list)
+
+    def skeleton_text(self, width: int = 100) -> str:
+        """``search_orders ×3 → get_order → issue_refund! → end_turn``."""
+        parts: list[str] = []
+        for name in self.skeleton:
+            if parts and parts[-1].split(" ×")[0] == name:
+                base, _, n = parts[-1].partition(" ×")
+                parts[-1] = f"{base} ×{int(n or 1) + 1}"
+            else:
+                parts.append(name)
+        parts.append(self.outcome)
+        text = " → ".join(parts)
+        return text if len(text) <= width else text[: width - 1] + "…"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "session_id": self.session_id,
+            "path": str(self.path),
+            "task": self.task,
+            "started": self.started,
+            "outcome": self.outcome,
+            "ok": self.ok,
+            "steps": self.steps,
+            "cost_usd": self.cost_usd,
+            "skeleton": self.skeleton,
+            "matches": [{"step": s, "snippet": t} for s, t in self.matches],
+        }
+
+
+def _walk(folder: Path) -> Iterator[tuple[str, int, int]]:
+    stack = [folder]
+    while stack:
+        d = stack.pop()
+        try:
+            entries = list(os.scandir(d))
+        except OSError:
+            continue
+        for e in entries:
+            if e.name.startswith("."):
+                continue
+            try:
+                if e.is_dir(follow_symlinks=False):
+                    stack.append(Path(e.path))
+                elif e.name.endswith(".jsonl") and e.is_file():
+                    st = e.stat()
+                    yield e.path, st.st_size, st.st_mtime_ns
+            except OSError:
+                continue
+
+
+def fts_query(words: str, *, any_word: bool = False) -> str:
+    """An FTS5 query for the words (each quoted, so no word is read as syntax)."""
+    tokens = [w for w in words.split() if any(c.isalnum() for c in w)]
+    if not tokens:
+        raise UserError(f"recall: no words to look for in {words!r}")
+    quoted = ['"' + w.replace('"', '""') + '"' for w in tokens]
+    return (" OR " if any_word else " AND ").join(quoted)
+
+
+class RecallIndex:
+    """The recall index of one traces folder.
+
+    Args:
+        folder: The traces folder.
+        db_path: Where the index lives (default ``folder/.regista-recall.sqlite``).
+
+    Raises:
+        UserError: ``folder`` is not a folder.
+    """
+
+    def __init__(self, folder: str | Path, db_path: str | Path | None = None) -> None:
+        self.folder = Path(folder)
+        if not self.folder.is_dir():
+            what = "is a file" if self.folder.exists() else "no such folder"
+            raise UserError(f"{self.folder}: {what}; give the folder that holds the traces")
+        self.db_path = Path(db_path) if db_path is not None else self.folder / INDEX_NAME
+        self.rebuilt = False
+        self.db = self._open()
+
+    # -- opening -------------------------------------------------------------------------
+
+    def _connect(self) -> sqlite3.Connection:
+        try:
+            db = sqlite3.connect(self.db_path, timeout=30, isolation_level=None)
+        except sqlite3.OperationalError:  # a read-only folder: an index for this process only
+            db = sqlite3.connect(":memory:", isolation_level=None)
+        db.execute("PRAGMA busy_timeout = 30000")
+        db.execute("PRAGMA journal_mode = WAL")
+        db.execute("PRAGMA synchronous = NORMAL")
+        db.execute("PRAGMA cache_size = -65536")  # 64 MB: FTS5 merges its segments in memory
+        return db
+
+    def _open(self) -> sqlite3.Connection:
+        try:
+            db = self._connect()
+            db.executescript(_SCHEMA)
+            row = db.execute("SELECT value FROM meta WHERE key = 'layout'").fetchone()
+            if row is None:
+                db.execute("INSERT OR IGNORE INTO meta VALUES ('layout', ?)", (LAYOUT,))
+            elif row[0] != LAYOUT:
+                raise sqlite3.DatabaseError("another index layout")
+            db.execute("SELECT count(*) FROM runs_fts WHERE runs_fts MATCH 'x'").fetchone()
+            return db
+        except sqlite3.DatabaseError:
+            return self._rebuild()
+
+    def _rebuild(self) -> sqlite3.Connection:
+        """Throw the index away and start a new one (the traces are the truth)."""
+        self.rebuilt = True
+        for suffix in ("", "-wal", "-shm"):
+            try:
+                os.unlink(f"{self.db_path}{suffix}")
+            except FileNotFoundError:
+                pass
+            except OSError:
+                break
+        db = self._connect()
+        db.executescript(_SCHEMA)
+        db.execute("INSERT OR REPLACE INTO meta VALUES ('layout', ?)", (LAYOUT,))
+        return db
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> RecallIndex:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- updating ------------------------------------------------------------------------
+
+    def update(self) -> UpdateStats:
+        """Bring the index up to date with the folder, reading only what changed."""
+        try:
+            return self._update()
+        except sqlite3.DatabaseError:
+            self.db.close()
+            self.db = self._rebuild()
+            stats = self._update()
+            stats.rebuilt = True
+            return stats
+
+    def _update(self) -> UpdateStats:
+        stats = UpdateStats(rebuilt=self.rebuilt)
+        on_disk = {p: (size, mtime) for p, size, mtime in _walk(self.folder)}
+        known = {
+            path: (size, mtime)
+            for path, size, mtime in self.db.execute("SELECT path, size, mtime_ns FROM runs")
+        }
+        changed = [p for p, sm in on_disk.items() if known.get(p) != sm]
+        gone = [p for p in known if p not in on_disk]
+        stats.unchanged = len(on_disk) - len(changed)
+        for i in range(0, len(gone), _BATCH):
+            with self._write():
+                for path in gone[i : i + _BATCH]:
+                    self._forget(path)
+                    stats.removed += 1
+        for i in range(0, len(changed), _BATCH):
+            with self._write():
+                for path in changed[i : i + _BATCH]:
+                    self._index_file(path, stats)
+        return stats
+
+    def _write(self) -> _Transaction:
+        return _Transaction(self.db)
+
+    def _forget(self, path: str) -> None:
+        row = self.db.execute("SELECT id FROM runs WHERE path = ?", (path,)).fetchone()
+        if row is None:
+            return
+        self._drop_text(row[0])
+        self.db.execute("DELETE FROM runs WHERE id = ?", (row[0],))
+
+    def _drop_text(self, run_id: int) -> None:
+        self.db.execute("DELETE FROM runs_fts WHERE rowid = ?", (run_id,))
+        self.db.execute(
+            "DELETE FROM steps_fts WHERE rowid IN "
+            "(SELECT rowid FROM steps_fts WHERE steps_fts MATCH ?)",
+            (f"run:r{run_id}",),
+        )
+
+    def _index_file(self, path: str, stats: UpdateStats) -> None:
+        """Index what is new in one file (inside the write transaction)."""
+        try:
+            with open(path, "rb") as f:
+                st = os.fstat(f.fileno())
+                size, mtime = st.st_size, st.st_mtime_ns
+                head = f.read(_HEAD)
+                row = self.db.execute(
+                    "SELECT id, size, mtime_ns, indexed, head, session_id FROM runs WHERE path = ?",
+                    (path,),
+                ).fetchone()
+                if row is not None and (row[1], row[2]) == (size, mtime):
+                    return  # another process indexed it meanwhile
+                append = (
+                    row is not None
+                    and row[5] is not None
+                    and size >= row[3]
+                    and head[: len(row[4])] == row[4]
+                    and len(row[4]) == min(_HEAD, row[3])
+                )
+                offset = row[3] if append and row is not None else 0
+                f.seek(offset)
+                data = f.read(size - offset)
+        except OSError:
+            self._forget(path)
+            return
+        if append and row is not None:
+            digest = digest_lines(data, at_start=False)
+            self._append(row[0], digest, offset, size, mtime, head)
+            stats.appended += 1
+            return
+        if row is not None:
+            self._forget(path)
+        try:
+            digest = digest_lines(data, at_start=True)
+        except ValueError as exc:
+            self.db.execute(
+                "INSERT INTO runs(path, size, mtime_ns, indexed, head, skipped) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (path, size, mtime, size, head, str(exc)),
+            )
+            stats.skipped += 1
+            return
+        assert digest.start is not None
+        start = digest.start
+        cur = self.db.execute(
+            "INSERT INTO runs(path, size, mtime_ns, indexed, head, session_id, task, started, "
+            "outcome, ok, steps, cost, skeleton, body_len) "
+            "VALUES (?, ?, ?, 0, ?, ?, ?, ?, 'unfinished', 0, 0, NULL, '[]', 0)",
+            (
+                path,
+                size,
+                mtime,
+                head[: min(_HEAD, digest.consumed)],
+                start["session_id"],
+                str(start.get("task") or ""),
+                str(start.get("ts") or ""),
+            ),
+        )
+        assert cur.lastrowid is not None
+        self._append(cur.lastrowid, digest, 0, size, mtime, head, new=True)
+        stats.added += 1
+
+    def _append(
+        self,
+        run_id: int,
+        d: RunDigest,
+        offset: int,
+        size: int,
+        mtime: int,
+        head: bytes,
+        *,
+        new: bool = False,
+    ) -> None:
+        row = self.db.execute(
+            "SELECT skeleton, body_len, outcome, ok, steps, cost FROM runs WHERE id = ?",
+            (run_id,),
+        ).fetchone()
+        skeleton = orjson.loads(row[0] or "[]") + d.skeleton
+        outcome, ok, steps, cost = row[2], row[3], row[4], row[5]
+        if d.end is not None:
+            outcome = str(d.end.get("stop_reason") or "?")
+            ok = int(outcome in OK_OUTCOMES and not d.end.get("error"))
+            steps = d.end.get("steps") if isinstance(d.end.get("steps"), int) else steps
+            c = d.end.get("cost_usd")
+            cost = float(c) if isinstance(c, int | float) else None
+        elif d.last_step >= 0:
+            steps = max(steps or 0, d.last_step + 1)
+        if d.texts:
+            self.db.executemany(
+                "INSERT INTO steps_fts(run, step, body) VALUES (?, ?, ?)",
+                [(f"r{run_id}", step, text) for step, text in d.texts],
+            )
+        body_len = row[1] or 0
+        room = MAX_RUN_TEXT - body_len
+        if new or (room > 0 and d.texts):
+            body = "\n".join(t for _, t in d.texts)[: max(0, room)]
+            if not new:
+                old = self.db.execute(
+                    "SELECT body FROM runs_fts WHERE rowid = ?", (run_id,)
+                ).fetchone()
+                body = ((old[0] + "\n") if old and old[0] else "") + body
+                self.db.execute("DELETE FROM runs_fts WHERE rowid = ?", (run_id,))
+            self.db.execute("INSERT INTO runs_fts(rowid, body) VALUES (?, ?)", (run_id, body))
+            body_len = len(body)
+        self.db.execute(
+            "UPDATE runs SET size = ?, mtime_ns = ?, indexed = ?, head = ?, outcome = ?, ok = ?, "
+            "steps = ?, cost = ?, skeleton = ?, body_len = ? WHERE id = ?",
+            (
+                size,
+                mtime,
+                offset + d.consumed,
+                head[: min(_HEAD, offset + d.consumed)],
+                outcome,
+                ok,
+                steps,
+                cost,
+                orjson.dumps(skeleton[:2000]).decode(),
+                body_len,
+                run_id,
+            ),
+        )
+
+    # -- searching -----------------------------------------------------------------------
+
+    def search(self, words: str, limit: int = 10, max_matches: int = 5) -> list[RecallHit]:
+        """Runs whose text has all the words (or, failing that, any of them); successful
+        runs first, then by relevance."""
+        rows: list[Any] = []
+        for any_word in (False, True):
+            query = fts_query(words, any_word=any_word)
+            rows = self.db.execute(
+                "SELECT r.id, r.session_id, r.path, r.task, r.started, r.outcome, r.ok, "
+                "r.steps, r.cost, r.skeleton FROM runs_fts JOIN runs r ON r.id = runs_fts.rowid "
+                "WHERE runs_fts MATCH ? ORDER BY r.ok DESC, bm25(runs_fts), r.started DESC "
+                "LIMIT ?",
+                (query, limit),
+            ).fetchall()
+            if rows or len(words.split()) < 2:
+                break
+        step_query = fts_query(words, any_word=True)
+        hits = []
+        for rid, sid, path, task, started, outcome, ok, steps, cost, skeleton in rows:
+            matches = self.db.execute(
+                "SELECT step, snippet(steps_fts, 2, '[', ']', '…', 12) FROM steps_fts "
+                "WHERE steps_fts MATCH ? ORDER BY rank LIMIT ?",
+                (f"run:r{rid} AND body:({step_query})", max_matches),
+            ).fetchall()
+            hits.append(
+                RecallHit(
+                    session_id=sid,
+                    path=Path(path),
+                    task=task,
+                    started=started,
+                    outcome=outcome,
+                    ok=bool(ok),
+                    steps=steps,
+                    cost_usd=cost,
+                    skeleton=orjson.loads(skeleton or "[]"),
+                    matches=_by_step(matches),
+                )
+            )
+        return hits
+
+    def count(self) -> int:
+        """Runs in the index (files that are not traces left out)."""
+        row = self.db.execute("SELECT count(*) FROM runs WHERE session_id IS NOT NULL").fetchone()
+        return int(row[0])
+
+
+def _by_step(rows: list[Any]) -> list[tuple[int, str]]:
+    """One snippet per step, in the order a person reads a run: task, steps, end."""
+    seen: dict[int, str] = {}
+    for step, snippet in rows:
+        seen.setdefault(int(step), str(snippet))
+    return sorted(seen.items(), key=lambda kv: (kv[0] == END_STEP, kv[0]))
+
+
+class _Transaction:
+    """``BEGIN IMMEDIATE`` … ``COMMIT``: take the write lock before reading what to write."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    def __enter__(self) -> None:
+        self.db.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, exc_type: object, *_: object) -> None:
+        self.db.execute("ROLLBACK" if exc_type is not None else "COMMIT")
+
+
+def recall(words: str, folder: str | Path | None = None, *, limit: int = 10) -> list[RecallHit]:
+    """Update the folder's index, then find the runs that dealt with ``words``.
+
+    Raises:
+        UserError: No words, or the folder does not exist.
+    """
+    fts_query(words)  # no words: say so before touching the folder
+    with RecallIndex(folder if folder is not None else DEFAULT_DIR) as index:
+        index.update()
+        try:
+            return index.search(words, limit)
+        except sqlite3.DatabaseError:  # damaged under our feet: rebuild once
+            index.db.close()
+            index.db = index._rebuild()
+            index.update()
+            return index.search(words, limit)

@@ -1,0 +1,206 @@
+"""Recall: the FTS5 index beside the traces, updated incrementally, shared, self-healing."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from library import Library, build_library
+
+from regista.cli.main import main
+from regista.errors import UserError
+from regista.store.recall import INDEX_NAME, RecallIndex, recall
+from regista.trace.reader import Trace
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+async def lib(tmp_path: Path) -> Library:
+    return await build_library(tmp_path / "traces")
+
+
+def contents(index: RecallIndex) -> list[Any]:
+    """Everything the index holds, by file path (ids differ between builds)."""
+    runs = index.db.execute(
+        "SELECT id, path, session_id, outcome, ok, steps, skeleton, skipped FROM runs"
+    ).fetchall()
+    out = []
+    for rid, path, sid, outcome, ok, steps, skeleton, skipped in runs:
+        texts = sorted(
+            index.db.execute(
+                "SELECT step, body FROM steps_fts WHERE steps_fts MATCH ?", (f"run:r{rid}",)
+            ).fetchall()
+        )
+        body = index.db.execute("SELECT body FROM runs_fts WHERE rowid = ?", (rid,)).fetchone()
+        out.append((path, sid, outcome, ok, steps, skeleton, skipped is not None, texts, body))
+    return sorted(out)
+
+
+def fresh_contents(folder: Path, tmp: Path) -> list[Any]:
+    with RecallIndex(folder, tmp / "fresh.sqlite") as fresh:
+        fresh.update()
+        return contents(fresh)
+
+
+async def test_recall_finds_runs_successful_first(lib: Library) -> None:
+    hits = recall("database", lib.folder)
+    assert [h.path for h in hits] == [lib.failed]
+    hit = hits[0]
+    assert not hit.ok and hit.outcome == "max_turns"
+    assert hit.skeleton == ["flaky!", "flaky!"]
+    assert hit.skeleton_text() == "flaky! ×2 → max_turns"
+    assert any("[database]" in snippet for _, snippet in hit.matches)
+    hits = recall("picnic", lib.folder)
+    assert {h.path for h in hits} == {lib.original, lib.replayed, lib.forked, lib.rewound}
+    assert [h.ok for h in hits] == sorted((h.ok for h in hits), reverse=True)
+    orig = next(h for h in hits if h.path == lib.original)
+    assert orig.skeleton == ["get_weather", "get_forecast"]
+    assert -1 in [s for s, _ in orig.matches]  # the task says Paris
+    # words spread over different steps still find the run; no run has them all: any word
+    assert {h.path for h in recall("Thunderstorms picnic", lib.folder)} == {lib.forked}
+    assert recall("Thunderstorms Lisbon", lib.folder)  # no run has both: runs with either
+    assert recall("zzzyzx", lib.folder) == []
+
+
+async def test_update_reads_only_what_changed(lib: Library, tmp_path: Path) -> None:
+    with RecallIndex(lib.folder) as index:
+        first = index.update()
+        assert first.added == 7 and first.unchanged == 0
+        again = index.update()
+        assert (again.added, again.appended, again.removed, again.unchanged) == (0, 0, 0, 7)
+        # a trace that grows: only its new lines are read
+        growing = lib.folder / "growing.jsonl"
+        lines = lib.original.read_bytes().splitlines(keepends=True)
+        growing.write_bytes(b"".join(lines[:3]))
+        assert index.update().added == 1
+        with growing.open("ab") as f:
+            f.write(b"".join(lines[3:]) + b'{"schema_version":1,"half')
+        st = index.update()
+        assert (st.added, st.appended) == (0, 1)
+        with growing.open("ab") as f:
+            f.write(b'-written": 1}\n')
+        assert index.update().appended == 1
+        # deleted, rewritten
+        lib.replayed.unlink()
+        lib.forked.write_bytes(lib.failed.read_bytes())
+        st = index.update()
+        assert st.removed == 1 and st.added == 1
+        assert contents(index) == fresh_contents(lib.folder, tmp_path)
+
+
+async def test_a_damaged_index_is_rebuilt(lib: Library) -> None:
+    expected = [h.path for h in recall("Paris", lib.folder)]
+    db = lib.folder / INDEX_NAME
+    for damage in (b"not a database at all" * 100, b"SQLite format 3\x00" + os.urandom(4000)):
+        db.write_bytes(damage)
+        for suffix in ("-wal", "-shm"):
+            Path(f"{db}{suffix}").unlink(missing_ok=True)
+        with RecallIndex(lib.folder) as index:
+            assert index.update().rebuilt
+            assert [h.path for h in index.search("Paris")] == expected
+
+
+async def test_concurrent_updaters_and_a_writer_never_double_index(
+    lib: Library, tmp_path: Path
+) -> None:
+    """Three processes update the same index while traces are copied in and grow."""
+    for i in range(20):
+        shutil.copy(lib.original, lib.folder / f"copy{i}.jsonl")
+    code = (
+        "import sys; from regista.store.recall import RecallIndex\n"
+        "for _ in range(15):\n"
+        "    with RecallIndex(sys.argv[1]) as ix: ix.update(); ix.search('Paris')\n"
+    )
+    procs = [
+        subprocess.Popen([sys.executable, "-c", code, str(lib.folder)], cwd=ROOT) for _ in range(3)
+    ]
+    lines = lib.failed.read_bytes().splitlines(keepends=True)
+    for i in range(10):  # a writer appends meanwhile
+        with (lib.folder / "live.jsonl").open("ab") as f:
+            f.write(b"".join(lines[i * len(lines) // 10 : (i + 1) * len(lines) // 10]))
+        shutil.copy(lib.forked, lib.folder / f"late{i}.jsonl")
+    assert [p.wait(timeout=120) for p in procs] == [0, 0, 0]
+    with RecallIndex(lib.folder) as index:
+        index.update()
+        assert contents(index) == fresh_contents(lib.folder, tmp_path)
+
+
+async def test_kill_9_while_building_leaves_a_usable_index(lib: Library, tmp_path: Path) -> None:
+    for i in range(400):
+        shutil.copy(lib.original if i % 2 else lib.forked, lib.folder / f"c{i}.jsonl")
+    code = (
+        "import sys; from regista.store.recall import RecallIndex\n"
+        "RecallIndex(sys.argv[1]).update()"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", code, str(lib.folder)], cwd=ROOT)
+    db = lib.folder / INDEX_NAME
+    deadline = time.monotonic() + 60
+    while proc.poll() is None and time.monotonic() < deadline:  # wait for a first commit
+        if Path(f"{db}-wal").exists() and Path(f"{db}-wal").stat().st_size > 100_000:
+            break
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    with RecallIndex(lib.folder) as index:
+        index.update()
+        assert contents(index) == fresh_contents(lib.folder, tmp_path)
+
+
+async def test_fuzz_index_over_damaged_traces(lib: Library, tmp_path: Path) -> None:
+    """Seeded: whatever the traces hold, update and search neither raise nor lose runs."""
+    rng = random.Random(int(os.environ.get("REGISTA_FUZZ_SEED", "16")))
+    n = int(os.environ.get("REGISTA_FUZZ_CASES", "60"))
+    folder = tmp_path / "fuzz"
+    folder.mkdir()
+    sources = [p.read_bytes() for p in (lib.original, lib.forked, lib.failed)]
+    with RecallIndex(folder) as index:
+        for case in range(n):
+            data = bytearray(rng.choice(sources))
+            for _ in range(rng.randint(1, 5)):
+                i = rng.randrange(len(data) + 1)
+                op = rng.randrange(4)
+                if op == 0:
+                    data[i:i] = rng.choice([b"\n", b"\xff\xfe", b'"type":"tool.call"', b"{"])
+                elif op == 1:
+                    del data[i : i + rng.randint(1, 300)]
+                elif op == 2:
+                    data = data[:i]
+                else:
+                    data[i:i] = b'"step":' + str(rng.randint(-5, 10**12)).encode()
+            target = folder / f"f{case % 7}.jsonl"
+            if rng.random() < 0.3 and target.exists():
+                with target.open("ab") as f:  # grow, as a live trace would
+                    f.write(bytes(data[: rng.randint(0, 400)]))
+            else:
+                target.write_bytes(bytes(data))
+            index.update()
+            index.search(rng.choice(["Paris", "weather flaky", '"quoted" AND OR', "NEAR(x"]))
+        assert contents(index) == fresh_contents(folder, tmp_path)
+
+
+async def test_cli(lib: Library, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["recall", "database", str(lib.folder)]) == 0
+    printed = capsys.readouterr().out
+    assert "✗ " + Trace.load(lib.failed).session_id in printed
+    assert "path: flaky! ×2 → max_turns" in printed
+    assert main(["recall", "Paris", str(lib.folder), "--json", "--limit", "2"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert len(rows) == 2 and rows[0]["ok"] and rows[0]["matches"]
+    assert main(["recall", "nothing-like-this", str(lib.folder)]) == 0
+    assert "no runs mention" in capsys.readouterr().out
+    assert main(["recall", "  ", str(lib.folder)]) == 2
+    assert main(["recall", "x", str(lib.folder / "nope")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and all(e.startswith("regista: ") for e in err)
+    with pytest.raises(UserError):
+        recall("!!!", lib.folder)
