@@ -17,7 +17,8 @@ Every error derives from :class:`RegistaError`, so one ``except`` catches them a
     └── ReplayDivergence           a live request left the recorded path (carries step and diff)
 
 Warnings: :class:`ReplayDivergenceWarning` (``warn`` mode), :class:`TraceWarning`
-(a truncated last line was dropped), :class:`PricingWarning` (unknown model price).
+(a truncated last line was dropped), :class:`PricingWarning` (unknown model price),
+:class:`TranscriptWarning` (an imported transcript had lines that were skipped).
 
 Messages are written for people: the CLI and the TUI print ``str(error)`` and nothing else.
 """
@@ -42,6 +43,7 @@ __all__ = [
     "TraceFormatError",
     "TraceWarning",
     "TraceWriteError",
+    "TranscriptWarning",
     "UnsupportedSchemaVersion",
     "UserError",
 ]
@@ -168,3 +170,7 @@ class TraceWarning(UserWarning):
 
 class PricingWarning(UserWarning):
     """The cost of a call is unknown because the model is not in the price table."""
+
+
+class TranscriptWarning(UserWarning):
+    """An imported transcript was converted, but some of its lines were skipped."""

@@ -30,12 +30,39 @@ def open_index(path: Path) -> tuple[TraceIndex, str]:
     """
     from regista.trace.index import TraceIndex
 
-    index = TraceIndex(path)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        readable = _readable(path)
+    index = TraceIndex(readable)
+    index.path = path
     done = index.scan(FIRST_SCAN_BYTES)
     notice = ""
+    skipped = [str(w.message) for w in caught if w.category.__name__ == "TranscriptWarning"]
+    if skipped:
+        notice = skipped[0] if len(skipped) == 1 else f"{skipped[0]} (and {len(skipped) - 1} more)"
     if done and index.truncated and index.end is None:
         notice = "the last line is half-written (dropped)"
     return index, notice
+
+
+def _readable(path: Path) -> Path:
+    """``path`` itself for a regista trace; for another tool's transcript (Claude Code,
+    Codex) an in-memory trace converted from it (nothing is written beside it)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(len(_TRACE_HEAD))
+    except OSError:
+        return path  # the index says what is wrong
+    if head == _TRACE_HEAD or not head.startswith(b"{"):
+        return path
+    from regista.importers import convert_file
+    from regista.importers.memory import RUNS
+
+    conv = convert_file(path)
+    return path if conv is None else RUNS.add(conv)
+
+
+_TRACE_HEAD = b'{"schema_version"'
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -28,6 +28,7 @@ COMMANDS = [
     "runs",
     "serve",
     "recall",
+    "import",
 ]
 
 EXIT_ERROR = 1

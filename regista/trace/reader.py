@@ -145,6 +145,13 @@ class Trace:
             raise TraceError(not_a_trace_file(path)) from None
         except OSError as exc:
             raise TraceError(f"{path}: cannot read ({exc.strerror})") from None
+        if data[:1] == b"{" and not data.startswith(b'{"schema_version"'):
+            # Another tool's session (Claude Code, Codex): converted in memory.
+            from regista.importers import convert_file
+
+            conv = convert_file(path, data)
+            if conv is not None:
+                return cls.from_bytes(conv.main.to_bytes(), path)
         return cls.from_bytes(data, path)
 
     @classmethod

@@ -1,0 +1,106 @@
+"""Sessions other tools wrote, opened as regista runs.
+
+- :mod:`regista.importers.claude_code`: Claude Code transcripts;
+- :mod:`regista.importers.codex`: Codex CLI rollouts.
+
+Every command that opens a trace (``regista show/diff/export/replay``, ``regista-tui``)
+accepts these files directly: the format is detected from the content
+(:func:`regista.importers.detect.detect`), the file is converted in memory and nothing is
+written beside it. ``regista import`` writes the converted runs as trace files.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from pathlib import Path
+
+from regista.errors import TranscriptWarning, UserError
+from regista.importers._builder import ImportReport
+from regista.importers._common import Conversion, ImportedRun, read_source
+from regista.importers.detect import FORMATS, detect
+
+__all__ = [
+    "FORMATS",
+    "Conversion",
+    "ImportReport",
+    "ImportedRun",
+    "convert",
+    "convert_file",
+    "detect",
+    "discover",
+    "write_runs",
+]
+
+
+def convert(fmt: str, path: Path, data: bytes | None = None) -> Conversion:
+    """Convert the transcript ``path`` of format ``fmt`` (see :data:`FORMATS`)."""
+    if fmt == "claude-code":
+        from regista.importers import claude_code
+
+        conv: Conversion = claude_code.convert(path, data)
+        return conv
+    raise UserError(f"unknown transcript format {fmt!r}; known: {', '.join(FORMATS)}")
+
+
+def convert_file(path: Path, data: bytes | None = None) -> Conversion | None:
+    """Convert ``path`` if it holds a format regista imports; ``None`` for anything else.
+
+    A line that is not JSON is skipped and emitted as a
+    :class:`~regista.errors.TranscriptWarning` naming its line; what else was skipped is
+    counted in the main run's ``session.start`` metadata (``import_report``).
+    """
+    path = Path(path)
+    if data is None:
+        data = read_source(path)
+    fmt = detect(data)
+    if fmt != "claude-code":
+        return None
+    conv = convert(fmt, path, data)
+    for file, lineno, msg in conv.report.bad_lines:
+        warnings.warn(f"{file}:{lineno}: skipped: {msg}", TranscriptWarning, stacklevel=2)
+    return conv
+
+
+def discover(fmt: str, paths: list[Path]) -> list[Path]:
+    """The session files of format ``fmt`` under ``paths`` (files or folders)."""
+    if fmt == "claude-code":
+        from regista.importers import claude_code
+
+        found: list[Path] = claude_code.discover(paths)
+    else:
+        raise UserError(f"unknown transcript format {fmt!r}; known: {', '.join(FORMATS)}")
+    return found
+
+
+def write_runs(conv: Conversion, trace_dir: Path) -> list[Path]:
+    """Write each run of ``conv`` to ``trace_dir/<session_id>.jsonl``.
+
+    The same transcript always gives the same session ids and bytes; a file is replaced
+    atomically, so importing again never leaves a half-written trace.
+    """
+    trace_dir = Path(trace_dir)
+    try:
+        trace_dir.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        raise UserError(f"cannot write traces in {trace_dir}: it is a file, not a folder") from None
+    except OSError as exc:
+        raise UserError(f"cannot write traces in {trace_dir}: {exc.strerror or exc}") from None
+    out: list[Path] = []
+    for run in conv.runs:
+        target = trace_dir / f"{run.session_id}.jsonl"
+        data = run.to_bytes()
+        try:
+            if target.is_file() and target.read_bytes() == data:
+                out.append(target)
+                continue
+            tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+            with open(tmp, "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, target)
+        except OSError as exc:
+            raise UserError(f"cannot write {target}: {exc.strerror or exc}") from None
+        out.append(target)
+    return out

@@ -1,0 +1,420 @@
+"""Building a regista trace from another tool's session, one event at a time.
+
+The importers read a transcript in file order and call a :class:`RunBuilder`: user content,
+model answers, tool calls and results, compactions. The builder keeps the conversation the
+model saw (since the last compaction), numbers steps, writes each ``llm.request`` as a
+delta of the one before, and hashes the full request incrementally (the same value as
+hashing it whole, in linear time over a session). Events are plain dicts in the order the
+trace writer would write their fields, so the bytes are stable and need no validation pass.
+
+Imported traces are written in schema 1 and read like any other (migrated on read).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import orjson
+from ulid import ULID
+
+from regista.pricing import price_for
+from regista.types import Usage
+
+__all__ = [
+    "UNKNOWN_REQUEST_FIELDS",
+    "ImportReport",
+    "RunBuilder",
+    "derived_session_id",
+    "ts_millis",
+]
+
+#: What a transcript does not hold about a model request: the importers never invent it.
+UNKNOWN_REQUEST_FIELDS = ["system", "tools", "tool_choice", "max_tokens", "params"]
+
+_SCHEMA = 1
+_DUMP_SORTED = orjson.OPT_SORT_KEYS
+
+
+def ts_millis(ts: str | None) -> int | None:
+    """Milliseconds since the epoch of an ISO-8601 timestamp, or ``None``."""
+    if not ts:
+        return None
+    try:
+        return int(datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp() * 1000)
+    except (ValueError, TypeError, OverflowError):
+        return None
+
+
+def derived_session_id(source_id: str, started: str | None) -> str:
+    """A ULID made from the source session's id and start time: the same every import."""
+    ms = ts_millis(started) or 0
+    ms = min(max(ms, 0), (1 << 48) - 1)
+    tail = hashlib.sha256(source_id.encode("utf-8", "surrogatepass")).digest()[:10]
+    return str(ULID.from_bytes(ms.to_bytes(6, "big") + tail))
+
+
+@dataclass
+class ImportReport:
+    """What an import skipped or could not read.
+
+    Attributes:
+        skipped: Lines of types the importer does not model, counted by type.
+        bad_lines: ``(path, line number, what is wrong)`` of lines that are not JSON objects.
+        notes: Other things a user should know (an unmatched subagent, …).
+    """
+
+    skipped: dict[str, int] = field(default_factory=dict)
+    bad_lines: list[tuple[str, int, str]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def skip(self, kind: str) -> None:
+        self.skipped[kind] = self.skipped.get(kind, 0) + 1
+
+    def merge(self, other: ImportReport) -> None:
+        for k, n in other.skipped.items():
+            self.skipped[k] = self.skipped.get(k, 0) + n
+        self.bad_lines.extend(other.bad_lines)
+        self.notes.extend(other.notes)
+
+    def lines(self) -> list[str]:
+        """One line per problem, for a person."""
+        out = [f"{path}:{lineno}: skipped: {msg}" for path, lineno, msg in self.bad_lines]
+        if self.skipped:
+            parts = ", ".join(f"{n} {k}" for k, n in sorted(self.skipped.items()))
+            out.append(f"lines not modelled (skipped): {parts}")
+        out.extend(self.notes)
+        return out
+
+
+class _Hasher:
+    """SHA-256 of the canonical request, fed message by message.
+
+    The canonical JSON of a request sorts its keys: ``max_tokens``, ``messages``, ``model``,
+    ``params``, ``system``, ``tool_choice``, ``tools``. The messages are therefore a prefix
+    shared by consecutive requests, and the hash state after them is reused.
+    """
+
+    def __init__(self, max_tokens: int) -> None:
+        self._h = hashlib.sha256(b'{"max_tokens":%d,"messages":[' % max_tokens)
+        self._count = 0
+
+    def add(self, message: dict[str, Any]) -> None:
+        if self._count:
+            self._h.update(b",")
+        self._h.update(orjson.dumps(message, option=_DUMP_SORTED))
+        self._count += 1
+
+    def digest(self, model: str, system: str | None) -> str:
+        h = self._h.copy()
+        tail: dict[str, Any] = {
+            "model": model,
+            "params": {},
+            "system": system,
+            "tool_choice": None,
+            "tools": [],
+        }
+        h.update(b"]," + orjson.dumps(tail, option=_DUMP_SORTED)[1:])
+        return h.hexdigest()
+
+
+class RunBuilder:
+    """Accumulates the events of one imported run.
+
+    Args:
+        session_id: The run's (derived) session id.
+        task: The first thing the user asked.
+        model: The model of the first model call ("unknown" when there is none).
+        provider: Who served the model calls (``anthropic``, ``openai``).
+        started: Timestamp of the ``session.start`` event.
+        metadata: Kept in ``session.start.metadata`` (where it came from, cwd, …).
+        instructions: The system prompt, when the transcript holds it.
+    """
+
+    def __init__(
+        self,
+        session_id: str,
+        *,
+        task: str,
+        model: str,
+        provider: str,
+        started: str,
+        metadata: dict[str, Any],
+        instructions: str | None = None,
+    ) -> None:
+        self.session_id = session_id
+        self.provider = provider
+        self.instructions = instructions
+        self.events: list[dict[str, Any]] = []
+        self.step = 0
+        self.turn = -1
+        self.messages: list[dict[str, Any]] = []
+        self._pending: list[dict[str, Any]] = []
+        self._pending_origin: str | None = None
+        self._hasher = _Hasher(0)
+        self._prefix = 0  # messages already stored by earlier requests
+        self.usage = Usage()
+        self.cost: float | None = 0.0
+        self.tool_calls = 0
+        self.last_text: str | None = None
+        self.last_stop: str | None = None
+        self.first_ts = started
+        self.last_ts = started
+        unknown = ["tools", "max_tokens", "params"]
+        if instructions is None:
+            unknown.insert(0, "instructions")
+        self._emit(
+            started,
+            "session.start",
+            task=task,
+            instructions=instructions,
+            model=model,
+            provider=provider,
+            tools=[],
+            policy=None,
+            context=None,
+            max_turns=0,
+            max_tokens=0,
+            params={},
+            agent_ref=None,
+            replay_of=None,
+            forked_from=None,
+            metadata={**metadata, "unknown": unknown},
+            regista_version="",
+        )
+
+    # -- plumbing ------------------------------------------------------------------------
+
+    def _emit(self, ts: str | None, etype: str, **fields: Any) -> dict[str, Any]:
+        ts = ts or self.last_ts
+        self.last_ts = ts
+        event = {
+            "schema_version": _SCHEMA,
+            "session_id": self.session_id,
+            "seq": len(self.events),
+            "ts": ts,
+            "type": etype,
+            **fields,
+        }
+        self.events.append(event)
+        return event
+
+    def new_turn(self) -> None:
+        """A person spoke: the following model calls belong to a new turn."""
+        self.turn += 1
+
+    # -- the conversation ----------------------------------------------------------------
+
+    def user_blocks(self, blocks: list[dict[str, Any]], origin: str | None = None) -> None:
+        """Content the model will see next, as (part of) a user message."""
+        if self._pending and origin != self._pending_origin:
+            self._flush()
+        self._pending.extend(blocks)
+        self._pending_origin = origin
+
+    def _flush(self) -> None:
+        if not self._pending:
+            return
+        message: dict[str, Any] = {"role": "user", "content": self._pending}
+        if self._pending_origin:
+            message["origin"] = self._pending_origin
+        self._append(message)
+        self._pending = []
+        self._pending_origin = None
+
+    def _append(self, message: dict[str, Any]) -> None:
+        self.messages.append(message)
+        self._hasher.add(message)
+
+    def model_step(
+        self,
+        *,
+        model: str,
+        response: dict[str, Any],
+        request_ts: str | None,
+        response_ts: str | None,
+        extra: dict[str, Any] | None = None,
+    ) -> int:
+        """One model call: the conversation so far in, ``response`` (Anthropic shape) out.
+
+        Returns:
+            The step number.
+        """
+        self._flush()
+        if self.turn < 0:
+            self.turn = 0
+        step = self.step
+        self.step += 1
+        new = self.messages[self._prefix :]
+        self._emit(
+            request_ts,
+            "llm.request",
+            step=step,
+            turn=self.turn,
+            request_hash=self._hasher.digest(model, self.instructions),
+            model=model,
+            system=self.instructions,
+            tools=[],
+            tool_choice=None,
+            max_tokens=0,
+            params={},
+            messages_prefix=self._prefix,
+            messages=new,
+            unknown=[f for f in UNKNOWN_REQUEST_FIELDS if f != "system" or not self.instructions],
+        )
+        self._prefix = len(self.messages)
+        usage = Usage.model_validate(response.get("usage") or {})
+        price = price_for(model)
+        cost: float | None = None
+        if price is not None and response.get("usage") is not None:
+            cost = round(
+                (
+                    usage.input_tokens * price.input
+                    + usage.output_tokens * price.output
+                    + usage.cache_creation_input_tokens * price.cache_write
+                    + usage.cache_read_input_tokens * price.cache_read
+                )
+                / 1_000_000,
+                10,
+            )
+        self.usage = self.usage + usage
+        self.cost = None if self.cost is None or cost is None else self.cost + cost
+        a, b = ts_millis(request_ts), ts_millis(response_ts)
+        duration = float(max(b - a, 0)) if a is not None and b is not None else 0.0
+        self._emit(
+            response_ts,
+            "llm.response",
+            step=step,
+            turn=self.turn,
+            response=response,
+            provider=self.provider,
+            source="live",
+            cost_usd=cost,
+            duration_ms=duration,
+            matched=None,
+            **(extra or {}),
+        )
+        content = response.get("content") or []
+        self._append({"role": "assistant", "content": content})
+        text = "".join(b.get("text", "") for b in content if b.get("type") == "text")
+        if text:
+            self.last_text = text
+        self.last_stop = response.get("stop_reason")
+        return step
+
+    def tool_call(
+        self, *, tool_use_id: str, name: str, input: Any, ts: str | None, turn: int | None = None
+    ) -> int:
+        """A tool call the model asked for; returns its step number."""
+        step = self.step
+        self.step += 1
+        self.tool_calls += 1
+        self._emit(
+            ts,
+            "tool.call",
+            step=step,
+            turn=self.turn if turn is None else turn,
+            tool_use_id=tool_use_id,
+            name=name,
+            input=input if isinstance(input, dict) else {"input": input},
+        )
+        return step
+
+    def tool_result(
+        self,
+        *,
+        step: int,
+        tool_use_id: str,
+        name: str,
+        content: str | list[dict[str, Any]],
+        is_error: bool,
+        ts: str | None,
+        duration_ms: float = 0.0,
+        extra: dict[str, Any] | None = None,
+    ) -> None:
+        """The result of the tool call of ``step``."""
+        self._emit(
+            ts,
+            "tool.result",
+            step=step,
+            tool_use_id=tool_use_id,
+            name=name,
+            content=content,
+            is_error=is_error,
+            source="live",
+            duration_ms=duration_ms,
+            **(extra or {}),
+        )
+
+    def compaction(
+        self,
+        *,
+        summary: str,
+        tokens_before: int,
+        ts: str | None,
+        usage: dict[str, Any] | None = None,
+        after: list[dict[str, Any]] | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> int:
+        """Older turns replaced by ``summary``; the model next sees ``after``.
+
+        ``after`` defaults to one user message holding the summary.
+        """
+        self._flush()
+        step = self.step
+        self.step += 1
+        replaced = self.messages
+        self._emit(
+            ts,
+            "context.compaction",
+            step=step,
+            turn=max(self.turn, 0),
+            replaced=replaced,
+            summary=summary,
+            request_hash=hashlib.sha256(b"compaction:" + summary.encode()).hexdigest(),
+            tokens_before=tokens_before,
+            provider=self.provider,
+            source="live",
+            usage=usage or {},
+            cost_usd=None,
+            duration_ms=0.0,
+            **(extra or {}),
+        )
+        if usage:
+            self.usage = self.usage + Usage.model_validate(usage)
+        self.messages = []
+        self._hasher = _Hasher(0)
+        self._prefix = 0
+        for message in after or []:
+            self._append(message)
+        return step
+
+    def error(self, *, message: str, error_type: str, ts: str | None, step: int | None) -> None:
+        self._emit(ts, "error", step=step, where="provider", error_type=error_type, message=message)
+
+    def finish(self) -> list[dict[str, Any]]:
+        """Close the run with ``session.end`` (the transcript ends here) and return it."""
+        a, b = ts_millis(self.first_ts), ts_millis(self.last_ts)
+        self._emit(
+            self.last_ts,
+            "session.end",
+            stop_reason="transcript_end",
+            output=self.last_text,
+            turns=max(self.turn + 1, 0),
+            steps=self.step,
+            tool_calls=self.tool_calls,
+            usage=self.usage.model_dump(),
+            cost_usd=self.cost if self.step else 0.0,
+            duration_ms=float(max(b - a, 0)) if a is not None and b is not None else 0.0,
+            error=None,
+            replay=None,
+            last_stop_reason=self.last_stop,
+        )
+        return self.events
+
+
+def events_bytes(events: list[dict[str, Any]]) -> bytes:
+    """The trace file for ``events``."""
+    return b"".join(orjson.dumps(ev) + b"\n" for ev in events)

@@ -1,0 +1,100 @@
+"""What every importer shares: reading JSON lines and the result of a conversion."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from regista.errors import TraceError
+from regista.importers._builder import ImportReport, events_bytes
+
+__all__ = ["Conversion", "ImportedRun", "read_json_lines", "read_source", "record_report"]
+
+
+@dataclass
+class ImportedRun:
+    """One run made from a transcript (a session, or one of its subagents).
+
+    Attributes:
+        session_id: The derived (stable) regista session id.
+        events: The trace's events as dicts, in ``seq`` order.
+        parent: ``{"session_id", "step", "tool_use_id"}`` of the step that started it.
+    """
+
+    session_id: str
+    events: list[dict[str, Any]]
+    parent: dict[str, Any] | None = None
+
+    def to_bytes(self) -> bytes:
+        return events_bytes(self.events)
+
+
+@dataclass
+class Conversion:
+    """A transcript converted: the main run first, then its subagents' runs."""
+
+    format: str
+    source: Path
+    runs: list[ImportedRun] = field(default_factory=list)
+    report: ImportReport = field(default_factory=ImportReport)
+
+    @property
+    def main(self) -> ImportedRun:
+        return self.runs[0]
+
+    def run(self, session_id: str) -> ImportedRun | None:
+        for r in self.runs:
+            if r.session_id == session_id:
+                return r
+        return None
+
+
+def read_source(path: Path) -> bytes:
+    """The bytes of a transcript, with one clear error when it cannot be read."""
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise TraceError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise TraceError(f"{path}: is a directory, not a transcript file") from None
+    except OSError as exc:
+        raise TraceError(f"{path}: cannot read ({exc.strerror})") from None
+
+
+def read_json_lines(
+    data: bytes, path: Path, report: ImportReport
+) -> list[tuple[int, dict[str, Any]]]:
+    """The JSON objects of a JSON-lines file with their (1-based) line numbers.
+
+    A line that is not a JSON object is reported with its number and skipped; the rest
+    still imports.
+    """
+    out: list[tuple[int, dict[str, Any]]] = []
+    loads = orjson.loads
+    for lineno, raw in enumerate(data.split(b"\n"), start=1):
+        if not raw or raw.isspace():
+            continue
+        try:
+            obj = loads(raw)
+        except orjson.JSONDecodeError as exc:
+            report.bad_lines.append((str(path), lineno, f"not valid JSON ({exc})"))
+            continue
+        if not isinstance(obj, dict):
+            report.bad_lines.append((str(path), lineno, "not a JSON object"))
+            continue
+        out.append((lineno, obj))
+    return out
+
+
+def record_report(conv: Conversion, limit: int = 50) -> None:
+    """Keep what the conversion skipped in the main run's ``session.start`` metadata."""
+    report = conv.report
+    meta = conv.main.events[0]["metadata"]
+    meta["import_report"] = {
+        "skipped": dict(sorted(report.skipped.items())),
+        "bad_lines": [[p, n, m] for p, n, m in report.bad_lines[:limit]],
+        "notes": report.notes[:limit],
+    }

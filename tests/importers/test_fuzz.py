@@ -1,0 +1,59 @@
+"""Seeded fuzzing of the importers: any input gives runs that load, or one clear error."""
+
+from __future__ import annotations
+
+import random
+import warnings
+from pathlib import Path
+
+import pytest
+
+from regista.errors import RegistaError
+from regista.importers import convert
+from regista.trace.reader import Trace
+
+from .cc_fixtures import CCSession, basic_session, text, tool_use
+from .fuzzing import CASES, mutate
+
+
+def _claude_code_seed() -> bytes:
+    s = basic_session()
+    s.compact("Summary so far.")
+    s.prompt("Now explore", isMeta=False)
+    s.answer(tool_use("toolu_T9", "Task", prompt="look around", description="d"))
+    child = CCSession(sidechain=True)
+    child._n = 50
+    child.prompt("look around")
+    child.answer(text("nothing here"))
+    s.lines.extend(child.lines)
+    s.tool_result("toolu_T9", [text("nothing here")])
+    return s.data()
+
+
+SEEDS = {"claude-code": _claude_code_seed}
+
+
+@pytest.mark.parametrize("fmt", sorted(SEEDS))
+def test_fuzzed_transcripts_convert_to_valid_traces(fmt: str, tmp_path: Path) -> None:
+    seed = SEEDS[fmt]()
+    rng = random.Random(f"regista-{fmt}")
+    path = tmp_path / "t.jsonl"
+    for case in range(CASES):
+        data = mutate(rng, seed)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                conv = convert(fmt, path, data)
+        except RegistaError:
+            continue
+        except Exception as exc:  # pragma: no cover - the failure report
+            raise AssertionError(
+                f"case {case}: {type(exc).__name__}: {exc}\n{data[:3000]!r}"
+            ) from exc
+        for run in conv.runs:
+            try:
+                Trace.from_bytes(run.to_bytes(), path).steps()
+            except RegistaError as exc:
+                raise AssertionError(
+                    f"case {case}: an invalid trace: {exc}\n{data[:3000]!r}"
+                ) from exc

@@ -1,0 +1,86 @@
+"""Opening transcripts directly (show, diff, export, the debugger) and ``regista import``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from regista.cli.main import main
+from regista_tui.__main__ import open_index
+from regista_tui.app import RegistaApp
+
+from .cc_fixtures import basic_session
+
+
+def _listing(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+@pytest.fixture
+def projects(tmp_path: Path) -> Path:
+    root = tmp_path / "claude" / "projects"
+    basic_session().write(root / "-home-ann-projects-shop" / "4f1c2a9e.jsonl")
+    other = basic_session()
+    other.session_id = "9a8b7c6d-0000-4000-8000-000000000001"
+    other.lines = [{**ln, "sessionId": other.session_id} for ln in other.lines]
+    other.write(root / "-home-ann-projects-docs" / "9a8b7c6d.jsonl")
+    return root
+
+
+def test_show_diff_export_open_a_transcript_and_write_nothing(
+    projects: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = _listing(projects)
+    a, b = sorted(projects.rglob("*.jsonl"))
+    assert main(["show", str(a)]) == 0
+    out = capsys.readouterr().out
+    assert "The refund test fails" in out and "Bash" in out
+    assert main(["diff", str(a), str(b)]) in (0, 1)
+    assert "Traceback" not in capsys.readouterr().err
+    assert main(["export", "--console", str(a)]) == 0
+    assert "Bash" in capsys.readouterr().out
+    assert _listing(projects) == before
+
+
+def test_import_is_idempotent(
+    projects: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = _listing(projects)
+    out_dir = tmp_path / "traces"
+    assert main(["import", "claude-code", str(projects), "--trace-dir", str(out_dir)]) == 0
+    first = _listing(out_dir)
+    assert len(first) == 2
+    assert "imported 2 session(s) as 2 trace(s)" in capsys.readouterr().out
+    assert main(["import", "claude-code", str(projects), "--trace-dir", str(out_dir)]) == 0
+    assert _listing(out_dir) == first
+    assert _listing(projects) == before
+    for name in first:
+        assert main(["show", str(out_dir / name)]) == 0
+
+
+def test_import_bad_paths_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["import", "claude-code", str(tmp_path / "nope")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no such file or folder" in err
+    assert main(["import", "claude-code", str(tmp_path)]) == 2
+    assert "no claude-code sessions" in capsys.readouterr().err
+
+
+async def test_debugger_opens_a_transcript_in_memory(projects: Path) -> None:
+    before = _listing(projects)
+    path = sorted(projects.rglob("*.jsonl"))[0]
+    lines = path.read_bytes().split(b"\n")
+    lines.insert(3, b"not json")
+    path.write_bytes(b"\n".join(lines))
+    before = _listing(projects)
+    index, notice = open_index(path)
+    assert index.path == path
+    assert "4: skipped: not valid JSON" in notice
+    app = RegistaApp(index, notice=notice, settle_s=0)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await pilot.pause()
+        assert len(index.steps) == 6
+        await pilot.press("j")
+        await pilot.pause()
+    assert _listing(projects) == before
