@@ -14,11 +14,15 @@ from __future__ import annotations
 import os
 import warnings
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from regista.errors import TranscriptWarning, UserError
 from regista.importers._builder import ImportReport
 from regista.importers._common import Conversion, ImportedRun, read_source
 from regista.importers.detect import FORMATS, detect
+
+if TYPE_CHECKING:
+    from regista.trace.reader import Trace
 
 __all__ = [
     "FORMATS",
@@ -104,3 +108,24 @@ def write_runs(conv: Conversion, trace_dir: Path) -> list[Path]:
             raise UserError(f"cannot write {target}: {exc.strerror or exc}") from None
         out.append(target)
     return out
+
+
+def _register_formats() -> None:
+    """Make the importers' formats known to :func:`regista.trace.formats.detect_format`."""
+    from regista.trace.formats import TraceFormat, register_format
+
+    def load(path: Path) -> Trace:
+        from regista.trace.reader import Trace
+
+        conv = convert_file(path)
+        if conv is None:
+            return Trace.load(path)
+        return Trace.from_bytes(conv.main.to_bytes(), path)
+
+    for name in ("claude-code",):
+        register_format(
+            TraceFormat(name, lambda head, name=name: detect(head) == name, load)  # type: ignore[misc]
+        )
+
+
+_register_formats()

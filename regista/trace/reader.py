@@ -32,6 +32,7 @@ from regista.trace.events import (
     ToolCall,
     ToolResult,
 )
+from regista.trace.formats import HEAD_BYTES, is_regista_trace
 from regista.trace.migrations import migrate
 from regista.trace.steps import Step, build_steps
 from regista.types import LlmRequest, LlmResponse, Usage
@@ -145,7 +146,7 @@ class Trace:
             raise TraceError(not_a_trace_file(path)) from None
         except OSError as exc:
             raise TraceError(f"{path}: cannot read ({exc.strerror})") from None
-        if data[:1] == b"{" and not data.startswith(b'{"schema_version"'):
+        if not is_regista_trace(data[:HEAD_BYTES]):
             # Another tool's session (Claude Code, Codex): converted in memory.
             from regista.importers import convert_file
 

@@ -267,3 +267,12 @@ def test_api_error_lines_are_errors_not_model_calls(tmp_path: Path) -> None:
     trace = _trace(convert(s.write(tmp_path / "s.jsonl")).main.to_bytes())
     assert [st.kind for st in trace.steps()] == ["model"]
     assert trace.summary().errors == 1
+
+
+def test_the_format_registry_knows_claude_code(tmp_path: Path) -> None:
+    import regista.importers  # noqa: F401 - registers the formats
+    from regista.trace.formats import detect_format, load_any
+
+    path = basic_session().write(tmp_path / "s.jsonl")
+    assert detect_format(path).name == "claude-code"
+    assert len(load_any(path).steps()) == 6
