@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from regista.errors import RegistaError, ReplayDivergence, TraceError
-from regista.testing import play_tape
+from regista.testing import BrokenTape, play_tape
 from regista.trace.reader import Trace
 
 _SKIP_DIRS = {".git", ".venv", "venv", "node_modules", ".regista", "__pycache__", ".tox"}
@@ -63,13 +63,10 @@ def find_traces(paths: list[str]) -> list[Path]:
 async def _play(path: Path, agent: str | None) -> Outcome:
     t0 = time.perf_counter()
     try:
-        trace = Trace.load(path)
-        if not trace.complete:
-            return Outcome(path, "skipped", 0.0, "an unfinished session")
-        result = await play_tape(trace, agent)
+        result = await play_tape(Trace.load(path), agent)
         return Outcome(path, "passed", time.perf_counter() - t0, steps=result.steps)
     except RegistaError as exc:
-        status = "failed" if isinstance(exc, ReplayDivergence) else "error"
+        status = "failed" if isinstance(exc, ReplayDivergence | BrokenTape) else "error"
         return Outcome(path, status, time.perf_counter() - t0, str(exc))
 
 

@@ -18,18 +18,41 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from regista.errors import ReplayDivergence, UserError
+from regista.errors import ReplayDivergence, TraceError, UserError
 from regista.loading import load_agent
 from regista.loop import RunResult, run_session
 from regista.providers.replay import ReplayMode, ReplayProvider
 from regista.replay import RecordedTools
 from regista.trace.reader import Trace
 
-__all__ = ["TapeMismatch", "play_tape", "play_tape_sync", "resolve_tape_agent"]
+__all__ = ["BrokenTape", "TapeMismatch", "play_tape", "play_tape_sync", "resolve_tape_agent"]
 
 
 class TapeMismatch(ReplayDivergence):
     """The current agent no longer walks the recorded path."""
+
+
+class BrokenTape(TraceError):
+    """A golden trace that cannot be a test: its session was cut short or never ended."""
+
+
+def check_tape(trace: Trace) -> None:
+    """Refuse a tape that does not say how its run ended (a broken tape must not pass).
+
+    Raises:
+        BrokenTape: The last line is half-written, or there is no ``session.end``.
+    """
+    label = trace.path.name if trace.path else "tape"
+    if trace.truncated:
+        why = "its last line is half-written (the recording was cut short)"
+    elif trace.end is None:
+        why = "its session never ended (no session.end: it crashed or is still running)"
+    else:
+        return
+    raise BrokenTape(
+        f"{label}: not a usable tape: {why}, so it cannot say how the run must end; "
+        "record it again"
+    )
 
 
 def resolve_tape_agent(trace: Trace, agent: Any = None) -> Any:
@@ -53,8 +76,10 @@ async def play_tape(
 
     Raises:
         TapeMismatch: The agent left the recorded path (message: file, step, field, …).
+        BrokenTape: The tape was cut short or its session never ended.
     """
     trace = path if isinstance(path, Trace) else Trace.load(path)
+    check_tape(trace)
     live = resolve_tape_agent(trace, agent)
     label = trace.path.name if trace.path else "tape"
     provider = ReplayProvider(trace, ReplayMode.STRICT, name_of=label)

@@ -185,3 +185,44 @@ def test_regista_test_cli_plays_a_fork_like_any_golden_trace(
     assert main(["test", str(tmp_path / "tapes")]) == 0
     out = capsys.readouterr().out
     assert "[1/1] PASS" in out and "1 passed, 0 failed" in out
+
+
+def _cut_tapes(folder: Path) -> None:
+    """An unfinished tape (no session.end) and one whose last line is half-written."""
+    lines = HAPPY.read_text().splitlines(keepends=True)
+    (folder / "unfinished.jsonl").write_text("".join(lines[:12]))
+    (folder / "truncated.jsonl").write_text("".join(lines[:12]) + lines[12][:40])
+
+
+def test_regista_test_cli_fails_a_cut_short_tape(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _cut_tapes(tmp_path)
+    assert main(["test", str(tmp_path), "--junit", str(tmp_path / "r.xml")]) == 1
+    out = capsys.readouterr().out
+    assert "[1/2] FAIL" in out and "[2/2] FAIL" in out and "SKIP" not in out
+    assert "truncated.jsonl: not a usable tape: its last line is half-written" in out
+    assert "unfinished.jsonl: not a usable tape: its session never ended" in out
+    assert "0 passed, 2 failed\n" in out
+    assert 'failures="2"' in (tmp_path / "r.xml").read_text()
+
+
+def test_plugin_fails_a_cut_short_tape(pytester: pytest.Pytester) -> None:
+    _cut_tapes(pytester.path)
+    pytester.makepyfile(
+        test_cut="""
+import pytest
+
+@pytest.mark.tape("unfinished.jsonl")
+def test_unfinished(tape_result):
+    pass
+
+@pytest.mark.tape("truncated.jsonl")
+def test_truncated():
+    pass
+"""
+    )
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines(["*unfinished.jsonl: not a usable tape*"])
+    assert "Traceback" not in result.stdout.str()
