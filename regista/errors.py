@@ -14,7 +14,9 @@ Every error derives from :class:`RegistaError`, so one ``except`` catches them a
     │   └── UnsupportedSchemaVersion  a trace written by a newer regista
     ├── TraceWriteError            a trace could not be written (e.g. the disk is full)
     ├── ProviderError              the model provider failed (network, HTTP, bad response)
-    └── ReplayDivergence           a live request left the recorded path (carries step and diff)
+    ├── ReplayDivergence           a live request left the recorded path (carries step and diff)
+    └── RecordedEnding             a replay reached where its recording was cancelled or its
+                                   caller's code raised (the loop ends the replay the same way)
 
 Warnings: :class:`ReplayDivergenceWarning` (``warn`` mode), :class:`TraceWarning`
 (a truncated last line was dropped), :class:`PricingWarning` (unknown model price),
@@ -34,6 +36,7 @@ __all__ = [
     "MissingCredentialsError",
     "PricingWarning",
     "ProviderError",
+    "RecordedEnding",
     "RegistaError",
     "ReplayDivergence",
     "ReplayDivergenceWarning",
@@ -158,6 +161,22 @@ class ReplayDivergence(RegistaError):
         self.kind = kind
         self.diffs = list(diffs or [])
         self.trace_path = trace_path
+
+
+class RecordedEnding(RegistaError):
+    """A replay reached the point where its recording stopped without an answer: the
+    session was cancelled, or the caller's own code (a callback) raised there. The loop ends
+    the replay the same way; this never reaches the caller.
+
+    Attributes:
+        stop_reason: The recorded ending (``cancelled`` or ``error``).
+        error_type: The type of the recorded exception (``None`` for a cancellation).
+    """
+
+    def __init__(self, message: str, *, stop_reason: str, error_type: str | None = None) -> None:
+        super().__init__(message)
+        self.stop_reason = stop_reason
+        self.error_type = error_type
 
 
 class ReplayDivergenceWarning(UserWarning):

@@ -22,7 +22,6 @@ the parent trace is only read.
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -35,7 +34,7 @@ from regista.context import is_compaction_request
 from regista.errors import InvalidEditError, ReplayDivergence, UserError
 from regista.loading import load_agent
 from regista.loop import RecordedOutcome, RunResult, SessionConfig, run_session
-from regista.providers.base import Provider, TextCallback, set_meta
+from regista.providers.base import Provider, TextCallback, set_meta, stream_recorded
 from regista.providers.replay import RecordedCall, ReplayMode, recorded_calls
 from regista.providers.tape import Tape, TapeProvider, mismatch
 from regista.replay import RecordedTools, config_from_trace
@@ -293,10 +292,7 @@ class ForkProvider(TapeProvider):
 
 
 async def _feed(on_text: TextCallback | None, response: LlmResponse) -> None:
-    if on_text is not None and response.text:
-        r = on_text(response.text)
-        if inspect.isawaitable(r):
-            await r
+    await stream_recorded(on_text, response)
 
 
 class _ForkTools(RecordedTools):

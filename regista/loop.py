@@ -22,7 +22,7 @@ from regista.context import (
     plan_compaction,
     summary_message,
 )
-from regista.errors import ProviderError, RegistaError, ReplayDivergence
+from regista.errors import ProviderError, RecordedEnding, RegistaError, ReplayDivergence
 from regista.policy import ToolCallInfo, evaluate_policy, policy_name
 from regista.pricing import cost_usd, price_for
 from regista.providers.base import Provider, ResponseMeta, meta_of
@@ -174,6 +174,8 @@ class _Run:
         except ReplayDivergence as exc:
             self.diverged_at = exc.step
             self.rec.error("replay", "ReplayDivergence", str(exc), step=step)
+            raise
+        except RecordedEnding:
             raise
         except RegistaError as exc:
             self.rec.error("provider", type(exc).__name__, str(exc), step=step)
@@ -397,6 +399,12 @@ async def run_session(
             raise
         # A replay reproduced the provider error its recording ended with: the replay
         # ends as the recording did, and is a result, not a failure.
+    except RecordedEnding as exc:
+        # A replay reached where its recording was cancelled or stopped by the caller's
+        # code: it ends the same way, as a result.
+        stop_reason, error = exc.stop_reason, str(exc)
+        if exc.error_type is not None:
+            rec.error("agent", exc.error_type, error)
     except RegistaError as exc:
         error = str(exc)
         raise

@@ -1,9 +1,9 @@
 """Replay and resume: re-run a recorded session through the same loop.
 
-``replay(path)`` rebuilds the session's whole configuration from the trace alone (task,
-instructions, tool schemas, context config from ``session.start``; model, max_tokens and
-params from the first recorded request) and serves every model call and tool result from
-the recording: no agent code, no key, no network, $0.
+``replay(path)`` rebuilds the session's whole configuration from its ``session.start``
+(task, instructions, model, tool schemas, max_tokens, params, context config) and serves
+every model call and tool result from the recording: no agent code, no key, no network,
+$0.
 
 ``resume(agent, path)`` continues an interrupted session: the recorded prefix is served
 for $0 (hash-verified), recorded tool calls serve their recorded results (their effects
@@ -19,15 +19,22 @@ from pathlib import Path
 from typing import Any
 
 from regista.context import ContextConfig
-from regista.errors import ReplayDivergence, ReplayDivergenceWarning
+from regista.errors import RecordedEnding, ReplayDivergence, ReplayDivergenceWarning
 from regista.loop import RecordedOutcome, RunResult, SessionConfig, run_session
 from regista.policy import ToolCallInfo
 from regista.providers.base import Provider
-from regista.providers.replay import ReplayMode, ReplayProvider, recording_end_note
+from regista.providers.replay import (
+    ReplayMode,
+    ReplayProvider,
+    recorded_ending,
+    recording_end_note,
+)
 from regista.structdiff import format_changes, structural_diff
 from regista.tools import Tool, ToolRegistry
 from regista.trace.events import LlmRequestEvent, PermissionDecision, ToolCall, ToolResult
 from regista.trace.reader import Trace
+
+HYBRID = ReplayMode.HYBRID
 
 __all__ = ["RecordedTools", "config_from_trace", "replay", "resume"]
 
@@ -62,6 +69,7 @@ class RecordedTools:
         }
         self.served = 0
         self.end_note = recording_end_note(trace)
+        self.ending = recorded_ending(trace)
 
     def lookup(self, call: ToolCallInfo, step: int) -> RecordedOutcome | None:
         if call.id in self.edits:
@@ -83,6 +91,16 @@ class RecordedTools:
                 )
             detail = format_changes(structural_diff(old, live, "tool"))
         else:
+            ending = self.ending
+            if recorded_call is not None and ending is not None and self.mode is not HYBRID:
+                # The recording stopped here (cancelled, or a callback raised while the tool
+                # ran): the replay ends the same way.
+                where, message, error_type = ending
+                raise RecordedEnding(
+                    message,
+                    stop_reason="cancelled" if where == "cancelled" else "error",
+                    error_type=error_type,
+                )
             detail = f"no recorded result for tool call {call.id} ({call.name}){self.end_note}"
         message = f"{self.label}: diverged at step {step} (tool call): {detail}"
         if self.mode is ReplayMode.HYBRID:
@@ -94,17 +112,23 @@ class RecordedTools:
 
 
 def config_from_trace(trace: Trace, **overrides: Any) -> SessionConfig:
-    """The configuration a recorded session ran with, rebuilt from its trace alone."""
+    """The configuration a recorded session ran with, rebuilt from its trace alone.
+
+    Everything comes from ``session.start``, the session's own record of how it was
+    configured; only ``tool_choice``, which ``session.start`` does not hold, is taken from
+    the first request. A recording whose requests disagree with its ``session.start``
+    therefore diverges at its first model call, with the structural diff.
+    """
     start = trace.start
     first = next((ev for ev in trace.events if isinstance(ev, LlmRequestEvent)), None)
     tools = ToolRegistry([Tool.from_schema(s) for s in start.tools])
     config = SessionConfig(
-        model=first.model if first else start.model,
-        instructions=first.system if first else start.instructions,
+        model=start.model,
+        instructions=start.instructions,
         tools=tools,
         max_turns=start.max_turns,
-        max_tokens=first.max_tokens if first else start.max_tokens,
-        params=dict(first.params) if first else dict(start.params),
+        max_tokens=start.max_tokens,
+        params=dict(start.params),
         tool_choice=first.tool_choice if first else None,
         context=ContextConfig.from_dict(start.context),
         agent_ref=start.agent_ref,

@@ -7,12 +7,22 @@ tape all implement it, so the loop never knows which one answered; the trace doe
 
 from __future__ import annotations
 
+import inspect
+import re
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from regista.types import LlmRequest, LlmResponse
 
-__all__ = ["Provider", "ResponseMeta", "TextCallback", "meta_of", "set_meta"]
+__all__ = [
+    "Provider",
+    "ResponseMeta",
+    "TextCallback",
+    "meta_of",
+    "set_meta",
+    "stream_recorded",
+    "text_chunks",
+]
 
 #: Receives text deltas while a streaming provider generates them.
 TextCallback = Callable[[str], Any | Awaitable[Any]]
@@ -74,3 +84,28 @@ def meta_of(response: LlmResponse, default_provider: str) -> ResponseMeta:
     if isinstance(meta, ResponseMeta):
         return meta
     return ResponseMeta(default_provider, "live")
+
+
+#: A word and the white space after it (or white space a text starts with).
+_CHUNK = re.compile(r"\S+\s*|\s+")
+
+
+def text_chunks(text: str) -> list[str]:
+    """``text`` cut into word-sized deltas, as a streaming model sends them; they join back
+    into exactly ``text``."""
+    return _CHUNK.findall(text)
+
+
+async def stream_recorded(on_text: TextCallback | None, response: LlmResponse) -> None:
+    """Feed a recorded answer's text to ``on_text`` as a stream: each text block in
+    word-sized deltas, so a replay streams like the live run did (the deltas of all blocks
+    join into ``response.text``)."""
+    if on_text is None:
+        return
+    for block in response.content:
+        if block.get("type") != "text":
+            continue
+        for delta in text_chunks(str(block.get("text", ""))):
+            r = on_text(delta)
+            if inspect.isawaitable(r):
+                await r

@@ -11,23 +11,32 @@ $0. A mismatch is a divergence, handled by the mode:
 
 A recorded session that ended in a provider error is reproduced: its failed request, when
 the replay makes it, raises the recorded error again (``ProviderError.recorded``), and the
-replay ends in ``error`` as the recording did. With a ``fallback`` (``hybrid``, and
-``resume``) the failed call goes live instead: that is how a crashed session carries on.
+replay ends in ``error`` as the recording did. So is a session that was cancelled, or
+that the caller's own code (a callback) stopped with an exception, while it waited for a
+model answer: the replay ends there with the recorded ``stop_reason`` and error. With a
+``fallback`` (``hybrid``, and ``resume``) such a call goes live instead: that is how a
+crashed session carries on.
 """
 
 from __future__ import annotations
 
 import enum
-import inspect
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
+from typing import NoReturn
 
 from regista.context import ContextConfig, compaction_request
-from regista.errors import ProviderError, ReplayDivergence, ReplayDivergenceWarning, UserError
-from regista.providers.base import Provider, TextCallback, set_meta
+from regista.errors import (
+    ProviderError,
+    RecordedEnding,
+    ReplayDivergence,
+    ReplayDivergenceWarning,
+    UserError,
+)
+from regista.providers.base import Provider, TextCallback, set_meta, stream_recorded
 from regista.providers.tape import Tape, TapeProvider, mismatch
 from regista.structdiff import Change
 from regista.trace.events import ContextCompaction, ErrorEvent, LlmRequestEvent, LlmResponseEvent
@@ -40,6 +49,7 @@ __all__ = [
     "ReplayMode",
     "ReplayProvider",
     "recorded_calls",
+    "recorded_ending",
     "recorded_failure",
     "recording_end_note",
 ]
@@ -128,20 +138,55 @@ def recorded_calls(trace: Trace) -> list[RecordedCall]:
 
 @dataclass(frozen=True)
 class RecordedFailure:
-    """The model call a recorded session failed on: its request got a provider error."""
+    """The model call a recorded session ended on without an answer.
+
+    ``where`` says why: ``provider`` (its request got a provider error), ``agent`` (the
+    caller's own code raised, e.g. an ``on_text`` callback) or ``cancelled``.
+    """
 
     step: int
     request_hash: str
     message: str
     build_request: Callable[[], LlmRequest]
+    where: str = "provider"
+    error_type: str | None = None
 
     @property
     def request(self) -> LlmRequest:
         return self.build_request()
 
+    def raise_again(self) -> NoReturn:
+        """End the replay the way the recording ended."""
+        if self.where == "provider":
+            raise ProviderError(self.message, recorded=True)
+        raise RecordedEnding(
+            self.message,
+            stop_reason="cancelled" if self.where == "cancelled" else "error",
+            error_type=self.error_type,
+        )
+
+
+def recorded_ending(trace: Trace) -> tuple[str, str, str | None] | None:
+    """How ``trace`` ended, when it was cut off by a cancellation or by an exception in the
+    caller's code: ``(where, message, error_type)``; ``None`` otherwise."""
+    end = trace.end
+    if end is None:
+        return None
+    if end.stop_reason == "cancelled":
+        return "cancelled", end.error or "the run was cancelled", None
+    if end.stop_reason == "error":
+        agent = next(
+            (ev for ev in reversed(trace.events) if isinstance(ev, ErrorEvent)),
+            None,
+        )
+        if agent is not None and agent.where == "agent":
+            return "agent", agent.message, agent.error_type
+    return None
+
 
 def recorded_failure(trace: Trace) -> RecordedFailure | None:
-    """The model call that ended ``trace`` in a provider error, if one did."""
+    """The model call that ended ``trace`` without an answer (a provider error, a
+    cancellation or an exception in the caller's code), if one did."""
     last = next((ev for ev in reversed(trace.events) if isinstance(ev, LlmRequestEvent)), None)
     if last is None or any(
         isinstance(ev, LlmResponseEvent) and ev.step == last.step for ev in trace.events
@@ -155,13 +200,24 @@ def recorded_failure(trace: Trace) -> RecordedFailure | None:
         ),
         None,
     )
-    if error is None:
+    if error is not None:
+        return RecordedFailure(
+            step=last.step,
+            request_hash=last.request_hash,
+            message=error.message,
+            build_request=partial(trace.request_for, last),
+        )
+    ending = recorded_ending(trace)
+    if ending is None:
         return None
+    where, message, error_type = ending
     return RecordedFailure(
         step=last.step,
         request_hash=last.request_hash,
-        message=error.message,
+        message=message,
         build_request=partial(trace.request_for, last),
+        where=where,
+        error_type=error_type,
     )
 
 
@@ -220,7 +276,8 @@ class ReplayProvider(TapeProvider):
             return await self._live(request, on_text)
         rec = self.tape.take(request.hash, in_order=True)
         if rec is not None:
-            return await self._serve(rec, on_text)
+            # Loose (warn) playback records whether each call matched; strict needs no note.
+            return await self._serve(rec, on_text, True if self.mode is ReplayMode.WARN else None)
         expected = self.tape.expected()
         failure = self.failure
         if expected is None and failure is not None and self.live is None and n == len(self.calls):
@@ -247,10 +304,7 @@ class ReplayProvider(TapeProvider):
         self, rec: RecordedCall, on_text: TextCallback | None, matched: bool | None = None
     ) -> LlmResponse:
         response = rec.response.model_copy(deep=True)
-        if on_text is not None and response.text:
-            r = on_text(response.text)
-            if inspect.isawaitable(r):
-                await r
+        await stream_recorded(on_text, response)
         return set_meta(response, rec.provider, "recorded", matched, rec.duration_ms)
 
     async def _fail_as_recorded(
@@ -266,7 +320,7 @@ class ReplayProvider(TapeProvider):
                 )
             warnings.warn(message, ReplayDivergenceWarning, stacklevel=3)
             self.diverge(failure.step)
-        raise ProviderError(failure.message, recorded=True)
+        failure.raise_again()
 
     async def _live(self, request: LlmRequest, on_text: TextCallback | None) -> LlmResponse:
         assert self.live is not None

@@ -50,8 +50,7 @@ def check_tape(trace: Trace) -> None:
     else:
         return
     raise BrokenTape(
-        f"{label}: not a usable tape: {why}, so it cannot say how the run must end; "
-        "record it again"
+        f"{label}: not a usable tape: {why}, so it cannot say how the run must end; record it again"
     )
 
 
