@@ -80,6 +80,11 @@ class Tape:
         """The earliest call not played yet."""
         return self.calls[self._cursor] if self._cursor < len(self.calls) else None
 
+    def peek(self, digest: str) -> int | None:
+        """The index of the earliest unplayed call recorded with ``digest``, if any."""
+        with self._lock:
+            return next((i for i in self._by_key.get(digest, ()) if not self.plays[i]), None)
+
     def take(self, digest: str, *, in_order: bool = False) -> RecordedCall | None:
         """The earliest unplayed call recorded with ``digest``, now played; ``None`` when
         there is none (or, ``in_order``, when it is not the next call)."""
@@ -145,6 +150,7 @@ def mismatch(
     *,
     canonical: Callable[[LlmRequest], dict[str, Any]] = LlmRequest.canonical,
     others: Sequence[Recorded] = (),
+    root: str = "request",
 ) -> Mismatch:
     """The one mismatch check: how ``live`` (a canonical request) differs from ``rec``.
 
@@ -153,18 +159,19 @@ def mismatch(
         live: The live request in the same canonical form as ``canonical`` builds.
         canonical: What of a request is compared (default: everything that is hashed).
         others: Other recorded calls to look for a nearer one among.
+        root: The path the diff's paths start with.
     """
     changes: list[Change] = []
     recorded = rec.request if rec is not None else None
     if recorded is not None:
-        changes = structural_diff(canonical(recorded), live, "request")
+        changes = structural_diff(canonical(recorded), live, root)
     detail = format_changes(changes) if changes else "the request hash differs"
     nearest: list[tuple[int, int]] = []
     best = len(changes) if recorded is not None else None
     for other in others[:NEAREST_WINDOW]:
         if other is rec or (req := other.request) is None:
             continue
-        n = len(structural_diff(canonical(req), live, "request"))
+        n = len(structural_diff(canonical(req), live, root))
         if best is None or n < best:
             nearest.append((other.step, n))
     nearest.sort(key=lambda item: item[1])

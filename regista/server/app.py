@@ -38,7 +38,10 @@ from regista.server.context import (
 __all__ = ["ROUTE_MODULES", "create_app"]
 
 #: The modules whose ``routes(ctx)`` make up the app, in matching order.
-ROUTE_MODULES: list[str] = []
+ROUTE_MODULES: list[str] = [
+    "regista.server.replays",
+    "regista.server.record",
+]
 
 
 def create_app(
@@ -47,6 +50,7 @@ def create_app(
     *,
     max_body: int = DEFAULT_MAX_BODY,
     replay_ttl: float = DEFAULT_REPLAY_TTL,
+    upstreams: dict[str, str] | None = None,
     modules: Sequence[str] | None = None,
     extra_routes: Sequence[BaseRoute] = (),
 ) -> Starlette:
@@ -57,11 +61,17 @@ def create_app(
         token: When set, every request must carry it.
         max_body: The largest request body accepted, in bytes (larger: 413).
         replay_ttl: Seconds a replay lives in memory.
+        upstreams: The real providers' base URLs (``{"anthropic": …, "openai": …}``);
+            default: the public APIs.
         modules: The route modules to mount (default: :data:`ROUTE_MODULES`).
         extra_routes: More routes, mounted after the modules' (tests, embedding).
     """
     ctx = ServerContext(
-        store=Path(store_dir), token=token or None, max_body=max_body, replay_ttl=replay_ttl
+        store=Path(store_dir),
+        token=token or None,
+        max_body=max_body,
+        replay_ttl=replay_ttl,
+        upstreams=dict(upstreams or {}),
     )
     routes: list[BaseRoute] = [Route("/v1/health", _health, methods=["GET"])]
     for name in ROUTE_MODULES if modules is None else modules:

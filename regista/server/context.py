@@ -91,6 +91,8 @@ class ServerContext:
         token: When set, every request must carry it (see :mod:`regista.server.app`).
         max_body: The largest request body accepted, in bytes.
         replay_ttl: Seconds a replay lives in memory.
+        upstreams: Base URLs of the real providers (``anthropic``, ``openai``) that the
+            record proxy and live replays forward to (default: the public APIs).
         state: Per-module state (a module keeps its registry under its own name).
     """
 
@@ -98,6 +100,7 @@ class ServerContext:
     token: str | None = None
     max_body: int = DEFAULT_MAX_BODY
     replay_ttl: float = DEFAULT_REPLAY_TTL
+    upstreams: dict[str, str] = field(default_factory=dict)
     state: dict[str, Any] = field(default_factory=dict)
 
     def run_path(self, run_id: str) -> Path:

@@ -1,0 +1,162 @@
+"""Rebuilding a complete answer from a provider's stream, as the recording proxy passes it
+through untouched."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+import orjson
+
+__all__ = ["AnthropicStream", "OpenAIStream", "SseParser"]
+
+
+class SseParser:
+    """Splits a byte stream into the JSON ``data`` of its SSE events."""
+
+    def __init__(self) -> None:
+        self._buf = b""
+
+    def feed(self, chunk: bytes) -> list[Any]:
+        self._buf += chunk.replace(b"\r\n", b"\n")
+        out: list[Any] = []
+        while b"\n\n" in self._buf:
+            raw, self._buf = self._buf.split(b"\n\n", 1)
+            data = b"\n".join(
+                line[5:].lstrip() for line in raw.split(b"\n") if line.startswith(b"data:")
+            )
+            if not data or data == b"[DONE]":
+                continue
+            try:
+                out.append(orjson.loads(data))
+            except orjson.JSONDecodeError:
+                continue
+        return out
+
+
+class AnthropicStream:
+    """The Messages API response a stream of events adds up to."""
+
+    def __init__(self) -> None:
+        self.parser = SseParser()
+        self.message: dict[str, Any] | None = None
+        self.error: dict[str, Any] | None = None
+        self._json: dict[int, str] = {}
+
+    def feed(self, chunk: bytes) -> None:
+        for ev in self.parser.feed(chunk):
+            if isinstance(ev, dict):
+                self._event(ev)
+
+    def _event(self, ev: dict[str, Any]) -> None:
+        kind = ev.get("type")
+        if kind == "message_start":
+            self.message = dict(ev.get("message") or {})
+            self.message["content"] = []
+        elif self.message is None:
+            if kind == "error":
+                self.error = ev.get("error")
+            return
+        elif kind == "content_block_start":
+            self.message["content"].append(dict(ev.get("content_block") or {}))
+        elif kind == "content_block_delta":
+            i = ev.get("index", 0)
+            blocks = self.message["content"]
+            if not isinstance(i, int) or not 0 <= i < len(blocks):
+                return
+            block, delta = blocks[i], ev.get("delta") or {}
+            dtype = delta.get("type")
+            if dtype == "text_delta":
+                block["text"] = block.get("text", "") + delta.get("text", "")
+            elif dtype == "thinking_delta":
+                block["thinking"] = block.get("thinking", "") + delta.get("thinking", "")
+            elif dtype == "signature_delta":
+                block["signature"] = delta.get("signature", "")
+            elif dtype == "input_json_delta":
+                self._json[i] = self._json.get(i, "") + delta.get("partial_json", "")
+        elif kind == "content_block_stop":
+            i = ev.get("index", 0)
+            if i in self._json:
+                raw = self._json.pop(i)
+                with contextlib.suppress(orjson.JSONDecodeError, IndexError):
+                    self.message["content"][i]["input"] = orjson.loads(raw) if raw else {}
+        elif kind == "message_delta":
+            self.message.update(ev.get("delta") or {})
+            usage = dict(self.message.get("usage") or {})
+            usage.update(ev.get("usage") or {})
+            self.message["usage"] = usage
+        elif kind == "error":
+            self.error = ev.get("error")
+
+    def result(self) -> dict[str, Any] | None:
+        return self.message if self.message is not None and self.error is None else None
+
+
+class OpenAIStream:
+    """The chat completion a stream of chunks adds up to."""
+
+    def __init__(self) -> None:
+        self.parser = SseParser()
+        self.body: dict[str, Any] | None = None
+        self.content: list[str] = []
+        self.refusal: list[str] = []
+        self.calls: dict[int, dict[str, Any]] = {}
+        self.finish: str | None = None
+        self.usage: Any = None
+
+    def feed(self, chunk: bytes) -> None:
+        for ev in self.parser.feed(chunk):
+            if isinstance(ev, dict):
+                self._chunk(ev)
+
+    def _chunk(self, ev: dict[str, Any]) -> None:
+        if self.body is None:
+            self.body = {k: v for k, v in ev.items() if k not in ("choices", "usage")}
+            self.body["object"] = "chat.completion"
+        if ev.get("usage") is not None:
+            self.usage = ev["usage"]
+        for choice in ev.get("choices") or []:
+            if not isinstance(choice, dict) or choice.get("index", 0) != 0:
+                continue
+            delta = choice.get("delta") or {}
+            if delta.get("content"):
+                self.content.append(delta["content"])
+            if delta.get("refusal"):
+                self.refusal.append(delta["refusal"])
+            for call in delta.get("tool_calls") or []:
+                slot = self.calls.setdefault(
+                    call.get("index", 0), {"id": "", "type": "function", "name": "", "args": ""}
+                )
+                if call.get("id"):
+                    slot["id"] = call["id"]
+                fn = call.get("function") or {}
+                if fn.get("name"):
+                    slot["name"] = fn["name"]
+                slot["args"] += fn.get("arguments") or ""
+            if choice.get("finish_reason"):
+                self.finish = choice["finish_reason"]
+
+    def result(self) -> dict[str, Any] | None:
+        if self.body is None:
+            return None
+        message: dict[str, Any] = {
+            "role": "assistant",
+            "content": "".join(self.content) if self.content or not self.calls else None,
+            "refusal": "".join(self.refusal) or None,
+        }
+        if self.calls:
+            message["tool_calls"] = [
+                {
+                    "id": c["id"],
+                    "type": "function",
+                    "function": {"name": c["name"], "arguments": c["args"]},
+                }
+                for _, c in sorted(self.calls.items())
+            ]
+        body = dict(self.body)
+        body["choices"] = [
+            {"index": 0, "message": message, "finish_reason": self.finish, "logprobs": None}
+        ]
+        if self.usage is not None:
+            body["usage"] = self.usage
+        return body

@@ -1,0 +1,257 @@
+"""The recording proxy, and the live half of replays that go on past their live point.
+
+``/v1/record/anthropic/…`` and ``/v1/record/openai/…`` forward every call to the upstream
+(default: the public APIs), with the client's own headers (its API key included: forwarded,
+never written), and stream the answer back untouched. Messages and chat completions calls
+are written as traces as they complete (see :mod:`regista.server.sessions`).
+
+The SDKs' base URLs for recording::
+
+    ANTHROPIC_BASE_URL=http://127.0.0.1:PORT/v1/record/anthropic
+    OPENAI_BASE_URL=http://127.0.0.1:PORT/v1/record/openai
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx2
+import orjson
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+from starlette.routing import BaseRoute, Route
+
+from regista.server.accumulate import AnthropicStream, OpenAIStream
+from regista.server.context import ErrorShape, HttpError, ServerContext
+from regista.server.replays import registry
+from regista.server.sdk_replay import SdkReplay
+from regista.server.sessions import SessionBook
+from regista.server.shapes import anthropic_request, openai_request, openai_response
+from regista.types import LlmRequest, LlmResponse
+
+__all__ = ["DEFAULT_UPSTREAMS", "Upstream", "routes", "substitute_tool_results"]
+
+#: Where calls go when the environment named no other base URL.
+DEFAULT_UPSTREAMS = {
+    "anthropic": "https://api.anthropic.com",
+    "openai": "https://api.openai.com/v1",
+}
+_HOP = {
+    "host",
+    "content-length",
+    "connection",
+    "accept-encoding",
+    "transfer-encoding",
+    "x-regista-token",
+    "keep-alive",
+}
+_RECORDED_PATHS = {"anthropic": "v1/messages", "openai": "chat/completions"}
+
+
+class Upstream:
+    """The real providers' base URLs, and one HTTP client to reach them."""
+
+    def __init__(self, urls: dict[str, str] | None = None) -> None:
+        self.urls = {**DEFAULT_UPSTREAMS, **(urls or {})}
+        self._client: httpx2.AsyncClient | None = None
+
+    @property
+    def client(self) -> httpx2.AsyncClient:
+        if self._client is None:
+            self._client = httpx2.AsyncClient(timeout=httpx2.Timeout(600.0, connect=10.0))
+        return self._client
+
+    def url(self, provider: str, rest: str, query: str) -> str:
+        url = self.urls[provider].rstrip("/") + "/" + rest.lstrip("/")
+        return f"{url}?{query}" if query else url
+
+
+def upstream(ctx: ServerContext) -> Upstream:
+    """The app's upstream (the public APIs unless configured)."""
+    up = ctx.state.get("upstream")
+    if up is None:
+        up = ctx.state["upstream"] = Upstream(ctx.upstreams)
+    assert isinstance(up, Upstream)
+    return up
+
+
+def book(ctx: ServerContext) -> SessionBook:
+    """Where the recording proxy writes its sessions (the store, unless configured)."""
+    b = ctx.state.get("record_book")
+    if b is None:
+        b = ctx.state["record_book"] = SessionBook(ctx.store)
+    assert isinstance(b, SessionBook)
+    return b
+
+
+def _forward_headers(request: Request) -> dict[str, str]:
+    headers = {k: v for k, v in request.headers.items() if k.lower() not in _HOP}
+    headers["accept-encoding"] = "identity"
+    return headers
+
+
+def _normalise(provider: str, body: dict[str, Any]) -> LlmRequest | None:
+    try:
+        return anthropic_request(body) if provider == "anthropic" else openai_request(body)
+    except HttpError:
+        return None
+
+
+def _response(provider: str, data: dict[str, Any]) -> LlmResponse | None:
+    try:
+        if provider == "anthropic":
+            return LlmResponse.model_validate(data)
+        return openai_response(data)
+    except Exception:  # an answer regista cannot read is passed on, not recorded
+        return None
+
+
+async def forward(
+    ctx: ServerContext,
+    request: Request,
+    provider: str,
+    rest: str,
+    raw: bytes,
+    on_answer: Any = None,
+) -> Response:
+    """Send ``raw`` to the upstream and stream its answer back untouched; ``on_answer``
+    gets the complete answer (a dict) and the call's duration when it could be read."""
+    up = upstream(ctx)
+    url = up.url(provider, rest, request.url.query)
+    client = up.client
+    t0 = time.perf_counter()
+    try:
+        sent = client.build_request(
+            request.method, url, headers=_forward_headers(request), content=raw
+        )
+        resp = await client.send(sent, stream=True)
+    except httpx2.HTTPError as exc:
+        raise HttpError(
+            502, f"the upstream {url} could not be reached: {exc}", shape=_shape(provider)
+        ) from None
+    headers = {
+        k: v for k, v in resp.headers.items() if k.lower() not in _HOP or k.lower() == "keep-alive"
+    }
+    headers.pop("keep-alive", None)
+    is_sse = "text/event-stream" in resp.headers.get("content-type", "")
+    if is_sse:
+        acc: AnthropicStream | OpenAIStream = (
+            AnthropicStream() if provider == "anthropic" else OpenAIStream()
+        )
+
+        async def body() -> AsyncIterator[bytes]:
+            complete = False
+            try:
+                async for chunk in resp.aiter_raw():
+                    acc.feed(chunk)
+                    yield chunk
+                complete = True
+            finally:
+                await resp.aclose()
+                result = acc.result()
+                if complete and on_answer is not None and result is not None:
+                    on_answer(result, (time.perf_counter() - t0) * 1000)
+
+        return StreamingResponse(body(), status_code=resp.status_code, headers=headers)
+    data = await resp.aread()
+    await resp.aclose()
+    if on_answer is not None and resp.status_code == 200:
+        try:
+            parsed = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            parsed = None
+        if isinstance(parsed, dict):
+            on_answer(parsed, (time.perf_counter() - t0) * 1000)
+    return Response(data, status_code=resp.status_code, headers=headers)
+
+
+def _shape(provider: str) -> ErrorShape:
+    return "anthropic" if provider == "anthropic" else "openai"
+
+
+async def _body(request: Request, ctx: ServerContext, provider: str) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > ctx.max_body:
+            raise HttpError(
+                413, "the body is larger than the server accepts", shape=_shape(provider)
+            )
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def substitute_tool_results(body: dict[str, Any], provider: str, edits: dict[str, Any]) -> None:
+    """Put edited tool results in place of the agent's own, in a body about to go upstream
+    (the model sees the edit whatever the agent's real tool returned)."""
+    for m in body.get("messages") or []:
+        if not isinstance(m, dict):
+            continue
+        if provider == "openai":
+            if m.get("role") == "tool" and m.get("tool_call_id") in edits:
+                value = edits[m["tool_call_id"]]
+                m["content"] = value if isinstance(value, str) else orjson.dumps(value).decode()
+            continue
+        content = m.get("content")
+        if m.get("role") != "user" or not isinstance(content, list):
+            continue
+        for b in content:
+            if (
+                isinstance(b, dict)
+                and b.get("type") == "tool_result"
+                and b.get("tool_use_id") in edits
+            ):
+                b["content"] = edits[b["tool_use_id"]]
+                b.pop("is_error", None)
+
+
+def routes(ctx: ServerContext) -> list[BaseRoute]:
+    reg = registry(ctx)
+
+    async def record(request: Request) -> Response:
+        provider = request.path_params["provider"]
+        if provider not in DEFAULT_UPSTREAMS:
+            raise HttpError(404, f"no upstream {provider!r}: use anthropic or openai")
+        rest = request.path_params["rest"]
+        raw = await _body(request, ctx, provider)
+        normalised: LlmRequest | None = None
+        if request.method == "POST" and rest.strip("/") == _RECORDED_PATHS[provider]:
+            try:
+                body = orjson.loads(raw)
+            except orjson.JSONDecodeError:
+                body = None
+            if isinstance(body, dict):
+                normalised = _normalise(provider, body)
+        on_answer = None
+        if normalised is not None:
+            req = normalised
+
+            def on_answer(data: dict[str, Any], ms: float) -> None:
+                response = _response(provider, data)
+                if response is not None:
+                    book(ctx).record(provider, req, response, duration_ms=ms)
+
+        return await forward(ctx, request, provider, rest, raw, on_answer)
+
+    async def live(
+        replay: SdkReplay, provider: str, body: dict[str, Any], request: Request
+    ) -> Response:
+        if replay.tool_edits:
+            substitute_tool_results(body, provider, replay.tool_edits)
+        raw = orjson.dumps(body)
+        req = _normalise(provider, body)
+        fork_book = replay.book
+
+        def on_answer(data: dict[str, Any], ms: float) -> None:
+            response = _response(provider, data)
+            if response is not None and req is not None and fork_book is not None:
+                fork_book.record(provider, req, response, duration_ms=ms)
+
+        return await forward(ctx, request, provider, _RECORDED_PATHS[provider], raw, on_answer)
+
+    reg.live_handler = live
+    methods = ["GET", "POST", "PUT", "PATCH", "DELETE"]
+    return [Route("/v1/record/{provider}/{rest:path}", record, methods=methods)]

@@ -1,0 +1,198 @@
+"""Routes of SDK replays: create, inspect and delete a replay, and the provider endpoints.
+
+``POST /v1/replays`` answers the two base URLs to give the SDKs::
+
+    ANTHROPIC_BASE_URL=http://127.0.0.1:8787/v1/replays/rp_…/anthropic
+    OPENAI_BASE_URL=http://127.0.0.1:8787/v1/replays/rp_…/openai/v1
+
+From those the SDKs call ``…/anthropic/v1/messages`` and ``…/openai/v1/chat/completions``;
+any other endpoint under them answers 400 in that provider's error shape.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import BaseRoute, Route
+
+from regista.errors import RegistaError
+from regista.server.context import ErrorShape, HttpError, ServerContext, read_json
+from regista.server.sdk_replay import LIVE, SdkReplay, parse_spec
+from regista.server.sessions import SessionBook
+from regista.server.shapes import (
+    anthropic_body,
+    anthropic_request,
+    openai_body,
+    openai_request,
+)
+from regista.server.sse import anthropic_events, openai_chunks
+from regista.trace.reader import Trace
+from regista.types import LlmRequest
+
+__all__ = ["ReplayRegistry", "registry", "routes"]
+
+#: Called for a call past the live point of a ``live="proxy"`` replay:
+#: ``(replay, provider, body, request) -> Response``.
+LiveHandler = Callable[[SdkReplay, str, dict[str, Any], Request], Awaitable[Response]]
+
+
+class ReplayRegistry:
+    """The replays of one server, in memory; expired ones are dropped when next touched."""
+
+    def __init__(self, ctx: ServerContext) -> None:
+        self.ctx = ctx
+        self._replays: dict[str, SdkReplay] = {}
+        self._lock = threading.Lock()
+        self.live_handler: LiveHandler | None = None
+
+    def create(self, body: dict[str, Any]) -> SdkReplay:
+        spec = parse_spec(body)
+        path = self.ctx.run_path(spec.run)
+        try:
+            trace = Trace.load(path)
+        except RegistaError as exc:
+            raise HttpError(400, f"run {spec.run!r} cannot be read: {exc}") from None
+        replay = SdkReplay(trace, spec, self.ctx.replay_ttl)
+        if spec.live == "proxy":
+            replay.book = SessionBook(self.ctx.store, forked_from=replay.forked_from())
+        with self._lock:
+            self._sweep()
+            self._replays[replay.id] = replay
+        return replay
+
+    def add(self, replay: SdkReplay) -> SdkReplay:
+        with self._lock:
+            self._replays[replay.id] = replay
+        return replay
+
+    def get(self, replay_id: str, shape: ErrorShape = "regista") -> SdkReplay:
+        with self._lock:
+            self._sweep()
+            replay = self._replays.get(replay_id)
+        if replay is None:
+            raise HttpError(404, f"no replay {replay_id!r} (unknown or expired)", shape=shape)
+        return replay
+
+    def delete(self, replay_id: str) -> None:
+        with self._lock:
+            if self._replays.pop(replay_id, None) is None:
+                raise HttpError(404, f"no replay {replay_id!r} (unknown or expired)")
+
+    def _sweep(self) -> None:
+        for key in [k for k, r in self._replays.items() if r.expired]:
+            del self._replays[key]
+
+
+def registry(ctx: ServerContext) -> ReplayRegistry:
+    """The app's replay registry (made on first use)."""
+    reg = ctx.state.get("replays")
+    if reg is None:
+        reg = ctx.state["replays"] = ReplayRegistry(ctx)
+    assert isinstance(reg, ReplayRegistry)
+    return reg
+
+
+def routes(ctx: ServerContext) -> list[BaseRoute]:
+    reg = registry(ctx)
+
+    async def create(request: Request) -> Response:
+        replay = reg.create(await read_json(request, ctx))
+        base = str(request.base_url).rstrip("/") + f"/v1/replays/{replay.id}"
+        return JSONResponse(
+            {
+                "id": replay.id,
+                "anthropic_base_url": f"{base}/anthropic",
+                "openai_base_url": f"{base}/openai/v1",
+                "expires_at": replay.status()["expires_at"],
+            },
+            status_code=201,
+        )
+
+    async def show(request: Request) -> Response:
+        return JSONResponse(reg.get(request.path_params["rid"]).status())
+
+    async def delete(request: Request) -> Response:
+        reg.delete(request.path_params["rid"])
+        return Response(status_code=204)
+
+    async def tools_next(request: Request) -> Response:
+        replay = reg.get(request.path_params["rid"])
+        return JSONResponse(replay.tool_result(request.query_params.get("tool_use_id")))
+
+    async def messages(request: Request) -> Response:
+        return await _call(reg, request, "anthropic")
+
+    async def completions(request: Request) -> Response:
+        return await _call(reg, request, "openai")
+
+    async def unsupported_anthropic(request: Request) -> Response:
+        raise HttpError(
+            400,
+            f"regista replays serve only POST /v1/messages, not {request.method} "
+            f"/{request.path_params['rest']}",
+            shape="anthropic",
+        )
+
+    async def unsupported_openai(request: Request) -> Response:
+        raise HttpError(
+            400,
+            f"regista replays serve only POST /v1/chat/completions, not {request.method} "
+            f"/{request.path_params['rest']}",
+            shape="openai",
+        )
+
+    any_method = ["GET", "POST", "PUT", "PATCH", "DELETE"]
+    return [
+        Route("/v1/replays", create, methods=["POST"]),
+        Route("/v1/replays/{rid}", show, methods=["GET"]),
+        Route("/v1/replays/{rid}", delete, methods=["DELETE"]),
+        Route("/v1/replays/{rid}/tools/next", tools_next, methods=["GET"]),
+        Route("/v1/replays/{rid}/anthropic/v1/messages", messages, methods=["POST"]),
+        Route("/v1/replays/{rid}/openai/v1/chat/completions", completions, methods=["POST"]),
+        Route("/v1/replays/{rid}/openai/chat/completions", completions, methods=["POST"]),
+        Route("/v1/replays/{rid}/anthropic/{rest:path}", unsupported_anthropic, methods=any_method),
+        Route("/v1/replays/{rid}/openai/{rest:path}", unsupported_openai, methods=any_method),
+    ]
+
+
+async def _call(reg: ReplayRegistry, request: Request, provider: ErrorShape) -> Response:
+    replay = reg.get(request.path_params["rid"], provider)
+    body = await read_json(request, reg.ctx, shape=provider)
+    normalised: LlmRequest = (
+        anthropic_request(body) if provider == "anthropic" else openai_request(body)
+    )
+    served = replay.answer(normalised, provider)
+    if served == LIVE:
+        if reg.live_handler is None:
+            raise HttpError(502, "this server has no upstream to go live with", shape=provider)
+        return await reg.live_handler(replay, provider, body, request)
+    assert not isinstance(served, str)
+    if replay.book is not None:
+        replay.book.record(
+            provider,
+            normalised,
+            served.response,
+            source=served.source,
+            matched=served.matched if served.source == "recorded" else None,
+        )
+    return respond(provider, served.response, body)
+
+
+def respond(provider: str, response: Any, body: dict[str, Any]) -> Response:
+    """The provider-shaped answer (JSON or SSE) of a normalised ``response``."""
+    stream = bool(body.get("stream"))
+    if provider == "anthropic":
+        message = anthropic_body(response)
+        if stream:
+            return StreamingResponse(anthropic_events(message), media_type="text/event-stream")
+        return JSONResponse(message)
+    completion = openai_body(response, str(body.get("model") or ""))
+    if stream:
+        options = body.get("stream_options") or {}
+        include = bool(options.get("include_usage")) if isinstance(options, dict) else False
+        return StreamingResponse(openai_chunks(completion, include), media_type="text/event-stream")
+    return JSONResponse(completion)

@@ -1,0 +1,378 @@
+"""SDK replays: a recorded run served to any SDK client, call by call, from memory.
+
+A replay snapshots its trace when it is created (later writes to the file change nothing)
+and lives in memory until it expires. Each request is normalised (see
+:mod:`regista.server.shapes`) and matched by its :func:`~regista.server.shapes.sdk_digest`
+against the recorded model calls, each played once, in any order (so concurrent clients are
+served).
+
+- ``strict``: a request the tape does not hold answers 409 ``replay_divergence``, naming the
+  step it expected, both digests and the structural diff; the step is not consumed.
+- ``loose`` (the harness calls it ``warn``): the next recorded call answers regardless, and
+  whether it matched is counted.
+- Edits answer a model step with another answer, or give a tool step another result (served
+  by ``tools/next``, and put in place of the agent's own result in what goes live).
+- Past the live point (``live_after``): ``live="signal"`` answers 409 ``replay_live`` (the
+  client's cue to call the real provider); ``live="proxy"`` forwards to the upstream.
+"""
+
+from __future__ import annotations
+
+import enum
+import secrets
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from regista.errors import InvalidEditError
+from regista.fork import ModelAnswerEdit, validate_model_edit
+from regista.providers.replay import RecordedCall, recorded_calls
+from regista.providers.tape import Tape, mismatch
+from regista.server.context import ErrorShape, HttpError
+from regista.server.sessions import SessionBook
+from regista.server.shapes import sdk_digest
+from regista.trace.events import ToolResult
+from regista.trace.reader import Trace
+from regista.types import LlmRequest, LlmResponse, Usage
+
+__all__ = ["LIVE", "SdkReplay", "SdkReplayMode", "Served", "parse_spec"]
+
+
+class SdkReplayMode(enum.StrEnum):
+    """How an SDK replay treats a request that is not on the tape."""
+
+    STRICT = "strict"
+    LOOSE = "loose"
+
+    @classmethod
+    def parse(cls, value: Any) -> SdkReplayMode:
+        if value == "warn":  # the harness's name for the same behaviour
+            return cls.LOOSE
+        try:
+            return cls(value)
+        except ValueError:
+            raise HttpError(
+                400, f"unknown mode {value!r}; valid modes: 'strict', 'loose' (alias 'warn')"
+            ) from None
+
+
+def _digest_of(call: RecordedCall) -> str:
+    request = call.request
+    return sdk_digest(request.system, request.messages) if request is not None else ""
+
+
+def _canonical(request: LlmRequest) -> dict[str, Any]:
+    return {"system": request.system, "messages": request.messages}
+
+
+@dataclass
+class Served:
+    """What answers one call: a recorded (or edited) response, or ``LIVE``."""
+
+    response: LlmResponse
+    step: int
+    source: Literal["recorded", "edit"]
+    matched: bool
+
+
+#: Returned by :meth:`SdkReplay.answer` when the call goes to the real provider.
+LIVE = "live"
+
+
+@dataclass
+class Spec:
+    """What a replay was asked for (the body of ``POST /v1/replays``)."""
+
+    run: str
+    mode: SdkReplayMode = SdkReplayMode.STRICT
+    answers: dict[int, ModelAnswerEdit] = field(default_factory=dict)
+    tool_results: dict[int, Any] = field(default_factory=dict)
+    live_after: int | None = None
+    live: Literal["proxy", "signal"] | None = None
+    ttl: float | None = None
+
+
+def parse_spec(body: dict[str, Any]) -> Spec:
+    """Check a ``POST /v1/replays`` body (400 on anything wrong)."""
+    run = body.get("run")
+    if not isinstance(run, str) or not run:
+        raise HttpError(400, "'run' must be the session id of a run in the store")
+    spec = Spec(run=run, mode=SdkReplayMode.parse(body.get("mode", "strict")))
+    edits = body.get("edits") or []
+    if not isinstance(edits, list):
+        raise HttpError(400, "'edits' must be a list")
+    for i, edit in enumerate(edits):
+        step = edit.get("step") if isinstance(edit, dict) else None
+        if not isinstance(step, int) or isinstance(step, bool) or step < 0:
+            raise HttpError(400, f"edits[{i}] needs a 'step' (a step number)")
+        assert isinstance(edit, dict)
+        if "tool_result" in edit:
+            if not isinstance(edit["tool_result"], str | list):
+                raise HttpError(400, f"edits[{i}].tool_result must be text or content blocks")
+            spec.tool_results[step] = edit["tool_result"]
+        elif "answer" in edit:
+            answer = edit["answer"]
+            if isinstance(answer, str):
+                spec.answers[step] = ModelAnswerEdit.text(answer)
+            elif isinstance(answer, list):
+                spec.answers[step] = ModelAnswerEdit(answer)
+            elif isinstance(answer, dict) and isinstance(answer.get("content"), list | str):
+                content = answer["content"]
+                blocks = (
+                    [{"type": "text", "text": content}] if isinstance(content, str) else content
+                )
+                spec.answers[step] = ModelAnswerEdit(blocks, answer.get("stop_reason"))
+            else:
+                raise HttpError(400, f"edits[{i}].answer must be text or content blocks")
+        else:
+            raise HttpError(400, f"edits[{i}] needs 'tool_result' or 'answer'")
+    live_after = body.get("live_after")
+    if live_after is not None and (not isinstance(live_after, int) or isinstance(live_after, bool)):
+        raise HttpError(400, "'live_after' must be a step number")
+    spec.live_after = live_after
+    live = body.get("live")
+    if live not in (None, "proxy", "signal"):
+        raise HttpError(400, f"'live' must be 'proxy' or 'signal', not {live!r}")
+    spec.live = live
+    ttl = body.get("ttl_seconds")
+    if ttl is not None:
+        if not isinstance(ttl, int | float) or isinstance(ttl, bool) or not 0 < ttl <= 86400:
+            raise HttpError(400, "'ttl_seconds' must be a number of seconds (at most a day)")
+        spec.ttl = float(ttl)
+    return spec
+
+
+class SdkReplay:
+    """One replay of a recorded run for SDK clients.
+
+    Args:
+        trace: The recording (already loaded: the snapshot).
+        spec: What was asked for.
+        ttl: Seconds it lives.
+    """
+
+    def __init__(self, trace: Trace, spec: Spec, ttl: float) -> None:
+        self.id = "rp_" + secrets.token_hex(12)
+        self.trace = trace
+        self.spec = spec
+        self.created = time.time()
+        self.expires_at = self.created + (spec.ttl or ttl)
+        calls = [c for c in recorded_calls(trace) if c.kind == "model"]
+        self.tape = Tape(calls, key=_digest_of)
+        self.steps = trace.steps()
+        self._check_edits()
+        self.tool_edits = {
+            self.steps[step].tool_call.tool_use_id: content  # type: ignore[union-attr]
+            for step, content in spec.tool_results.items()
+        }
+        edited = [*spec.answers, *spec.tool_results]
+        self.last_edit = max(edited) if edited else None
+        if spec.live_after is not None:
+            self.live_from: int | None = spec.live_after + 1
+        elif self.last_edit is not None:  # a fork goes live right after its last edit
+            self.live_from = self.last_edit + 1
+        else:
+            self.live_from = None
+        if self.live_from is not None and spec.live is None:
+            spec.live = "signal"
+        self.is_live = False
+        self.requests = 0
+        self.served = 0
+        self.matched = 0
+        self.live_calls = 0
+        self.divergence: dict[str, Any] | None = None
+        self._tools_served: set[str] = set()
+        self._lock = threading.Lock()
+        #: Where a fork that goes live through the proxy writes its trace.
+        self.book: SessionBook | None = None
+
+    def _check_edits(self) -> None:
+        n = len(self.steps)
+        tool_names = {str(t.get("name")) for t in self.trace.start.tools}
+        for step, answer in list(self.spec.answers.items()):
+            if step >= n or self.steps[step].kind != "model":
+                raise HttpError(400, f"edit at step {step}: not a model step of the run")
+            try:
+                self.spec.answers[step] = validate_model_edit(answer, tool_names)
+            except InvalidEditError as exc:
+                raise HttpError(400, f"edit at step {step}: {exc}") from None
+        for step in self.spec.tool_results:
+            if step >= n or self.steps[step].kind != "tool" or self.steps[step].tool_call is None:
+                raise HttpError(400, f"edit at step {step}: not a tool step of the run")
+        if (
+            self.spec.live_after is not None
+            and self.spec.answers | self.spec.tool_results
+            and self.spec.live_after < max([*self.spec.answers, *self.spec.tool_results])
+        ):
+            raise HttpError(400, "'live_after' must be at or after the last edited step")
+
+    @property
+    def expired(self) -> bool:
+        return time.time() >= self.expires_at
+
+    def answer(self, request: LlmRequest, shape: ErrorShape) -> Served | str:
+        """Serve one call: a :class:`Served`, or :data:`LIVE` to send it upstream.
+
+        Raises:
+            HttpError: 409 ``replay_divergence`` (strict) or ``replay_live`` (signal).
+        """
+        digest = sdk_digest(request.system, request.messages)
+        with self._lock:
+            self.requests += 1
+            if self.is_live:
+                return self._go_live(shape)
+            i = self.tape.peek(digest)
+            if i is not None:
+                rec = self.tape.calls[i]
+                if self.live_from is None or rec.step < self.live_from:
+                    self.tape.play(i)
+                    return self._serve(rec, matched=True)
+            expected = self.tape.expected()
+            if expected is None or (self.live_from is not None and expected.step >= self.live_from):
+                if self.live_from is not None:
+                    self.is_live = True
+                    return self._go_live(shape)
+                return self._diverge(request, digest, None, shape)
+            loose_after_edit = self.last_edit is not None and expected.step > self.last_edit
+            if self.spec.mode is SdkReplayMode.LOOSE or loose_after_edit:
+                self._note(request, expected)
+                self.tape.play(self.tape.next_index)
+                return self._serve(expected, matched=False)
+            return self._diverge(request, digest, expected, shape)
+
+    def _serve(self, rec: RecordedCall, matched: bool) -> Served:
+        self.served += 1
+        self.matched += matched
+        edit = self.spec.answers.get(rec.step)
+        if edit is not None:
+            response = LlmResponse(
+                id=f"msg_edit_{rec.step}",
+                model=rec.response.model,
+                content=[dict(b) for b in edit.content],
+                stop_reason=edit.stop_reason,
+                usage=Usage(),
+            )
+            return Served(response, rec.step, "edit", matched)
+        return Served(rec.response, rec.step, "recorded", matched)
+
+    def _go_live(self, shape: ErrorShape) -> str:
+        self.live_calls += 1
+        if self.spec.live == "proxy":
+            return LIVE
+        raise HttpError(
+            409,
+            "the replay is past its live point: send this call, and every later one, to the "
+            "real provider",
+            type="replay_live",
+            shape=shape,
+            extra={"live_from": self.live_from},
+            headers={"x-should-retry": "false"},
+        )
+
+    def _note(self, request: LlmRequest, expected: RecordedCall | None) -> dict[str, Any]:
+        m = mismatch(
+            expected,
+            _canonical(request),
+            canonical=_canonical,
+            others=[c for c in self.tape.calls[self.tape.next_index :] if c is not expected][:4],
+            root="",
+        )
+        note = {
+            "step": expected.step if expected is not None else self._end_step(),
+            "diff": [c.describe() for c in m.changes[:20]],
+            "nearest": m.nearest_note,
+        }
+        if self.divergence is None:
+            self.divergence = note
+        return note
+
+    def _end_step(self) -> int:
+        return self.tape.calls[-1].step + 1 if self.tape.calls else 0
+
+    def _diverge(
+        self, request: LlmRequest, digest: str, expected: RecordedCall | None, shape: ErrorShape
+    ) -> Served:
+        note = self._note(request, expected)
+        if expected is None:
+            message = (
+                f"the run made model call {self.tape.played + 1}, but the recording has only "
+                f"{len(self.tape)}"
+            )
+        else:
+            first = note["diff"][0] if note["diff"] else "the request differs"
+            message = f"diverged at step {expected.step}: {first}{note['nearest']}"
+        raise HttpError(
+            409,
+            message,
+            type="replay_divergence",
+            shape=shape,
+            extra={
+                "step": note["step"],
+                "expected_digest": _digest_of(expected) if expected is not None else None,
+                "got_digest": digest,
+                "diff": note["diff"],
+            },
+            headers={"x-should-retry": "false"},
+        )
+
+    def tool_result(self, tool_use_id: str | None) -> dict[str, Any]:
+        """The recorded (or edited) result of a tool call; the next unserved one without an
+        id. Raises ``HttpError(404)`` when there is none."""
+        results = [ev for ev in self.trace.events if isinstance(ev, ToolResult)]
+        with self._lock:
+            if tool_use_id is None:
+                found = next((r for r in results if r.tool_use_id not in self._tools_served), None)
+            else:
+                found = next((r for r in results if r.tool_use_id == tool_use_id), None)
+            if found is None:
+                raise HttpError(404, f"no recorded result for tool call {tool_use_id!r}")
+            self._tools_served.add(found.tool_use_id)
+        edited = found.tool_use_id in self.tool_edits
+        return {
+            "tool_use_id": found.tool_use_id,
+            "name": found.name,
+            "step": found.step,
+            "content": self.tool_edits[found.tool_use_id] if edited else found.content,
+            "is_error": False if edited else found.is_error,
+            "source": "edit" if edited else "recorded",
+        }
+
+    def forked_from(self) -> dict[str, Any]:
+        """The ``forked_from`` link of the trace a live fork writes."""
+        edited = [*self.spec.answers, *self.spec.tool_results]
+        edits = [
+            {"step": s, "kind": "model_answer", "content": a.content}
+            for s, a in self.spec.answers.items()
+        ] + [
+            {"step": s, "kind": "tool_result", "content": c}
+            for s, c in self.spec.tool_results.items()
+        ]
+        at = min(edited) if edited else (self.live_from or 0)
+        return {
+            "session_id": self.trace.session_id,
+            "at_step": at,
+            "edit": edits[0] if len(edits) == 1 else ({"edits": edits} if edits else None),
+            "live_after": self.spec.live_after,
+            "path": str(self.trace.path) if self.trace.path else None,
+        }
+
+    def status(self) -> dict[str, Any]:
+        """What ``GET /v1/replays/{id}`` answers."""
+        return {
+            "id": self.id,
+            "run": self.trace.session_id,
+            "mode": self.spec.mode.value,
+            "calls": len(self.tape),
+            "requests": self.requests,
+            "served": self.served,
+            "matched": self.matched,
+            "live_calls": self.live_calls,
+            "live_from": self.live_from,
+            "divergence": self.divergence,
+            "expires_at": _iso(self.expires_at),
+        }
+
+
+def _iso(ts: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))

@@ -1,0 +1,177 @@
+"""Turning SDK traffic into ordinary regista traces, one per agent session.
+
+A call whose messages extend an open session's last request (same system prompt, the same
+messages first) continues that session; any other call starts a new one. Between two model
+calls, the ``tool_result`` blocks the agent sends back for the previous answer's
+``tool_use`` blocks become tool steps, so the trace has the steps every consumer knows.
+Only normalised bodies are written: never headers, so never an API key.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ulid import ULID
+
+from regista.pricing import cost_usd, price_for
+from regista.trace.recorder import TraceRecorder
+from regista.types import LlmRequest, LlmResponse, Message
+
+__all__ = ["SdkSession", "SessionBook"]
+
+
+@dataclass
+class SdkSession:
+    """One agent session being written."""
+
+    rec: TraceRecorder
+    system: str | None
+    messages: list[Message]
+    last: LlmResponse | None = None
+    started: bool = False
+    extra_start: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def path(self) -> Path:
+        return self.rec.path
+
+
+def _task(messages: list[Message]) -> str:
+    for m in messages:
+        if m.get("role") == "user":
+            content = m.get("content")
+            if isinstance(content, str):
+                return content
+            if isinstance(content, list):
+                return "".join(
+                    b.get("text", "") for b in content if isinstance(b, dict) and "text" in b
+                )
+    return ""
+
+
+def _results(messages: list[Message]) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for m in messages:
+        content = m.get("content")
+        if m.get("role") != "user" or not isinstance(content, list):
+            continue
+        for b in content:
+            if isinstance(b, dict) and b.get("type") == "tool_result":
+                out[str(b.get("tool_use_id"))] = b
+    return out
+
+
+class SessionBook:
+    """Open sessions of one recording, written into ``trace_dir``.
+
+    Args:
+        trace_dir: Where traces go (``<trace_dir>/<session_id>.jsonl``).
+        forked_from: For a fork: the link every session written gets.
+    """
+
+    def __init__(self, trace_dir: str | Path, forked_from: dict[str, Any] | None = None) -> None:
+        self.trace_dir = Path(trace_dir)
+        self.forked_from = forked_from
+        self.sessions: list[SdkSession] = []
+        self._lock = threading.Lock()
+
+    @property
+    def paths(self) -> list[Path]:
+        return [s.path for s in self.sessions]
+
+    def _find(self, request: LlmRequest) -> SdkSession:
+        for s in reversed(self.sessions):
+            n = len(s.messages)
+            if (
+                not s.rec.closed
+                and s.system == request.system
+                and len(request.messages) > n
+                and request.messages[:n] == s.messages
+            ):
+                return s
+        session_id = str(ULID())
+        rec = TraceRecorder.create(self.trace_dir / f"{session_id}.jsonl", session_id)
+        session = SdkSession(rec, request.system, [])
+        self.sessions.append(session)
+        return session
+
+    def record(
+        self,
+        provider: str,
+        request: LlmRequest,
+        response: LlmResponse,
+        *,
+        source: str = "live",
+        duration_ms: float = 0.0,
+        matched: bool | None = None,
+    ) -> int:
+        """Write one model call (and the tool steps before it); return its step."""
+        with self._lock:
+            s = self._find(request)
+            if not s.started:
+                s.rec.start(
+                    task=_task(request.messages),
+                    model=request.model,
+                    provider=provider,
+                    instructions=request.system,
+                    tools=request.tools,
+                    max_tokens=request.max_tokens,
+                    params=request.params,
+                    forked_from=self.forked_from,
+                    metadata={"recorded_by": "regista record", "api": provider},
+                )
+                s.started = True
+            if s.last is not None:
+                results = _results(request.messages[len(s.messages) :])
+                for use in s.last.tool_uses:
+                    block = results.get(str(use.get("id")))
+                    if block is None:
+                        continue
+                    content = block.get("content", "")
+                    args = use.get("input")
+                    s.rec.tool_step(
+                        str(use.get("id")),
+                        str(use.get("name")),
+                        args if isinstance(args, dict) else {},
+                        content if isinstance(content, str | list) else str(content),
+                        is_error=bool(block.get("is_error")),
+                        by="default",
+                        source=source if source != "edit" else "recorded",
+                    )
+            step = s.rec.request(request)
+            model = response.model or request.model
+            cost = (
+                0.0
+                if source != "live"
+                else cost_usd(model, response.usage)
+                if price_for(model) is not None
+                else None
+            )
+            s.rec.response(
+                step,
+                response,
+                provider=provider,
+                source=source,
+                cost_usd=cost,
+                duration_ms=duration_ms,
+                matched=matched,
+            )
+            s.messages = list(request.messages)
+            s.last = response
+            return step
+
+    def close(self) -> None:
+        """End every open session with how its last answer stopped."""
+        with self._lock:
+            for s in self.sessions:
+                if s.rec.closed:
+                    continue
+                if not s.started:
+                    s.rec.close()
+                    continue
+                last = s.last
+                stop = (last.stop_reason or "end_turn") if last is not None else "error"
+                s.rec.end(stop, output=last.text if last is not None else None)

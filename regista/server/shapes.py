@@ -1,0 +1,313 @@
+"""The edge between the providers' HTTP shapes and regista's normalised model I/O.
+
+Requests and responses are normalised to the Anthropic Messages shape (the trace's). An
+OpenAI chat completion keeps what that loses (its ids, ``created``, the raw argument
+strings of its tool calls, ``finish_reason``, the raw usage, …) under the response's
+``openai`` field, so a replay serves the very body the provider sent.
+
+The strict replay digest (:func:`sdk_digest`) covers the system prompt and the messages
+only: the model name, tools and sampling parameters are not part of it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from regista.server.context import ErrorShape, HttpError
+from regista.trace.canonical import request_hash
+from regista.types import LlmRequest, LlmResponse, Usage
+
+__all__ = [
+    "anthropic_body",
+    "anthropic_request",
+    "openai_body",
+    "openai_request",
+    "openai_response",
+    "sdk_digest",
+]
+
+_ANTHROPIC_PARAMS = ("temperature", "top_p", "top_k", "stop_sequences", "thinking", "metadata")
+_OPENAI_PARAMS = (
+    "temperature",
+    "top_p",
+    "stop",
+    "seed",
+    "n",
+    "presence_penalty",
+    "frequency_penalty",
+    "logit_bias",
+    "response_format",
+    "reasoning_effort",
+    "parallel_tool_calls",
+)
+_FINISH_TO_STOP = {
+    "stop": "end_turn",
+    "tool_calls": "tool_use",
+    "function_call": "tool_use",
+    "length": "max_tokens",
+    "content_filter": "refusal",
+}
+_STOP_TO_FINISH = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "tool_use": "tool_calls",
+    "max_tokens": "length",
+    "refusal": "content_filter",
+}
+
+
+def sdk_digest(system: str | None, messages: list[dict[str, Any]]) -> str:
+    """The strict replay digest: SHA-256 of the canonical system prompt and messages."""
+    return request_hash({"system": system, "messages": messages})
+
+
+def _bad(message: str, shape: ErrorShape) -> HttpError:
+    return HttpError(400, message, shape=shape)
+
+
+def _messages(body: dict[str, Any], shape: ErrorShape) -> list[dict[str, Any]]:
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        raise _bad("'messages' must be a non-empty list", shape)
+    for i, m in enumerate(messages):
+        if not isinstance(m, dict) or not isinstance(m.get("role"), str):
+            raise _bad(f"messages[{i}] must be an object with a 'role'", shape)
+    return messages
+
+
+def _max_tokens(body: dict[str, Any], *names: str) -> int:
+    for name in names:
+        value = body.get(name)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    return 4096
+
+
+# -- Anthropic -------------------------------------------------------------------------------
+
+
+def anthropic_request(body: dict[str, Any]) -> LlmRequest:
+    """A Messages API request body, normalised (``system`` blocks joined into text)."""
+    messages = _messages(body, "anthropic")
+    for i, m in enumerate(messages):
+        if not isinstance(m.get("content"), str | list):
+            raise _bad(f"messages[{i}].content must be a string or a list", "anthropic")
+    system = body.get("system")
+    if isinstance(system, list):
+        system = "\n\n".join(
+            str(b.get("text", "")) for b in system if isinstance(b, dict) and "text" in b
+        )
+    elif system is not None and not isinstance(system, str):
+        raise _bad("'system' must be a string or a list of text blocks", "anthropic")
+    tools = body.get("tools") or []
+    tool_choice = body.get("tool_choice")
+    return LlmRequest(
+        model=str(body.get("model") or ""),
+        system=system or None,
+        messages=messages,
+        tools=tools if isinstance(tools, list) else [],
+        tool_choice=tool_choice if isinstance(tool_choice, dict) else None,
+        max_tokens=_max_tokens(body, "max_tokens"),
+        params={k: body[k] for k in _ANTHROPIC_PARAMS if k in body},
+    )
+
+
+def anthropic_body(response: LlmResponse) -> dict[str, Any]:
+    """The Messages API response body of ``response``."""
+    body = response.payload()
+    body.pop("openai", None)
+    body.setdefault("type", "message")
+    if not body.get("id"):
+        body["id"] = "msg_regista_replay"
+    return body
+
+
+# -- OpenAI chat completions -----------------------------------------------------------------
+
+
+def _openai_content(content: Any) -> list[dict[str, Any]]:
+    if content is None:
+        return []
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}] if content else []
+    blocks: list[dict[str, Any]] = []
+    if isinstance(content, list):
+        for part in content:
+            if not isinstance(part, dict):
+                continue
+            kind = part.get("type")
+            if kind == "text":
+                blocks.append({"type": "text", "text": str(part.get("text", ""))})
+            elif kind == "image_url":
+                url = part.get("image_url", {})
+                url = url.get("url") if isinstance(url, dict) else url
+                blocks.append({"type": "image", "source": {"type": "url", "url": url}})
+            else:
+                blocks.append({"type": "openai_part", "part": part})
+    return blocks
+
+
+def _arguments(raw: Any) -> dict[str, Any]:
+    if isinstance(raw, str):
+        try:
+            value = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            return {"_raw_arguments": raw}
+        return value if isinstance(value, dict) else {"_raw_arguments": raw}
+    return raw if isinstance(raw, dict) else {}
+
+
+def openai_request(body: dict[str, Any]) -> LlmRequest:
+    """A chat completions request, normalised to the Messages shape.
+
+    ``system`` / ``developer`` messages become the system prompt; an assistant's
+    ``tool_calls`` become ``tool_use`` blocks; consecutive ``tool`` messages become one user
+    message of ``tool_result`` blocks.
+    """
+    raw = _messages(body, "openai")
+    system: list[str] = []
+    messages: list[dict[str, Any]] = []
+    for m in raw:
+        role = m["role"]
+        if role in ("system", "developer"):
+            system.extend(b["text"] for b in _openai_content(m.get("content")) if "text" in b)
+        elif role == "tool":
+            block = {
+                "type": "tool_result",
+                "tool_use_id": str(m.get("tool_call_id", "")),
+                "content": _openai_content(m.get("content")),
+            }
+            last = messages[-1] if messages else None
+            if (
+                last is not None
+                and last["role"] == "user"
+                and last["content"]
+                and all(b.get("type") == "tool_result" for b in last["content"])
+            ):
+                last["content"].append(block)
+            else:
+                messages.append({"role": "user", "content": [block]})
+        elif role == "assistant":
+            content = _openai_content(m.get("content"))
+            for call in m.get("tool_calls") or []:
+                if not isinstance(call, dict):
+                    continue
+                fn = call.get("function") or {}
+                content.append(
+                    {
+                        "type": "tool_use",
+                        "id": str(call.get("id", "")),
+                        "name": str(fn.get("name", "")),
+                        "input": _arguments(fn.get("arguments")),
+                    }
+                )
+            messages.append({"role": "assistant", "content": content})
+        else:
+            messages.append({"role": "user", "content": _openai_content(m.get("content"))})
+    tools = []
+    for t in body.get("tools") or []:
+        fn = t.get("function", {}) if isinstance(t, dict) else {}
+        tools.append(
+            {
+                "name": fn.get("name", ""),
+                "description": fn.get("description", ""),
+                "input_schema": fn.get("parameters", {}),
+            }
+        )
+    choice = body.get("tool_choice")
+    return LlmRequest(
+        model=str(body.get("model") or ""),
+        system="\n\n".join(system) or None,
+        messages=messages,
+        tools=tools,
+        tool_choice={"openai": choice} if choice is not None else None,
+        max_tokens=_max_tokens(body, "max_completion_tokens", "max_tokens"),
+        params={k: body[k] for k in _OPENAI_PARAMS if k in body},
+    )
+
+
+def openai_response(body: dict[str, Any]) -> LlmResponse:
+    """A chat completion, normalised; what the Messages shape loses is kept in ``openai``."""
+    choices = body.get("choices") or [{}]
+    choice = choices[0] if isinstance(choices[0], dict) else {}
+    message = choice.get("message") or {}
+    content = _openai_content(message.get("content"))
+    arguments: list[str] = []
+    for call in message.get("tool_calls") or []:
+        fn = call.get("function") or {}
+        arguments.append(str(fn.get("arguments", "")))
+        content.append(
+            {
+                "type": "tool_use",
+                "id": str(call.get("id", "")),
+                "name": str(fn.get("name", "")),
+                "input": _arguments(fn.get("arguments")),
+            }
+        )
+    usage = body.get("usage") or {}
+    finish = choice.get("finish_reason")
+    kept = {k: v for k, v in body.items() if k not in ("choices",)}
+    kept["finish_reason"] = finish
+    kept["arguments"] = arguments
+    kept["message"] = {k: v for k, v in message.items() if k not in ("content", "tool_calls")}
+    kept["content_was_null"] = message.get("content") is None
+    return LlmResponse(
+        id=body.get("id"),
+        model=body.get("model"),
+        content=content,
+        stop_reason=_FINISH_TO_STOP.get(str(finish), "end_turn"),
+        usage=Usage(
+            input_tokens=int(usage.get("prompt_tokens") or 0),
+            output_tokens=int(usage.get("completion_tokens") or 0),
+        ),
+        openai=kept,
+    )
+
+
+def openai_body(response: LlmResponse, model: str) -> dict[str, Any]:
+    """The chat completion body of ``response``: the recorded one exactly when it was
+    recorded from OpenAI, else built from the Messages shape."""
+    kept: dict[str, Any] = dict(getattr(response, "openai", None) or {})
+    text = "".join(b.get("text", "") for b in response.content if b.get("type") == "text")
+    uses = [b for b in response.content if b.get("type") == "tool_use"]
+    raw_args: list[str] = list(kept.pop("arguments", []))
+    tool_calls = [
+        {
+            "id": b.get("id", ""),
+            "type": "function",
+            "function": {
+                "name": b.get("name", ""),
+                "arguments": raw_args[i]
+                if i < len(raw_args)
+                else orjson.dumps(b.get("input", {})).decode(),
+            },
+        }
+        for i, b in enumerate(uses)
+    ]
+    message: dict[str, Any] = {"role": "assistant"}
+    message.update(kept.pop("message", {}))
+    was_null = kept.pop("content_was_null", False)
+    message["content"] = None if (was_null and not text) else text
+    if tool_calls:
+        message["tool_calls"] = tool_calls
+    finish = kept.pop("finish_reason", None) or _STOP_TO_FINISH.get(
+        response.stop_reason or "end_turn", "stop"
+    )
+    body: dict[str, Any] = {
+        "id": response.id or "chatcmpl-regista-replay",
+        "object": "chat.completion",
+        "created": 0,
+        "model": response.model or model,
+    }
+    body.update(kept)
+    body["choices"] = [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}]
+    if "usage" not in kept:
+        u = response.usage
+        body["usage"] = {
+            "prompt_tokens": u.input_tokens,
+            "completion_tokens": u.output_tokens,
+            "total_tokens": u.input_tokens + u.output_tokens,
+        }
+    return body
