@@ -9,7 +9,7 @@ from regista.errors import UserError
 
 __all__ = ["register", "run"]
 
-_FORMATS = ("claude-code",)
+_FORMATS = ("claude-code", "codex")
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

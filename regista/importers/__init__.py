@@ -1,7 +1,7 @@
 """Sessions other tools wrote, opened as regista runs.
 
 - :mod:`regista.importers.claude_code`: Claude Code transcripts;
-- :mod:`regista.importers.codex`: Codex CLI rollouts.
+- :mod:`regista.importers.codex`: Codex CLI rollouts (wrapped, bare and single-document).
 
 Every command that opens a trace (``regista show/diff/export/replay``, ``regista-tui``)
 accepts these files directly: the format is detected from the content
@@ -44,6 +44,11 @@ def convert(fmt: str, path: Path, data: bytes | None = None) -> Conversion:
 
         conv: Conversion = claude_code.convert(path, data)
         return conv
+    if fmt == "codex":
+        from regista.importers import codex
+
+        conv = codex.convert(path, data)
+        return conv
     raise UserError(f"unknown transcript format {fmt!r}; known: {', '.join(FORMATS)}")
 
 
@@ -58,7 +63,7 @@ def convert_file(path: Path, data: bytes | None = None) -> Conversion | None:
     if data is None:
         data = read_source(path)
     fmt = detect(data)
-    if fmt != "claude-code":
+    if fmt not in ("claude-code", "codex"):
         return None
     conv = convert(fmt, path, data)
     for file, lineno, msg in conv.report.bad_lines:
@@ -72,6 +77,10 @@ def discover(fmt: str, paths: list[Path]) -> list[Path]:
         from regista.importers import claude_code
 
         found: list[Path] = claude_code.discover(paths)
+    elif fmt == "codex":
+        from regista.importers import codex
+
+        found = codex.discover(paths)
     else:
         raise UserError(f"unknown transcript format {fmt!r}; known: {', '.join(FORMATS)}")
     return found
@@ -122,7 +131,7 @@ def _register_formats() -> None:
             return Trace.load(path)
         return Trace.from_bytes(conv.main.to_bytes(), path)
 
-    for name in ("claude-code",):
+    for name in ("claude-code", "codex"):
         register_format(
             TraceFormat(name, lambda head, name=name: detect(head) == name, load)  # type: ignore[misc]
         )

@@ -13,6 +13,7 @@ from regista.importers import convert
 from regista.trace.reader import Trace
 
 from .cc_fixtures import CCSession, basic_session, text, tool_use
+from .codex_fixtures import basic_rollout
 from .fuzzing import CASES, mutate
 
 
@@ -30,7 +31,15 @@ def _claude_code_seed() -> bytes:
     return s.data()
 
 
-SEEDS = {"claude-code": _claude_code_seed}
+def _codex_seed() -> bytes:
+    r = basic_rollout()
+    r.line("compacted", {"message": "S", "replacement_history": [{"type": "message"}]})
+    r.line("response_item", {"type": "web_search_call", "action": {"query": "q"}})
+    r.line("event_msg", {"type": "exec_command_end", "call_id": "call_A", "exit_code": 2})
+    return r.data()
+
+
+SEEDS = {"claude-code": _claude_code_seed, "codex": _codex_seed}
 
 
 @pytest.mark.parametrize("fmt", sorted(SEEDS))

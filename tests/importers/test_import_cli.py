@@ -84,3 +84,19 @@ async def test_debugger_opens_a_transcript_in_memory(projects: Path) -> None:
         await pilot.press("j")
         await pilot.pause()
     assert _listing(projects) == before
+
+
+def test_import_codex_sessions_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from .codex_fixtures import basic_rollout
+
+    root = tmp_path / "codex" / "sessions"
+    basic_rollout().write(root / "2026" / "02" / "11" / "rollout-2026-02-11T08-27-22-019b.jsonl")
+    out_dir = tmp_path / "traces"
+    assert main(["import", "codex", str(root), "--trace-dir", str(out_dir)]) == 0
+    first = _listing(out_dir)
+    assert main(["import", "codex", str(root), "--trace-dir", str(out_dir)]) == 0
+    assert _listing(out_dir) == first and len(first) == 1
+    capsys.readouterr()
+    rollout = next(root.rglob("*.jsonl"))
+    assert main(["show", str(rollout)]) == 0
+    assert "apply_patch" in capsys.readouterr().out

@@ -1,0 +1,204 @@
+"""Codex CLI rollouts made by code, shaped like the files Codex writes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+THREAD = "019b64e5-7a2c-7d31-9f0e-5c8a1b2d3e4f"
+
+
+@dataclass
+class Rollout:
+    """Writes one wrapped-format rollout, line by line."""
+
+    thread_id: str = THREAD
+    start: datetime = field(default_factory=lambda: datetime(2026, 2, 11, 8, 27, 22, tzinfo=UTC))
+    lines: list[dict[str, Any]] = field(default_factory=list)
+    _n: int = 0
+    _total: int = 0
+
+    def _ts(self) -> str:
+        self._n += 1
+        t = self.start + timedelta(milliseconds=413 * self._n)
+        return t.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+    def line(self, kind: str, payload: dict[str, Any]) -> None:
+        self.lines.append({"timestamp": self._ts(), "type": kind, "payload": payload})
+
+    def meta(self, **extra: Any) -> None:
+        self.line(
+            "session_meta",
+            {
+                "id": self.thread_id,
+                "timestamp": self._ts(),
+                "cwd": "/home/ann/projects/shop",
+                "originator": "codex_cli_rs",
+                "cli_version": "0.77.0",
+                "instructions": None,
+                "base_instructions": {"text": "You are Codex, a coding agent based on GPT-5."},
+                "source": "cli",
+                "model_provider": "openai",
+                "git": {
+                    "commit_hash": "4be0c1d",
+                    "branch": "main",
+                    "repository_url": "git@example.com:ann/shop.git",
+                },
+                **extra,
+            },
+        )
+
+    def turn(self, model: str = "gpt-5-codex") -> None:
+        self.line(
+            "turn_context",
+            {
+                "cwd": "/home/ann/projects/shop",
+                "approval_policy": "on-request",
+                "sandbox_policy": {"type": "workspace-write"},
+                "model": model,
+                "effort": "medium",
+                "summary": "auto",
+            },
+        )
+
+    def user(self, text: str) -> None:
+        self.line(
+            "response_item",
+            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]},
+        )
+        if not text.startswith("<"):
+            self.line("event_msg", {"type": "user_message", "message": text, "images": []})
+
+    def developer(self, text: str) -> None:
+        self.line(
+            "response_item",
+            {
+                "type": "message",
+                "role": "developer",
+                "content": [{"type": "input_text", "text": text}],
+            },
+        )
+
+    def reasoning(self, summary: str) -> None:
+        self.line(
+            "response_item",
+            {
+                "type": "reasoning",
+                "summary": [{"type": "summary_text", "text": summary}],
+                "content": None,
+                "encrypted_content": "gAAAAABo" + "Q" * 60,
+            },
+        )
+
+    def say(self, text: str) -> None:
+        self.line(
+            "response_item",
+            {
+                "type": "message",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": text}],
+            },
+        )
+        self.line("event_msg", {"type": "agent_message", "message": text})
+
+    def call(self, call_id: str, name: str, **args: Any) -> None:
+        self.line(
+            "response_item",
+            {
+                "type": "function_call",
+                "name": name,
+                "arguments": orjson.dumps(args).decode(),
+                "call_id": call_id,
+            },
+        )
+
+    def patch(self, call_id: str, patch: str) -> None:
+        self.line(
+            "response_item",
+            {
+                "type": "custom_tool_call",
+                "status": "completed",
+                "call_id": call_id,
+                "name": "apply_patch",
+                "input": patch,
+            },
+        )
+
+    def output(self, call_id: str, output: Any, custom: bool = False) -> None:
+        kind = "custom_tool_call_output" if custom else "function_call_output"
+        self.line("response_item", {"type": kind, "call_id": call_id, "output": output})
+
+    def tokens(self, inp: int, cached: int, out: int, *, twice: bool = False) -> None:
+        self._total += inp + out
+        last = {
+            "input_tokens": inp,
+            "cached_input_tokens": cached,
+            "output_tokens": out,
+            "reasoning_output_tokens": out // 3,
+            "total_tokens": inp + out,
+        }
+        total = {**last, "total_tokens": self._total}
+        for _ in range(2 if twice else 1):
+            self.line(
+                "event_msg",
+                {
+                    "type": "token_count",
+                    "info": {
+                        "total_token_usage": total,
+                        "last_token_usage": last,
+                        "model_context_window": 272000,
+                    },
+                    "rate_limits": None,
+                },
+            )
+
+    def data(self) -> bytes:
+        return b"".join(orjson.dumps(x) + b"\n" for x in self.lines)
+
+    def write(self, path: Path) -> Path:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(self.data())
+        return path
+
+
+def basic_rollout() -> Rollout:
+    r = Rollout()
+    r.meta()
+    r.developer("<permissions instructions>approval: on-request</permissions instructions>")
+    r.user("<environment_context><cwd>/home/ann/projects/shop</cwd></environment_context>")
+    r.turn()
+    r.user("Fix the refund rounding bug")
+    r.line("event_msg", {"type": "token_count", "info": None, "rate_limits": None})
+    r.reasoning("**Inspecting the refund module**")
+    r.call(
+        "call_A", "shell", command=["bash", "-lc", "pytest -q"], workdir="/home/ann/projects/shop"
+    )
+    r.call("call_B", "shell_command", command="cat refund.py")
+    r.tokens(5200, 4096, 180, twice=True)
+    r.output("call_B", "Exit code: 0\nWall time: 0.1 seconds\nOutput:\ndef refund(o): ...")
+    r.output(
+        "call_A",
+        orjson.dumps(
+            {"output": "1 failed", "metadata": {"exit_code": 1, "duration_seconds": 2.5}}
+        ).decode(),
+    )
+    r.patch("call_C", "*** Begin Patch\n*** Update File: refund.py\n-x\n+y\n*** End Patch\n")
+    r.tokens(5600, 5200, 90)
+    r.output(
+        "call_C",
+        orjson.dumps(
+            {
+                "output": "Success. Updated the following files:\nM refund.py\n",
+                "metadata": {"exit_code": 0, "duration_seconds": 0.0},
+            }
+        ).decode(),
+        custom=True,
+    )
+    r.say("Fixed the rounding in refund.py.")
+    r.tokens(6000, 5600, 40)
+    r.line("event_msg", {"type": "task_complete", "turn_id": "1", "last_agent_message": "Fixed"})
+    return r
