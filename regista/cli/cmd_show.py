@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import re
 import warnings
 from typing import Any
 
 import orjson
 
+from regista._gc import paused_gc
 from regista.errors import TraceWarning
 from regista.savings import Savings
 from regista.trace.reader import Trace, TraceSummary
@@ -33,22 +35,26 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--full", action="store_true", help="do not shorten the task, output and step gists"
     )
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, exit_fast=True)
 
 
 def run(args: argparse.Namespace) -> int:
-    with warnings.catch_warnings():
-        # A dropped half-written last line is shown in the header instead.
-        warnings.simplefilter("ignore", TraceWarning)
-        trace = Trace.load(args.trace)
+    # The whole trace stays in memory until the process ends and makes no reference
+    # cycles: the cyclic collector would walk it again and again for nothing (and once
+    # more right after a pause: a process that ends with the command never resumes it).
+    if getattr(args, "standalone", False):
+        gc.disable()
+    with paused_gc():
+        with warnings.catch_warnings():
+            # A dropped half-written last line is shown in the header instead.
+            warnings.simplefilter("ignore", TraceWarning)
+            trace = Trace.load(args.trace)
 
-    from rich.console import Console
+        from rich.console import Console
 
-    console = Console(highlight=False)
-    console.print(header(trace, None if args.full else GIST_WIDTH))
-    # Soft wrap: the lines are laid out already (and rich's wrapping pass is slow on
-    # thousands of them); the terminal folds what is wider than it.
-    console.print(steps_table(trace, None if args.full else console.width), soft_wrap=True)
+        console = Console(highlight=False)
+        console.print(header(trace, None if args.full else GIST_WIDTH))
+        print_steps(console, trace, None if args.full else console.width)
     return 0
 
 
@@ -60,6 +66,9 @@ def _cost(value: float | None) -> str:
 
 
 _WORD = re.compile(r"\S+")
+# C0 and C1 control characters (but the newlines between rows): a trace's text must not
+# move the cursor, ring the bell or start an escape sequence in the terminal.
+_CONTROL = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f]")
 
 
 def _short(text: str, width: int | None) -> str:
@@ -105,7 +114,7 @@ def header(trace: Trace, width: int | None = GIST_WIDTH) -> Any:
     grid.add_column()
 
     def row(label: str, value: str, *, markup: bool = False) -> None:
-        grid.add_row(label, value if markup else escape(value))
+        grid.add_row(label, value if markup else escape(_CONTROL.sub("", value)))
 
     name = trace.path.name if trace.path is not None else ""
     row("Session", f"{s.session_id}  {name}".rstrip())
@@ -122,7 +131,7 @@ def header(trace: Trace, width: int | None = GIST_WIDTH) -> Any:
     if s.output:
         row("Output", _short(s.output, width))
     if end is not None and end.error:
-        grid.add_row("Error", f"[red]{escape(_short(end.error, width))}[/]")
+        grid.add_row("Error", f"[red]{escape(_CONTROL.sub('', _short(end.error, width)))}[/]")
     if start.agent_ref:
         row("Agent", start.agent_ref)
     if s.replay_of:
@@ -221,8 +230,16 @@ def _markers(step: Step) -> str:
     return " ".join(marks)
 
 
-def steps_table(trace: Trace, width: int | None = None) -> Any:
-    """One line per step under a bold header, in aligned columns (as a rich ``Text``).
+# Text made only of characters one cell wide (Latin, Greek, Cyrillic, punctuation, arrows,
+# box drawing) is as wide as it is long; anything else is measured by rich.
+_NARROW = re.compile(
+    "[\x20-\x7e\xa0-\u02ff\u0370-\u0482\u2010-\u2027\u2190-\u21ff\u2500-\u25ff]*"
+).fullmatch
+
+
+def steps_lines(trace: Trace, width: int | None = None) -> tuple[list[str], list[str]]:
+    """The table of steps as lines of text under a header line, in aligned columns, and
+    each step's markers (rich markup, drawn after its line).
 
     Lines are laid out here rather than by a rich ``Table``, which measures and renders
     every cell and takes seconds for a trace of thousands of steps.
@@ -234,50 +251,76 @@ def steps_table(trace: Trace, width: int | None = None) -> Any:
     from rich.text import Text
 
     def cell_len(text: str) -> int:
-        return len(text) if text.isascii() else wide_len(text)
+        return len(text) if text.isascii() or _NARROW(text) else wide_len(text)
 
+    titles: dict[str, str] = {}  # a few distinct names, each shortened once
+
+    def title(step: Step) -> str:
+        name = step.title
+        short = titles.get(name)
+        if short is None:
+            short = titles[name] = _short(name, 18)
+        return short
+
+    steps = trace.steps()
     rows = [
-        [
-            str(step.index),
-            step.kind,
-            _short(step.title, 18),
-            gist(step),
-            _tokens(step),
-            _duration(step),
-        ]
-        for step in trace.steps()
+        [str(step.index), step.kind, title(step), gist(step), _tokens(step), _duration(step)]
+        for step in steps
     ]
-    marks = [_markers(step) for step in trace.steps()]
+    marks = [_markers(step) for step in steps]
     names = ["#", "kind", "name", "what happened", "tokens", "ms"]
+    # Every column but the name and the gist is ASCII: its width is its length.
+    measure = [len, len, cell_len, cell_len, len, len]
 
     def natural(i: int) -> int:
-        return max([cell_len(names[i]), *(cell_len(r[i]) for r in rows)])
+        return max([cell_len(names[i]), *map(measure[i], (r[i] for r in rows))])
 
     # Every column but the gist keeps its natural width; the gist gets what is left.
     widths = [0 if i == 3 else natural(i) for i in range(6)]
     gist_width = None
     if width is not None:
-        mark_width = max([0, *(Text.from_markup(m).cell_len for m in marks)])
+        mark_width = max([0, *(Text.from_markup(m).cell_len for m in set(marks))])
         gist_width = max(20, width - sum(widths) - mark_width - 2 * len(names))
     for r in rows:  # one line each, however many lines the text had
         r[3] = _short(r[3], gist_width)
     widths[3] = natural(3)
+    w0, w1, w2, w3, w4, w5 = widths
 
-    def line(cells: list[str]) -> str:
-        out = []
-        for i, cell in enumerate(cells):
-            pad = " " * (widths[i] - cell_len(cell))
-            out.append(pad + cell if i in (0, 4, 5) else cell + pad)
-        return "  ".join(out)
+    def pad(cell: str, width: int) -> str:
+        return cell + " " * (width - cell_len(cell))
 
-    header = Text(line(names), "bold")
-    lines = [header]
-    for r, m in zip(rows, marks, strict=True):
-        text = Text(line(r) + "  ")
-        if m:
-            text.append_text(Text.from_markup(m))
-        lines.append(text)
-    table = Text("\n").join(lines)
-    table.no_wrap = True
-    table.overflow = "ignore"
-    return table
+    def line(r: list[str]) -> str:
+        return (
+            f"{r[0]:>{w0}}  {r[1]:<{w1}}  {pad(r[2], w2)}  {pad(r[3], w3)}  {r[4]:>{w4}}  "
+            f"{r[5]:>{w5}}"
+        )
+
+    text = "\n".join([line(names), *(line(r) + "  " for r in rows)])
+    return _CONTROL.sub("", text).split("\n"), marks
+
+
+def print_steps(console: Any, trace: Trace, width: int | None = None) -> None:
+    """Print the table of steps on ``console`` (see :func:`steps_lines`).
+
+    The lines go out as plain text in one write; only the header and the markers are
+    styled, each distinct one rendered once.
+    """
+    from rich.text import Text
+
+    lines, marks = steps_lines(trace, width)
+    styled: dict[str, str] = {}
+
+    def render(markup: str, style: str = "") -> str:
+        key = style + "\0" + markup
+        if key not in styled:
+            with console.capture() as capture:
+                console.print(Text.from_markup(markup, style=style), end="", soft_wrap=True)
+            styled[key] = capture.get()
+        return styled[key]
+
+    from rich.markup import escape
+
+    out = [render(escape(lines[0]), "bold")]
+    out += [line + render(m) if m else line for line, m in zip(lines[1:], marks, strict=True)]
+    console.file.write("\n".join(out) + "\n")
+    console.file.flush()

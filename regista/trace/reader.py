@@ -280,17 +280,27 @@ class Trace:
 
     def summary(self) -> TraceSummary:
         start, end = self.start, self.end
-        usage = Usage()
+        totals = [0, 0, 0, 0]
         cost: float | None = 0.0
-        turns = 0
-        for ev in self.events:
-            if isinstance(ev, LlmResponseEvent):
-                usage = usage + Usage.model_validate(ev.response.get("usage") or {})
+        turns = tool_calls = denials = compactions = 0
+        errors: list[ErrorEvent] = []
+        for ev in self.events:  # one pass, by type
+            kind = type(ev)
+            if kind is LlmResponseEvent:
+                _add_usage(totals, ev.response.get("usage"))
                 turns = max(turns, ev.turn + 1)
                 cost = None if cost is None or ev.cost_usd is None else cost + ev.cost_usd
-            elif isinstance(ev, ContextCompaction):
-                usage = usage + Usage.model_validate(ev.usage or {})
+            elif kind is ToolCall:
+                tool_calls += 1
+            elif kind is PermissionDecision:
+                denials += not ev.allowed
+            elif kind is ContextCompaction:
+                compactions += 1
+                _add_usage(totals, ev.usage)
                 cost = None if cost is None or ev.cost_usd is None else cost + ev.cost_usd
+            elif kind is ErrorEvent:
+                errors.append(ev)
+        usage = Usage(**dict(zip(_USAGE_FIELDS, totals, strict=True)))
         if end is not None:
             cost = end.cost_usd
             turns = end.turns
@@ -303,7 +313,7 @@ class Trace:
             provider=start.provider,
             turns=turns,
             steps=len(steps),
-            tool_calls=sum(1 for ev in self.events if isinstance(ev, ToolCall)),
+            tool_calls=tool_calls,
             cost_usd=cost,
             stop_reason=end.stop_reason if end else None,
             usage=usage,
@@ -313,16 +323,10 @@ class Trace:
             complete=end is not None,
             # One failure is counted once: a step in error (a denial is counted apart),
             # or an error event outside any step.
-            errors=sum(1 for st in steps if st.is_error and not st.denied)
-            + sum(
-                1
-                for ev in self.events
-                if isinstance(ev, ErrorEvent) and ev.step not in step_indexes
-            ),
-            denials=sum(
-                1 for ev in self.events if isinstance(ev, PermissionDecision) and not ev.allowed
-            ),
-            compactions=sum(1 for ev in self.events if isinstance(ev, ContextCompaction)),
+            errors=sum(map(_failed, steps))
+            + sum(1 for ev in errors if ev.step not in step_indexes),
+            denials=denials,
+            compactions=compactions,
         )
 
     def __len__(self) -> int:
@@ -330,6 +334,43 @@ class Trace:
 
     def __repr__(self) -> str:
         return f"<Trace {self.session_id} events={len(self.events)} path={self.path}>"
+
+
+_USAGE_FIELDS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
+)
+
+
+def _failed(step: Step) -> bool:
+    """``step.is_error and not step.denied``, in one look at its events."""
+    result = decision = None
+    error = False
+    for ev in step.events:
+        kind = type(ev)
+        if kind is ErrorEvent:
+            error = True
+        elif kind is ToolResult and result is None:
+            result = ev
+        elif kind is PermissionDecision and decision is None:
+            decision = ev
+    error = error or (result is not None and result.is_error)
+    return error and not (decision is not None and not decision.allowed)
+
+
+def _add_usage(totals: list[int], raw: Any) -> None:
+    """Add a recorded usage dict to ``totals`` (what ``Usage.__add__`` would, with no
+    model made per call; an odd value is validated, and refused, as ``Usage`` would)."""
+    if not raw:
+        return
+    values = [raw.get(f, 0) for f in _USAGE_FIELDS] if isinstance(raw, dict) else None
+    if values is None or not all(type(v) is int for v in values):
+        usage = Usage.model_validate(raw)
+        values = [getattr(usage, f) for f in _USAGE_FIELDS]
+    for i, v in enumerate(values):
+        totals[i] += v
 
 
 def _parse_lines(lines: list[bytes], path: Path, unterminated: bool) -> tuple[list[Any], bool]:

@@ -142,3 +142,35 @@ def test_full_keeps_each_step_on_one_line(
     _, out, _ = _show(capsys, "--full", str(trace))
     (row,) = [line for line in out.splitlines() if line.startswith("0  model")]
     assert "Line one. Two." in row
+
+
+@pytest.mark.parametrize("full", [False, True])
+def test_control_characters_of_a_trace_never_reach_the_terminal(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], full: bool
+) -> None:
+    text = "Red \x1b[31malert\x1b[0m, bell\x07, back\x08space, \x9bcsi."
+    agent = simple_agent(tmp_path, provider=ScriptedProvider([answer(text=text)]))
+    agent.run_sync("Hi")
+    (trace,) = tmp_path.glob("*.jsonl")
+    _, out, _ = _show(capsys, *(["--full"] if full else []), str(trace))
+    (row,) = [line for line in out.splitlines() if line.startswith("0  model")]
+    assert "Red [31malert[0m, bell, backspace, csi." in row
+    assert not any(c in out for c in "\x1b\x07\x08\x9b")
+
+
+def test_the_command_in_its_own_process_prints_everything_and_exits_with_its_code(
+    tmp_path: Path,
+) -> None:
+    """``regista show`` leaves without freeing the trace: its output must still be whole."""
+    import subprocess
+    import sys
+
+    exe = [sys.executable, "-c", "from regista.cli.main import run; run()", "show"]
+    sample = SAMPLES / "refund_denied_compaction.jsonl"
+    done = subprocess.run([*exe, str(sample)], capture_output=True, text=True, check=False)
+    assert done.returncode == 0 and done.stderr == ""
+    assert done.stdout.rstrip().splitlines()[-1].lstrip().startswith("13  model")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("not json\n")
+    done = subprocess.run([*exe, str(bad)], capture_output=True, text=True, check=False)
+    assert done.returncode != 0 and done.stdout == "" and done.stderr.count("\n") == 1
