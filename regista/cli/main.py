@@ -31,6 +31,7 @@ COMMANDS = [
     "serve",
     "recall",
     "import",
+    "share",
 ]
 
 EXIT_ERROR = 1

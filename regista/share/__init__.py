@@ -1,0 +1,229 @@
+"""``regista share``: one self-contained HTML page that shows a run (or two, side by side).
+
+The page carries everything inline: its stylesheet, its script and the run's data. It loads
+nothing from anywhere (its Content-Security-Policy forbids it, and only its own script, by
+hash, may run). The data sits in a ``<script type="application/json">`` block with every
+``<``, ``>`` and ``&`` escaped, and the page's script builds the view with ``textContent``
+only, so a trace full of ``<script>`` shows that text and runs nothing.
+
+A step's detail is kept as its own JSON string and decoded when the step is opened; the
+timeline is drawn in slices as it scrolls. A 50 MB trace makes a page of about the same size
+that opens at once.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from regista.errors import UserError
+from regista.savings import Savings
+from regista.stepdiff import step_summary
+from regista.structdiff import structural_diff
+from regista.trace.events import LlmRequestEvent
+from regista.trace.reader import Trace
+from regista.trace.steps import Step
+from regista.types import LlmRequest
+
+__all__ = ["share_html", "write_share"]
+
+
+def _asset(name: str) -> str:
+    return (resources.files(__package__) / name).read_text(encoding="utf-8")
+
+
+def _status(step: Step) -> str:
+    if step.denied:
+        return "denied"
+    if step.is_error:
+        return "error"
+    complete: Any = step.response_event if step.kind == "model" else step.result
+    if step.kind == "compaction":
+        complete = step.compaction
+    return "ok" if complete is not None else "unfinished"
+
+
+def _request_diff(prev: LlmRequest | None, cur: LlmRequest, ev: LlmRequestEvent) -> dict[str, Any]:
+    """What changed since the previous request: its settings, and the new messages."""
+
+    def settings(r: LlmRequest) -> dict[str, Any]:
+        return {
+            "model": r.model,
+            "system": r.system,
+            "tools": r.tools,
+            "tool_choice": r.tool_choice,
+            "max_tokens": r.max_tokens,
+            "params": r.params,
+        }
+
+    changes = (
+        [c.describe("before", "now") for c in structural_diff(settings(prev), settings(cur))]
+        if prev is not None
+        else []
+    )
+    return {
+        "first": prev is None,
+        "kept": ev.messages_prefix,
+        "total": len(cur.messages),
+        "new_messages": ev.messages,
+        "changes": changes,
+        "system": cur.system if prev is None else None,
+    }
+
+
+def _run_data(trace: Trace) -> dict[str, Any]:
+    s = trace.summary()
+    end = trace.end
+    diffs: dict[int, dict[str, Any]] = {}
+    prev: LlmRequest | None = None
+    for ev, request in trace.iter_requests():
+        diffs[ev.step] = _request_diff(prev, request, ev)
+        prev = request
+    steps = []
+    details = []
+    for st in trace.steps():
+        cost = 0.0
+        ms = 0.0
+        for ev in st.events:
+            cost += getattr(ev, "cost_usd", None) or 0.0
+            ms += getattr(ev, "duration_ms", 0.0) or 0.0
+        resp = st.response_event
+        steps.append(
+            {
+                "i": st.index,
+                "kind": st.kind,
+                "label": step_summary(st, 80),
+                "status": _status(st),
+                "source": getattr(resp or st.result or st.compaction, "source", None),
+                "cost": cost,
+                "ms": ms,
+            }
+        )
+        detail = {
+            "events": [ev.model_dump(mode="json") for ev in st.events],
+            "request": diffs.get(st.index),
+        }
+        details.append(orjson.dumps(detail).decode())
+    saved = Savings.from_dict((end.replay or {}).get("saved")) if end is not None else None
+    header = {
+        "session_id": s.session_id,
+        "task": s.task,
+        "model": s.model,
+        "provider": s.provider,
+        "outcome": s.stop_reason or "unfinished",
+        "steps": s.steps,
+        "turns": s.turns,
+        "tool_calls": s.tool_calls,
+        "errors": s.errors,
+        "denials": s.denials,
+        "cost_usd": s.cost_usd,
+        "duration_ms": end.duration_ms if end else None,
+        "output": s.output,
+        "error": end.error if end else None,
+        "replay_of": s.replay_of,
+        "forked_from": (
+            {"session_id": s.forked_from.get("session_id"), "at_step": s.forked_from.get("at_step")}
+            if s.forked_from
+            else None
+        ),
+        "savings": saved.describe() if saved is not None and saved.calls else None,
+        "file": trace.path.name if trace.path else None,
+    }
+    return {"header": header, "steps": steps, "details": details}
+
+
+def _pairs(a: Trace, b: Trace) -> list[dict[str, Any]]:
+    from regista.diff import diff_runs
+
+    rd = diff_runs(a, b)
+    pos_a = {st.index: i for i, st in enumerate(a.steps())}
+    pos_b = {st.index: i for i, st in enumerate(b.steps())}
+    return [
+        {
+            "a": pos_a.get(p.a_step) if p.a_step is not None else None,
+            "b": pos_b.get(p.b_step) if p.b_step is not None else None,
+            "kind": p.kind,
+            "label": p.label,
+            "changes": [c.describe("A", "B") for c in p.changes][:20],
+        }
+        for p in rd.pairs
+    ]
+
+
+def _load(path: str | Path | Trace) -> Trace:
+    return path if isinstance(path, Trace) else Trace.load(path)
+
+
+def _safe_json(value: Any) -> str:
+    """JSON that cannot end its ``<script>`` block or open another one."""
+    raw = orjson.dumps(value)
+    raw = raw.replace(b"<", b"\\u003c").replace(b">", b"\\u003e").replace(b"&", b"\\u0026")
+    return raw.decode()
+
+
+def share_html(a: str | Path | Trace, b: str | Path | Trace | None = None) -> str:
+    """The page for run ``a``, or for ``a`` and ``b`` side by side with their alignment.
+
+    Raises:
+        TraceError: A trace cannot be read (see ``Trace.load``).
+    """
+    ta = _load(a)
+    data: dict[str, Any] = {"a": _run_data(ta)}
+    title = ta.start.task
+    if b is not None:
+        tb = _load(b)
+        data["b"] = _run_data(tb)
+        data["pairs"] = _pairs(ta, tb)
+        title = f"{ta.session_id} vs {tb.session_id}"
+    script = _asset("page.js")
+    digest = base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
+    csp = (
+        "default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
+        f"script-src 'sha256-{digest}'; base-uri 'none'; form-action 'none'"
+    )
+    title = " ".join(title.split())[:120]
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">\n'
+        f'<meta http-equiv="Content-Security-Policy" content="{csp}">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        f"<title>regista · {_escape(title)}</title>\n"
+        f"<style>{_asset('page.css')}</style>\n</head><body>\n"
+        '<div id="app"><noscript>This page needs JavaScript to show the run.</noscript></div>\n'
+        f'<script type="application/json" id="regista-data">{_safe_json(data)}</script>\n'
+        f"<script>{script}</script>\n</body></html>\n"
+    )
+
+
+def _escape(text: str) -> str:
+    return (
+        text.replace("&", "&amp;")
+        .replace("<", "&lt;")
+        .replace(">", "&gt;")
+        .replace('"', "&quot;")
+        .replace("'", "&#39;")
+    )
+
+
+def write_share(
+    out: str | Path, a: str | Path | Trace, b: str | Path | Trace | None = None
+) -> Path:
+    """Write :func:`share_html` to ``out`` (created or replaced whole, never half-written).
+
+    Raises:
+        UserError: ``out`` cannot be written.
+    """
+    page = share_html(a, b)
+    path = Path(out)
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        tmp.write_text(page, encoding="utf-8")
+        tmp.replace(path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise UserError(f"cannot write {path}: {exc.strerror or exc}") from None
+    return path

@@ -1,0 +1,250 @@
+"use strict";
+// regista share: draws a run (or two) from the JSON block above. Text only ever reaches the
+// page through textContent: nothing from the trace is parsed as HTML.
+(function () {
+  var DATA = JSON.parse(document.getElementById("regista-data").textContent);
+  var TWO = !!DATA.b;
+  var SLICE = 400;
+  var MAX_TEXT = 200000;
+  var app = document.getElementById("app");
+  var rows = [];
+  var selected = -1;
+
+  function el(tag, cls, text) {
+    var e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined && text !== null) e.textContent = String(text);
+    return e;
+  }
+  function cost(v) { return v === null || v === undefined ? "cost unknown" : "$" + Number(v).toFixed(4); }
+  function secs(ms) { return ms === null || ms === undefined ? "" : (ms / 1000).toFixed(2) + " s"; }
+  var KIND = { model: "◆", tool: "▸", compaction: "≡" };
+
+  function header(run, label) {
+    var h = run.header;
+    var box = el("div", "run-header");
+    var title = el("h1", null, (label ? label + " · " : "") + (h.task || "(no task)"));
+    box.appendChild(title);
+    var meta = el("div", "meta");
+    function item(k, v, cls) {
+      var s = el("span", cls);
+      s.appendChild(document.createTextNode(k + " "));
+      s.appendChild(el("b", null, v));
+      meta.appendChild(s);
+    }
+    item("outcome", h.outcome, h.outcome === "end_turn" ? "ok" : "error");
+    item("model", h.provider === "scripted" ? "scripted" : h.model + " (" + h.provider + ")");
+    item("steps", h.steps);
+    item("cost", cost(h.cost_usd));
+    if (h.duration_ms !== null) item("time", secs(h.duration_ms));
+    if (h.errors) item("errors", h.errors, "error");
+    if (h.denials) item("denied", h.denials, "denied");
+    item("id", h.session_id);
+    if (h.replay_of) item("replay of", h.replay_of, "link");
+    if (h.forked_from) item("fork of", h.forked_from.session_id + " at step " + h.forked_from.at_step, "link");
+    if (h.savings) item("", h.savings, "ok");
+    box.appendChild(meta);
+    if (h.error) box.appendChild(el("div", "error", "error: " + h.error));
+    return box;
+  }
+
+  function longText(parent, text) {
+    text = typeof text === "string" ? text : JSON.stringify(text, null, 2);
+    var pre = el("pre", null, text.length > MAX_TEXT ? text.slice(0, MAX_TEXT) : text);
+    parent.appendChild(pre);
+    if (text.length > MAX_TEXT) {
+      var b = el("button", "more", "show all " + text.length.toLocaleString() + " characters");
+      b.addEventListener("click", function () { pre.textContent = text; b.remove(); });
+      parent.appendChild(b);
+    }
+  }
+
+  function blocks(parent, content) {
+    if (typeof content === "string") { longText(parent, content); return; }
+    (content || []).forEach(function (b) {
+      if (b && b.type === "text") { longText(parent, b.text); }
+      else if (b && b.type === "tool_use") {
+        parent.appendChild(el("div", "kv", "tool_use " + b.name + " (" + b.id + ")"));
+        longText(parent, b.input);
+      } else if (b && b.type === "tool_result") {
+        parent.appendChild(el("div", "kv", "tool_result for " + b.tool_use_id + (b.is_error ? " (error)" : "")));
+        blocks(parent, b.content);
+      } else if (b && b.type === "thinking") {
+        parent.appendChild(el("div", "kv", "thinking"));
+        longText(parent, b.thinking);
+      } else { longText(parent, b); }
+    });
+  }
+
+  function kv(parent, k, v, cls) {
+    var d = el("div", "kv");
+    d.appendChild(document.createTextNode(k + ": "));
+    d.appendChild(el("b", cls, v));
+    parent.appendChild(d);
+  }
+
+  function event(ev) {
+    var box = el("section", "event");
+    box.appendChild(el("h3", null, ev.type + "  ·  seq " + ev.seq + "  ·  " + ev.ts));
+    var body = el("div", "body");
+    box.appendChild(body);
+    if (ev.type === "llm.request") {
+      kv(body, "request hash", ev.request_hash);
+      kv(body, "messages", "kept " + ev.messages_prefix + " from the previous request, " + ev.messages.length + " new");
+    } else if (ev.type === "llm.response") {
+      var r = ev.response || {};
+      kv(body, "stop reason", r.stop_reason);
+      kv(body, "answered by", ev.provider + " (" + ev.source + ")");
+      kv(body, "cost / time", cost(ev.cost_usd) + " · " + secs(ev.duration_ms));
+      if (r.usage) {
+        var u = r.usage;
+        kv(body, "tokens", (u.input_tokens || 0) + " in · " + (u.output_tokens || 0) + " out · " +
+          (u.cache_read_input_tokens || 0) + " cache read · " + (u.cache_creation_input_tokens || 0) + " cache write");
+      }
+      blocks(body, r.content);
+    } else if (ev.type === "tool.call") {
+      kv(body, "tool", ev.name + " (" + ev.tool_use_id + ")");
+      longText(body, ev.input);
+    } else if (ev.type === "permission.decision") {
+      kv(body, "decision", (ev.allowed ? "allowed" : "denied") + " by " + ev.by + (ev.reason ? ": " + ev.reason : ""), ev.allowed ? "ok" : "denied");
+    } else if (ev.type === "tool.result") {
+      kv(body, "result", (ev.is_error ? "error" : "ok") + " · " + ev.source + " · " + secs(ev.duration_ms), ev.is_error ? "error" : "ok");
+      blocks(body, ev.content);
+    } else if (ev.type === "error") {
+      kv(body, ev.where + " error", ev.error_type, "error");
+      longText(body, ev.message);
+    } else if (ev.type === "context.compaction") {
+      kv(body, "replaced", ev.replaced.length + " messages (" + ev.tokens_before + " tokens)");
+      longText(body, ev.summary);
+    } else { longText(body, ev); }
+    return box;
+  }
+
+  function requestDiff(req) {
+    var box = el("section", "event request-diff");
+    box.appendChild(el("h3", null, req.first ? "request (the first)" : "request diff (against the previous request)"));
+    var body = el("div", "body");
+    box.appendChild(body);
+    if (req.first && req.system) { kv(body, "system", ""); longText(body, req.system); }
+    if (req.changes.length) {
+      var ul = el("ul", "changes");
+      req.changes.forEach(function (c) { ul.appendChild(el("li", null, c)); });
+      body.appendChild(ul);
+    } else if (!req.first) { body.appendChild(el("div", "kv", "model, system, tools and parameters unchanged")); }
+    kv(body, "messages", req.total + " in all: " + req.kept + " as before, " + req.new_messages.length + " new");
+    req.new_messages.forEach(function (m) {
+      body.appendChild(el("div", "kv", "+ " + m.role));
+      blocks(body, m.content);
+    });
+    return box;
+  }
+
+  function stepDetail(run, pos) {
+    var box = el("div", "step-detail");
+    if (pos === null || pos === undefined) { box.appendChild(el("div", "hint", "(no step on this side)")); return box; }
+    var st = run.steps[pos];
+    var d = JSON.parse(run.details[pos]);
+    var title = el("h2", null, "step " + st.i + " · " + st.kind + " · " + st.status);
+    title.className = st.status;
+    box.appendChild(title);
+    box.appendChild(el("div", "kv", st.label));
+    if (d.request) box.appendChild(requestDiff(d.request));
+    d.events.forEach(function (ev) { if (ev.type !== "llm.request") box.appendChild(event(ev)); });
+    d.events.forEach(function (ev) { if (ev.type === "llm.request") box.appendChild(event(ev)); });
+    return box;
+  }
+
+  var detail = el("div", "detail");
+  detail.id = "detail";
+  detail.appendChild(el("div", "hint", TWO ? "Pick a pair of steps on the left (j / k move)." : "Pick a step on the left (j / k move)."));
+  var timeline = el("div", "timeline");
+  timeline.id = "timeline";
+
+  function select(i) {
+    if (i < 0 || i >= rows.length) return;
+    while (i >= timeline.querySelectorAll(".row").length) more();
+    var old = timeline.querySelector(".row.selected");
+    if (old) old.classList.remove("selected");
+    var row = timeline.querySelectorAll(".row")[i];
+    row.classList.add("selected");
+    row.scrollIntoView({ block: "nearest" });
+    selected = i;
+    detail.textContent = "";
+    if (TWO) {
+      var p = DATA.pairs[i];
+      detail.appendChild(el("h2", p.kind, "pair " + i + ": " + p.label));
+      if (p.changes.length) {
+        var ul = el("ul", "changes");
+        p.changes.forEach(function (c) { ul.appendChild(el("li", null, c)); });
+        detail.appendChild(ul);
+      }
+      var sides = el("div", "sides");
+      var left = el("div", "side-a"); left.appendChild(el("div", "kv", "A")); left.appendChild(stepDetail(DATA.a, p.a));
+      var right = el("div", "side-b"); right.appendChild(el("div", "kv", "B")); right.appendChild(stepDetail(DATA.b, p.b));
+      sides.appendChild(left); sides.appendChild(right);
+      detail.appendChild(sides);
+    } else {
+      detail.appendChild(stepDetail(DATA.a, i));
+    }
+    detail.scrollTop = 0;
+    if (history.replaceState) history.replaceState(null, "", "#step-" + i);
+  }
+
+  function stepRow(st) {
+    var r = el("div", "row " + st.status);
+    r.appendChild(el("span", "n", st.i));
+    r.appendChild(el("span", "k", KIND[st.kind] || "?"));
+    r.appendChild(el("span", "l", st.label));
+    r.appendChild(el("span", "s " + st.status, st.status === "ok" ? (st.source === "live" || !st.source ? "" : st.source) : st.status));
+    return r;
+  }
+  function pairRow(p) {
+    var r = el("div", "row pair " + p.kind);
+    var a = p.a === null ? null : DATA.a.steps[p.a];
+    var b = p.b === null ? null : DATA.b.steps[p.b];
+    r.appendChild(el("span", "half", a ? a.i + " " + a.label : "—"));
+    r.appendChild(el("span", "tag", p.label));
+    r.appendChild(el("span", "half", b ? b.i + " " + b.label : "—"));
+    return r;
+  }
+
+  rows = TWO ? DATA.pairs : DATA.a.steps;
+  var drawn = 0;
+  function more() {
+    var end = Math.min(rows.length, drawn + SLICE);
+    var frag = document.createDocumentFragment();
+    for (var i = drawn; i < end; i++) {
+      var r = TWO ? pairRow(rows[i]) : stepRow(rows[i]);
+      r.dataset.index = String(i);
+      frag.appendChild(r);
+    }
+    timeline.appendChild(frag);
+    drawn = end;
+  }
+  timeline.addEventListener("click", function (e) {
+    var r = e.target.closest(".row");
+    if (r) select(Number(r.dataset.index));
+  });
+  timeline.addEventListener("scroll", function () {
+    if (drawn < rows.length && timeline.scrollTop + timeline.clientHeight > timeline.scrollHeight - 400) more();
+  });
+  document.addEventListener("keydown", function (e) {
+    if (e.key === "j" || e.key === "ArrowDown") { select(Math.min(rows.length - 1, selected + 1)); e.preventDefault(); }
+    if (e.key === "k" || e.key === "ArrowUp") { select(Math.max(0, selected - 1)); e.preventDefault(); }
+  });
+
+  var top = el("header");
+  top.appendChild(header(DATA.a, TWO ? "A" : ""));
+  if (TWO) top.appendChild(header(DATA.b, "B"));
+  var main = el("main");
+  main.appendChild(timeline);
+  main.appendChild(detail);
+  app.textContent = "";
+  app.appendChild(top);
+  app.appendChild(main);
+  more();
+  if (!rows.length) timeline.appendChild(el("div", "hint", "No steps."));
+  var m = /^#step-(\d+)$/.exec(location.hash);
+  if (m) select(Number(m[1]));
+  document.body.dataset.ready = "1";
+})();
