@@ -23,8 +23,8 @@ END_STEP = -2
 #: Characters of one event's text that are indexed (a 5 MB tool result is not needed whole
 #: to be recalled by its words).
 MAX_EVENT_TEXT = 2000
-#: Characters of a run's whole text kept for run-level matching.
-MAX_RUN_TEXT = 20_000
+#: Characters of a run's distinct words kept for run-level matching.
+MAX_RUN_TEXT = 400_000
 
 
 def _blocks_text(content: Any) -> str:

@@ -13,8 +13,9 @@ updaters never index the same bytes twice.
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,7 +30,7 @@ __all__ = ["INDEX_NAME", "RecallHit", "RecallIndex", "UpdateStats", "recall"]
 
 INDEX_NAME = ".regista-recall.sqlite"
 #: Bump when the tables change: an index of another layout is rebuilt.
-LAYOUT = "1"
+LAYOUT = "3"
 _BATCH = 200
 _HEAD = 256
 
@@ -39,8 +40,9 @@ CREATE TABLE IF NOT EXISTS runs(
     id INTEGER PRIMARY KEY, path TEXT UNIQUE NOT NULL, size INTEGER, mtime_ns INTEGER,
     indexed INTEGER, head BLOB, session_id TEXT, task TEXT, started TEXT, outcome TEXT,
     ok INTEGER, steps INTEGER, cost REAL, skeleton TEXT, body_len INTEGER, skipped TEXT);
-CREATE VIRTUAL TABLE IF NOT EXISTS runs_fts USING fts5(body);
-CREATE VIRTUAL TABLE IF NOT EXISTS steps_fts USING fts5(run, step UNINDEXED, body);
+CREATE VIRTUAL TABLE IF NOT EXISTS runs_fts USING fts5(body, detail=none);
+CREATE TABLE IF NOT EXISTS steps(run_id INTEGER NOT NULL, step INTEGER, body TEXT);
+CREATE INDEX IF NOT EXISTS steps_of_run ON steps(run_id);
 """
 
 
@@ -122,13 +124,27 @@ def _walk(folder: Path) -> Iterator[tuple[str, int, int]]:
                 continue
 
 
+_WORD = re.compile(r"[^\W_]+")
+
+
+def _word_set(texts: Iterable[str]) -> set[str]:
+    """The distinct words of ``texts``, lower-cased, split as SQLite's unicode61 splits."""
+    out: set[str] = set()
+    for text in texts:
+        out.update(_WORD.findall(text.lower()))
+    return out
+
+
 def fts_query(words: str, *, any_word: bool = False) -> str:
-    """An FTS5 query for the words (each quoted, so no word is read as syntax)."""
-    tokens = [w for w in words.split() if any(c.isalnum() for c in w)]
-    if not tokens:
+    """An FTS5 query for the words: each word's parts (``ORD-1042``: ``ord``, ``1042``) must
+    all be in a run; every word (or, with ``any_word``, at least one). Each part is quoted,
+    so nothing is read as query syntax."""
+    groups = [_WORD.findall(w.lower()) for w in words.split()]
+    groups = [g for g in groups if g]
+    if not groups:
         raise UserError(f"recall: no words to look for in {words!r}")
-    quoted = ['"' + w.replace('"', '""') + '"' for w in tokens]
-    return (" OR " if any_word else " AND ").join(quoted)
+    parts = ["(" + " AND ".join(f'"{t}"' for t in g) + ")" for g in groups]
+    return (" OR " if any_word else " AND ").join(parts)
 
 
 class RecallIndex:
@@ -248,11 +264,7 @@ class RecallIndex:
 
     def _drop_text(self, run_id: int) -> None:
         self.db.execute("DELETE FROM runs_fts WHERE rowid = ?", (run_id,))
-        self.db.execute(
-            "DELETE FROM steps_fts WHERE rowid IN "
-            "(SELECT rowid FROM steps_fts WHERE steps_fts MATCH ?)",
-            (f"run:r{run_id}",),
-        )
+        self.db.execute("DELETE FROM steps WHERE run_id = ?", (run_id,))
 
     def _index_file(self, path: str, stats: UpdateStats) -> None:
         """Index what is new in one file (inside the write transaction)."""
@@ -344,19 +356,20 @@ class RecallIndex:
             steps = max(steps or 0, d.last_step + 1)
         if d.texts:
             self.db.executemany(
-                "INSERT INTO steps_fts(run, step, body) VALUES (?, ?, ?)",
-                [(f"r{run_id}", step, text) for step, text in d.texts],
+                "INSERT INTO steps(run_id, step, body) VALUES (?, ?, ?)",
+                [(run_id, step, text) for step, text in d.texts],
             )
         body_len = row[1] or 0
-        room = MAX_RUN_TEXT - body_len
-        if new or (room > 0 and d.texts):
-            body = "\n".join(t for _, t in d.texts)[: max(0, room)]
+        if new or d.texts:
+            words = _word_set(t for _, t in d.texts)
             if not new:
                 old = self.db.execute(
                     "SELECT body FROM runs_fts WHERE rowid = ?", (run_id,)
                 ).fetchone()
-                body = ((old[0] + "\n") if old and old[0] else "") + body
+                known = set(old[0].split()) if old and old[0] else set()
+                words = known | words
                 self.db.execute("DELETE FROM runs_fts WHERE rowid = ?", (run_id,))
+            body = " ".join(sorted(words))[:MAX_RUN_TEXT]
             self.db.execute("INSERT INTO runs_fts(rowid, body) VALUES (?, ?)", (run_id, body))
             body_len = len(body)
         self.db.execute(
@@ -381,27 +394,30 @@ class RecallIndex:
 
     def search(self, words: str, limit: int = 10, max_matches: int = 5) -> list[RecallHit]:
         """Runs whose text has all the words (or, failing that, any of them); successful
-        runs first, then by relevance."""
+        runs first, then the newest first.
+
+        (Ranking by relevance, bm25, costs a score for every matching run: over 10,000
+        runs that alone is over the 50 ms a query may take.)
+        """
         rows: list[Any] = []
         for any_word in (False, True):
             query = fts_query(words, any_word=any_word)
             rows = self.db.execute(
                 "SELECT r.id, r.session_id, r.path, r.task, r.started, r.outcome, r.ok, "
                 "r.steps, r.cost, r.skeleton FROM runs_fts JOIN runs r ON r.id = runs_fts.rowid "
-                "WHERE runs_fts MATCH ? ORDER BY r.ok DESC, bm25(runs_fts), r.started DESC "
+                "WHERE runs_fts MATCH ? ORDER BY r.ok DESC, r.started DESC, r.id DESC "
                 "LIMIT ?",
                 (query, limit),
             ).fetchall()
             if rows or len(words.split()) < 2:
                 break
-        step_query = fts_query(words, any_word=True)
+        tokens = _tokens(words)
         hits = []
         for rid, sid, path, task, started, outcome, ok, steps, cost, skeleton in rows:
-            matches = self.db.execute(
-                "SELECT step, snippet(steps_fts, 2, '[', ']', '…', 12) FROM steps_fts "
-                "WHERE steps_fts MATCH ? ORDER BY rank LIMIT ?",
-                (f"run:r{rid} AND body:({step_query})", max_matches),
+            texts = self.db.execute(
+                "SELECT step, body FROM steps WHERE run_id = ? ORDER BY rowid", (rid,)
             ).fetchall()
+            matches = _matches(texts, tokens, max_matches)
             hits.append(
                 RecallHit(
                     session_id=sid,
@@ -413,7 +429,7 @@ class RecallIndex:
                     steps=steps,
                     cost_usd=cost,
                     skeleton=orjson.loads(skeleton or "[]"),
-                    matches=_by_step(matches),
+                    matches=matches,
                 )
             )
         return hits
@@ -424,12 +440,34 @@ class RecallIndex:
         return int(row[0])
 
 
-def _by_step(rows: list[Any]) -> list[tuple[int, str]]:
-    """One snippet per step, in the order a person reads a run: task, steps, end."""
-    seen: dict[int, str] = {}
-    for step, snippet in rows:
-        seen.setdefault(int(step), str(snippet))
-    return sorted(seen.items(), key=lambda kv: (kv[0] == END_STEP, kv[0]))
+def _tokens(words: str) -> list[str]:
+    return [w.lower() for w in words.split() if any(c.isalnum() for c in w)]
+
+
+def _snippet(body: str, tokens: list[str], width: int = 60) -> str:
+    """The text around the first word found, each word found in it in ``[ ]``."""
+    pattern = re.compile("|".join(re.escape(t) for t in tokens), re.IGNORECASE)
+    m = pattern.search(body)
+    first = m.start() if m else 0
+    lo, hi = max(0, first - width), min(len(body), first + width)
+    marked = pattern.sub(lambda x: f"[{x.group(0)}]", body[lo:hi])
+    return ("…" if lo > 0 else "") + marked + ("…" if hi < len(body) else "")
+
+
+def _matches(texts: list[Any], tokens: list[str], limit: int) -> list[tuple[int, str]]:
+    """One snippet per step that mentions a word, in the order a person reads a run: the
+    task, the steps, the end; at most ``limit`` (the steps that have most words first)."""
+    found: dict[int, tuple[int, str]] = {}
+    for step, body in texts:
+        low = str(body).lower()
+        n = sum(1 for t in tokens if t in low)
+        if n and (int(step) not in found or n > found[int(step)][0]):
+            found[int(step)] = (n, str(body))
+    best = sorted(found.items(), key=lambda kv: -kv[1][0])[:limit]
+    return sorted(
+        ((step, _snippet(body, tokens)) for step, (_, body) in best),
+        key=lambda kv: (kv[0] == END_STEP, kv[0]),
+    )
 
 
 class _Transaction:

@@ -37,9 +37,7 @@ def contents(index: RecallIndex) -> list[Any]:
     out = []
     for rid, path, sid, outcome, ok, steps, skeleton, skipped in runs:
         texts = sorted(
-            index.db.execute(
-                "SELECT step, body FROM steps_fts WHERE steps_fts MATCH ?", (f"run:r{rid}",)
-            ).fetchall()
+            index.db.execute("SELECT step, body FROM steps WHERE run_id = ?", (rid,)).fetchall()
         )
         body = index.db.execute("SELECT body FROM runs_fts WHERE rowid = ?", (rid,)).fetchone()
         out.append((path, sid, outcome, ok, steps, skeleton, skipped is not None, texts, body))
