@@ -49,9 +49,6 @@ A call to a *different* tool is a different step, not a changed one.
 from __future__ import annotations
 
 import bisect
-import gc
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -59,6 +56,7 @@ from typing import Any
 
 import orjson
 
+from regista._gc import paused_gc
 from regista.align import align_levels
 from regista.stepdiff import DiffKind, classify, signature, step_changes, step_summary
 from regista.structdiff import Change
@@ -311,20 +309,6 @@ def _load(run: Trace | str | Path) -> Trace:
     return run if isinstance(run, Trace) else Trace.load(run)
 
 
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    # The diff allocates many small short-lived objects next to two loaded traces of
-    # possibly millions of objects; a full collection in the middle would walk them all and
-    # doubles the time of a long diff. Nothing made here forms reference cycles.
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
 def diff_runs(a: Trace | str | Path, b: Trace | str | Path) -> RunDiff:
     """Align the steps of two runs and classify every pair.
 
@@ -335,9 +319,11 @@ def diff_runs(a: Trace | str | Path, b: Trace | str | Path) -> RunDiff:
     Raises:
         TraceError: A path is not a readable trace.
     """
-    ta, tb = _load(a), _load(b)
-    with _gc_paused():
-        return _diff(ta, tb)
+    # The diff allocates many small objects next to two loaded traces of possibly millions
+    # of objects; a collection in the middle would walk them all. Nothing made here forms
+    # reference cycles.
+    with paused_gc():
+        return _diff(_load(a), _load(b))
 
 
 def _diff(ta: Trace, tb: Trace) -> RunDiff:
