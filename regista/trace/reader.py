@@ -35,6 +35,7 @@ from regista.trace.events import (
 from regista.trace.formats import HEAD_BYTES, is_regista_trace
 from regista.trace.migrations import migrate
 from regista.trace.steps import Step, build_steps
+from regista.trace.validate import check_event
 from regista.types import LlmRequest, LlmResponse, Usage
 
 __all__ = ["Trace", "TraceSummary", "parse_line"]
@@ -103,7 +104,7 @@ def parse_line(raw: bytes, path: Path, lineno: int) -> Any:
         raise UnsupportedSchemaVersion(path, version, SCHEMA_VERSION)
     data = migrate(data)
     try:
-        return EventAdapter.validate_python(data)
+        event = EventAdapter.validate_python(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         loc = ".".join(str(p) for p in first["loc"])
@@ -111,6 +112,12 @@ def parse_line(raw: bytes, path: Path, lineno: int) -> Any:
         raise TraceFormatError(
             path, lineno, f"invalid {kind!r} event: {loc}: {first['msg']}"
         ) from None
+    except RecursionError:
+        raise TraceFormatError(path, lineno, "an event nested too deeply") from None
+    problem = check_event(event)
+    if problem is not None:
+        raise TraceFormatError(path, lineno, f"invalid {event.type!r} event: {problem}")
+    return event
 
 
 class Trace:

@@ -1,0 +1,210 @@
+"""Checks of the nested payloads of an event that its pydantic model leaves as plain JSON.
+
+An event's own fields are validated by its model; the messages, content blocks, tool
+schemas, responses and usage inside them are plain dicts and lists, read much later by
+replay, diff, export and the debugger. :func:`check_event` checks their shape when a line
+is loaded, so a corrupt value is a :class:`TraceFormatError` naming the file and line,
+never a crash far from the file. The checks are hand-written and cheap (no models are
+built): loading stays about as fast as decoding.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["check_event", "check_messages", "check_response"]
+
+_USAGE_INT = (
+    "input_tokens",
+    "output_tokens",
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
+)
+
+
+class _Bad(Exception):
+    """A nested value has the wrong shape; the message names where."""
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _str(value: Any, where: str, *, optional: bool = False) -> None:
+    if value is None and optional:
+        return
+    if not isinstance(value, str):
+        raise _Bad(f"{where}: expected a string, found {_kind(value)}")
+
+
+def _dict(value: Any, where: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise _Bad(f"{where}: expected an object, found {_kind(value)}")
+    return value
+
+
+def _list(value: Any, where: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise _Bad(f"{where}: expected a list, found {_kind(value)}")
+    return value
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
+def _block(block: Any, where: str, i: int) -> None:
+    # ``where`` and ``i`` are joined only on failure: this runs for every block of a trace
+    if type(block) is not dict:
+        raise _Bad(f"{where}[{i}]: expected an object, found {_kind(block)}")
+    kind = block.get("type")
+    if kind == "text":
+        if type(block.get("text")) is not str:
+            _str(block.get("text"), f"{where}[{i}].text")
+    elif kind == "tool_use":
+        _str(block.get("id"), f"{where}[{i}].id")
+        _str(block.get("name"), f"{where}[{i}].name")
+        _dict(block.get("input", {}), f"{where}[{i}].input")
+    elif kind == "tool_result":
+        _str(block.get("tool_use_id"), f"{where}[{i}].tool_use_id")
+        content = block.get("content", "")
+        if type(content) is not str:
+            inner = f"{where}[{i}].content"
+            for j, b in enumerate(_list(content, inner)):
+                _block(b, inner, j)
+        if block.get("is_error") not in (None, True, False):
+            raise _Bad(f"{where}[{i}].is_error: expected true or false")
+    elif kind == "thinking":
+        _str(block.get("thinking"), f"{where}[{i}].thinking")
+    elif kind == "redacted_thinking":
+        _str(block.get("data"), f"{where}[{i}].data")
+    elif not isinstance(kind, str):
+        raise _Bad(f"{where}[{i}].type: expected a string, found {_kind(kind)}")
+
+
+def _content(content: Any, where: str) -> None:
+    if type(content) is str:
+        return
+    if type(content) is not list:
+        raise _Bad(f"{where}: expected a string or a list, found {_kind(content)}")
+    for i, block in enumerate(content):
+        _block(block, where, i)
+
+
+def check_messages(messages: Any, where: str = "messages") -> None:
+    """Raise ``ValueError`` naming the place when ``messages`` is not a message list."""
+    try:
+        _messages(messages, where)
+    except _Bad as exc:
+        raise ValueError(str(exc)) from None
+
+
+def _messages(messages: Any, where: str) -> None:
+    for i, m in enumerate(_list(messages, where)):
+        if type(m) is not dict:
+            raise _Bad(f"{where}[{i}]: expected an object, found {_kind(m)}")
+        role = m.get("role")
+        if role != "user" and role != "assistant":
+            raise _Bad(f"{where}[{i}].role: expected 'user' or 'assistant', found {role!r:.40}")
+        content = m.get("content")
+        if type(content) is not str:
+            _content(content, f"{where}[{i}].content")
+
+
+def _usage(value: Any, where: str) -> None:
+    usage = _dict(value, where)
+    for key in _USAGE_INT:
+        if key in usage and not _is_int(usage[key]):
+            raise _Bad(f"{where}.{key}: expected a whole number, found {_kind(usage[key])}")
+
+
+def check_response(payload: Any, where: str = "response") -> None:
+    """Raise ``ValueError`` naming the place when ``payload`` is not a response."""
+    try:
+        _response(payload, where)
+    except _Bad as exc:
+        raise ValueError(str(exc)) from None
+
+
+def _response(payload: Any, where: str) -> None:
+    r = _dict(payload, where)
+    _list(r.get("content", []), f"{where}.content")
+    _content(r.get("content", []), f"{where}.content")
+    _usage(r.get("usage", {}), f"{where}.usage")
+    for key in ("id", "model", "stop_reason", "stop_sequence"):
+        _str(r.get(key), f"{where}.{key}", optional=True)
+    if r.get("role", "assistant") != "assistant":
+        raise _Bad(f"{where}.role: expected 'assistant'")
+
+
+def _tools(tools: Any, where: str) -> None:
+    for i, s in enumerate(_list(tools, where)):
+        if type(s) is not dict:
+            raise _Bad(f"{where}[{i}]: expected an object, found {_kind(s)}")
+        if type(s.get("name")) is not str:
+            _str(s.get("name"), f"{where}[{i}].name")
+        description = s.get("description")
+        if description is not None and type(description) is not str:
+            _str(description, f"{where}[{i}].description")
+        schema = s.get("input_schema")
+        if schema is not None and type(schema) is not dict:
+            _dict(schema, f"{where}[{i}].input_schema")
+
+
+def _counts(value: Any, where: str, keys: tuple[str, ...]) -> None:
+    d = _dict(value, where)
+    for key in keys:
+        if key in d and d[key] is not None and not _is_int(d[key]):
+            raise _Bad(f"{where}.{key}: expected a whole number, found {_kind(d[key])}")
+
+
+def _check(event: Any) -> None:
+    kind = event.type
+    if kind == "llm.response":
+        _response(event.response, "response")
+    elif kind == "llm.request":
+        _messages(event.messages, "messages")
+        _tools(event.tools, "tools")
+        if event.messages_prefix < 0:
+            raise _Bad("messages_prefix: must not be negative")
+        if event.tool_choice is not None:
+            _str(event.tool_choice.get("type"), "tool_choice.type")
+    elif kind == "tool.result":
+        if not isinstance(event.content, str):
+            _content(event.content, "content")
+    elif kind == "context.compaction":
+        _messages(event.replaced, "replaced")
+        _usage(event.usage, "usage")
+    elif kind == "session.start":
+        _tools(event.tools, "tools")
+        if event.context is not None:
+            _counts(event.context, "context", ("max_tokens", "keep_last"))
+        if event.forked_from is not None:
+            _counts(event.forked_from, "forked_from", ("at_step",))
+    elif kind == "session.end":
+        _usage(event.usage, "usage")
+        if event.replay is not None:
+            _counts(event.replay, "replay", ("recorded", "edit", "live", "diverged_at"))
+
+
+def check_event(event: Any) -> str | None:
+    """Why the nested payloads of a validated ``event`` are malformed, or ``None``."""
+    try:
+        _check(event)
+    except _Bad as exc:
+        return str(exc)
+    except RecursionError:
+        return "nested too deeply"
+    return None

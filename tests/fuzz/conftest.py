@@ -1,0 +1,30 @@
+"""Seed traces for the fuzz tests: the committed samples and a session with every feature."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from builders import rich_agent
+
+SAMPLES = Path(__file__).parents[2] / "sample_traces"
+
+
+@pytest.fixture(scope="session")
+def seed_traces(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
+    """Valid traces (name -> bytes): multi-tool turns, a denial, a tool error, a
+    compaction, a max_turns stop, and the three sample sessions."""
+    folder = tmp_path_factory.mktemp("seeds")
+    rich = rich_agent(folder).run_sync("What's the weather in Paris and Rome?")
+    seeds = {"rich": Path(rich.trace_path).read_bytes()}
+    for path in sorted(SAMPLES.glob("*.jsonl")):
+        seeds[path.stem] = path.read_bytes()
+    return seeds
+
+
+@pytest.fixture(autouse=True)
+def _shop_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sample agents re-created from ``agent_ref`` use a database in the test's folder."""
+    from regista.samples import refund
+
+    monkeypatch.setenv(refund.DB_ENV, str(tmp_path / "shop.sqlite"))
