@@ -27,6 +27,7 @@ from regista.errors import (
     TraceError,
     TraceExistsError,
     TraceFormatError,
+    TraceWarning,
     TraceWriteError,
     UnsupportedSchemaVersion,
     UserError,
@@ -34,6 +35,7 @@ from regista.errors import (
 
 if TYPE_CHECKING:
     from regista.agent import Agent
+    from regista.clock import FakeClock
     from regista.context import ContextConfig
     from regista.diff import RunDiff, diff_runs
     from regista.fork import ForkResult, ModelAnswerEdit, ToolResultEdit, fork, rewind
@@ -42,12 +44,14 @@ if TYPE_CHECKING:
     from regista.providers.scripted import ScriptedProvider
     from regista.replay import replay, resume
     from regista.tools import Tool, ToolOutcome, current_tool_call, tool
+    from regista.trace.reader import Trace
 
 __all__ = [
     "Agent",
     "AgentLoadError",
     "ContextConfig",
     "Decision",
+    "FakeClock",
     "ForkResult",
     "InvalidEditError",
     "MissingCredentialsError",
@@ -64,9 +68,11 @@ __all__ = [
     "ToolCallInfo",
     "ToolOutcome",
     "ToolResultEdit",
+    "Trace",
     "TraceError",
     "TraceExistsError",
     "TraceFormatError",
+    "TraceWarning",
     "TraceWriteError",
     "UnsupportedSchemaVersion",
     "UserError",
@@ -86,6 +92,8 @@ __all__ = [
 _LAZY = {
     "Agent": "regista.agent",
     "ContextConfig": "regista.context",
+    "FakeClock": "regista.clock",
+    "Trace": "regista.trace.reader",
     "RunDiff": "regista.diff",
     "diff_runs": "regista.diff",
     "ForkResult": "regista.fork",

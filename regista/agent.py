@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from regista.aio import run_sync
 from regista.context import ContextConfig
+from regista.defaults import DEFAULT_TRACE_DIR
 from regista.loop import Clock, RunResult, SessionConfig, run_session
 from regista.policy import ToolCallInfo
 from regista.providers.base import Provider
 from regista.tools import Tool, ToolRegistry
+from regista.types import OnEvent, OnText
 
 __all__ = ["Agent", "RunResult"]
 
@@ -49,7 +51,7 @@ class Agent:
         tools: Sequence[Tool | Callable[..., Any]] = (),
         provider: Provider | None = None,
         policy: Callable[[ToolCallInfo], Any] | None = None,
-        trace_dir: str | Path = ".regista/traces",
+        trace_dir: str | Path = DEFAULT_TRACE_DIR,
         max_turns: int = 20,
         context: ContextConfig | None = None,
         *,
@@ -135,8 +137,8 @@ class Agent:
         self,
         task: str,
         *,
-        on_event: Callable[[Any], Any] | None = None,
-        on_text: Callable[[int, str], Any] | None = None,
+        on_event: OnEvent | None = None,
+        on_text: OnText | None = None,
     ) -> RunResult:
         """Run one session on ``task``.
 
@@ -151,14 +153,7 @@ class Agent:
     def run_sync(self, task: str) -> RunResult:
         """``run`` for code that is not async (also works where a loop is running, e.g.
         in a notebook: the session then runs on a helper thread)."""
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return asyncio.run(self.run(task))
-        import concurrent.futures
-
-        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-            return pool.submit(asyncio.run, self.run(task)).result()
+        return run_sync(self.run(task))
 
     async def resume(self, trace_path: str | Path, **kwargs: Any) -> RunResult:
         """Continue an interrupted session (see :func:`regista.replay.resume`)."""

@@ -11,10 +11,12 @@ Every error derives from :class:`RegistaError`, so one ``except`` catches them a
     ├── TraceError                 a trace that cannot be read
     │   ├── TraceFormatError       a corrupt line (names the file and line)
     │   │   └── RequestHashMismatch  a rebuilt request does not match its request_hash
-    │   └── UnsupportedSchemaVersion  a trace written by a newer regista
+    │   ├── UnsupportedSchemaVersion  a trace written by a newer regista
+    │   └── BrokenTape             a tape cut short or never ended (regista.testing)
     ├── TraceWriteError            a trace could not be written (e.g. the disk is full)
     ├── ProviderError              the model provider failed (network, HTTP, bad response)
     ├── ReplayDivergence           a live request left the recorded path (carries step and diff)
+    │   └── TapeMismatch           a tape test's agent left its tape (regista.testing)
     └── RecordedEnding             a replay reached where its recording was cancelled or its
                                    caller's code raised (the loop ends the replay the same way)
 

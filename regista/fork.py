@@ -31,15 +31,16 @@ from typing import Any
 import orjson
 
 from regista.context import is_compaction_request
-from regista.errors import InvalidEditError, ReplayDivergence, UserError
-from regista.loading import load_agent
+from regista.defaults import DEFAULT_TRACE_DIR
+from regista.errors import InvalidEditError, ReplayDivergence
+from regista.loading import resolve_agent
 from regista.loop import RecordedOutcome, RunResult, SessionConfig, run_session
 from regista.providers.base import Provider, TextCallback, set_meta, stream_recorded
 from regista.providers.replay import RecordedCall, ReplayMode, recorded_calls
 from regista.providers.tape import Tape, TapeProvider, mismatch
 from regista.replay import RecordedTools, config_from_trace
 from regista.trace.reader import Trace, TraceSummary
-from regista.types import LlmRequest, LlmResponse, Usage
+from regista.types import AgentSpec, LlmRequest, LlmResponse, OnEvent, OnText, Usage
 
 __all__ = [
     "ForkResult",
@@ -321,17 +322,14 @@ class _ForkTools(RecordedTools):
         return outcome
 
 
-def _resolve_agent(trace: Trace, agent: Any) -> Any:
-    if agent is not None:
-        return load_agent(agent) if isinstance(agent, str) else agent
-    ref = trace.start.agent_ref
-    if ref:
-        return load_agent(ref)
+def _resolve_agent(trace: Trace, agent: AgentSpec | None) -> Any:
     name = trace.path.name if trace.path else "this trace"
-    raise UserError(
+    return resolve_agent(
+        agent,
+        trace.start.agent_ref,
         f"{name} records no agent_ref, so regista cannot rebuild the agent for the live "
         "half: pass agent=... (Python) or --agent module:attr (CLI), where attr is an Agent "
-        "or a function returning one"
+        "or a function returning one",
     )
 
 
@@ -366,14 +364,14 @@ async def fork(
     at_step: int | None = None,
     edit: Edit | None = None,
     live_after: int | None = None,
-    agent: Any = None,
+    agent: AgentSpec | None = None,
     provider: Provider | None = None,
     *,
     edits: Edits | None = None,
     loose: bool = False,
     trace_dir: str | Path | None = None,
-    on_event: Any = None,
-    on_text: Any = None,
+    on_event: OnEvent | None = None,
+    on_text: OnText | None = None,
 ) -> ForkResult:
     """Fork a recorded run at one or more edited steps (see the module docstring).
 
@@ -463,7 +461,7 @@ async def fork(
         if trace_dir is not None:
             config = replace(config, trace_dir=Path(trace_dir))
     else:
-        config = config_from_trace(trace, trace_dir=Path(trace_dir or ".regista/traces"))
+        config = config_from_trace(trace, trace_dir=Path(trace_dir or DEFAULT_TRACE_DIR))
         live_provider = None
     label = trace.path.name if trace.path else "recording"
     calls = recorded_calls(trace)
@@ -522,7 +520,7 @@ async def fork(
 async def rewind(
     trace_path: str | Path | Trace,
     at_step: int,
-    agent: Any = None,
+    agent: AgentSpec | None = None,
     provider: Provider | None = None,
     **kwargs: Any,
 ) -> ForkResult:

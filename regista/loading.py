@@ -10,11 +10,14 @@ from __future__ import annotations
 import importlib
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from regista.errors import AgentLoadError
+from regista.errors import AgentLoadError, UserError
 
-__all__ = ["load_agent"]
+if TYPE_CHECKING:
+    from regista.types import AgentSpec
+
+__all__ = ["load_agent", "resolve_agent"]
 
 
 def load_agent(ref: str) -> Any:
@@ -62,3 +65,23 @@ def load_agent(ref: str) -> Any:
             return made
         raise AgentLoadError(f"{ref}() returned {type(made).__name__}, not an Agent")
     raise AgentLoadError(f"{ref} is a {type(target).__name__}, not an Agent or a factory")
+
+
+def resolve_agent(agent: AgentSpec | None, agent_ref: str | None, missing: str) -> Any:
+    """The agent a command runs: ``agent`` (an ``Agent`` or ``module:attr``), else the one
+    a trace's ``agent_ref`` names.
+
+    Args:
+        agent: What the caller gave, if anything.
+        agent_ref: The trace's ``agent_ref``.
+        missing: The message when there is neither.
+
+    Raises:
+        UserError: Neither gives an agent (``missing``).
+        AgentLoadError: A reference cannot be loaded.
+    """
+    if agent is not None:
+        return load_agent(agent) if isinstance(agent, str) else agent
+    if agent_ref:
+        return load_agent(agent_ref)
+    raise UserError(missing)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,7 @@ from regista.context import (
     plan_compaction,
     summary_message,
 )
+from regista.defaults import trace_path as default_trace_path
 from regista.errors import ProviderError, RecordedEnding, RegistaError, ReplayDivergence
 from regista.policy import ToolCallInfo, evaluate_policy, policy_name
 from regista.pricing import cost_usd, price_for
@@ -31,7 +31,7 @@ from regista.savings import Savings
 from regista.session import RecordedOutcome, RunResult, SessionConfig, ToolTape
 from regista.tools import ToolOutcome
 from regista.trace.recorder import TraceRecorder, tool_result_block
-from regista.types import LlmRequest, LlmResponse, Message, Usage
+from regista.types import LlmRequest, LlmResponse, Message, OnEvent, OnText, Usage
 
 __all__ = [
     "Clock",
@@ -69,7 +69,7 @@ class _Run:
         provider: Provider,
         recorder: TraceRecorder,
         tool_tape: ToolTape | None,
-        on_text: Callable[[int, str], Any] | None,
+        on_text: OnText | None,
     ) -> None:
         self.c = config
         self.provider = provider
@@ -348,8 +348,8 @@ async def run_session(
     tool_tape: ToolTape | None = None,
     replay_of: str | None = None,
     forked_from: dict[str, Any] | None = None,
-    on_event: Callable[[Any], Any] | None = None,
-    on_text: Callable[[int, str], Any] | None = None,
+    on_event: OnEvent | None = None,
+    on_text: OnText | None = None,
     trace_path: Path | None = None,
 ) -> RunResult:
     """Run one session and write its trace.
@@ -359,7 +359,7 @@ async def run_session(
         ReplayDivergence: A strict replay left the recording (likewise recorded).
     """
     session_id = config.session_id or new_session_id()
-    path = trace_path or Path(config.trace_dir) / f"{session_id}.jsonl"
+    path = trace_path or default_trace_path(config.trace_dir, session_id)
     clock = config.clock
     rec = TraceRecorder.create(
         path, session_id, fsync=config.fsync, clock=clock.ts if clock is not None else None

@@ -7,10 +7,11 @@ A policy is any callable ``policy(call)`` (sync or async) returning ``True``/``F
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+from regista.aio import await_maybe
 
 __all__ = ["Decision", "ToolCallInfo", "allow", "deny", "evaluate_policy"]
 
@@ -51,9 +52,7 @@ async def evaluate_policy(policy: PolicyFn | None, call: ToolCallInfo) -> Decisi
     if policy is None:
         return Decision(True, None)
     try:
-        answer = policy(call)
-        if inspect.isawaitable(answer):
-            answer = await answer
+        answer = await await_maybe(policy(call))
     except Exception as exc:  # a broken policy must not run the tool, nor crash the run
         return Decision(False, f"policy raised {type(exc).__name__}: {exc}")
     if answer is None:

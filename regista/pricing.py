@@ -14,7 +14,12 @@ from dataclasses import dataclass
 from regista.errors import PricingWarning
 from regista.types import Usage
 
-__all__ = ["PRICES", "Price", "cost_usd", "price_for", "register_price"]
+__all__ = ["PRICES", "Price", "add_costs", "cost_usd", "price_for", "register_price"]
+
+
+def add_costs(total: float | None, cost: float | None) -> float | None:
+    """``total + cost``, where an unknown (``None``) cost makes the total unknown."""
+    return None if total is None or cost is None else total + cost
 
 
 @dataclass(frozen=True)

@@ -16,9 +16,10 @@ from __future__ import annotations
 import warnings
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from regista.context import ContextConfig
+from regista.defaults import DEFAULT_TRACE_DIR
 from regista.errors import RecordedEnding, ReplayDivergence, ReplayDivergenceWarning
 from regista.loop import RecordedOutcome, RunResult, SessionConfig, run_session
 from regista.policy import ToolCallInfo
@@ -33,6 +34,10 @@ from regista.structdiff import format_changes, structural_diff
 from regista.tools import Tool, ToolRegistry
 from regista.trace.events import LlmRequestEvent, PermissionDecision, ToolCall, ToolResult
 from regista.trace.reader import Trace
+from regista.types import OnEvent, OnText
+
+if TYPE_CHECKING:
+    from regista.agent import Agent
 
 HYBRID = ReplayMode.HYBRID
 
@@ -143,10 +148,10 @@ async def replay(
     mode: str | ReplayMode = "strict",
     fallback: Provider | None = None,
     *,
-    trace_dir: str | Path = ".regista/traces",
+    trace_dir: str | Path = DEFAULT_TRACE_DIR,
     tools: list[Tool] | None = None,
-    on_event: Any = None,
-    on_text: Any = None,
+    on_event: OnEvent | None = None,
+    on_text: OnText | None = None,
 ) -> RunResult:
     """Re-run a recorded session for $0 and write the replay's own trace.
 
@@ -184,12 +189,12 @@ async def replay(
 
 
 async def resume(
-    agent: Any,
+    agent: Agent,
     path: str | Path | Trace,
     *,
     trace_dir: str | Path | None = None,
-    on_event: Any = None,
-    on_text: Any = None,
+    on_event: OnEvent | None = None,
+    on_text: OnText | None = None,
 ) -> RunResult:
     """Continue an interrupted session with ``agent``'s live provider, tools and policy.
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from regista.pricing import add_costs
+
 __all__ = ["Savings"]
 
 
@@ -36,9 +38,7 @@ class Savings:
         """Count one call served from the recording."""
         self.calls += 1
         self.tokens += tokens
-        self.cost_usd = (
-            None if self.cost_usd is None or cost_usd is None else self.cost_usd + cost_usd
-        )
+        self.cost_usd = add_costs(self.cost_usd, cost_usd)
         self.model_ms += model_ms
 
     def to_dict(self) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from regista.clock import Clock
 from regista.context import ContextConfig
+from regista.defaults import DEFAULT_TRACE_DIR
 from regista.policy import ToolCallInfo
 from regista.savings import Savings
 from regista.tools import ToolRegistry
@@ -36,7 +37,7 @@ class SessionConfig:
     tool_choice: dict[str, Any] | None = None
     context: ContextConfig | None = None
     agent_ref: str | None = None
-    trace_dir: Path = Path(".regista/traces")
+    trace_dir: Path = DEFAULT_TRACE_DIR
     fsync: bool = False
     metadata: dict[str, Any] = field(default_factory=dict)
     policy_label: str | None = None

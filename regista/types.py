@@ -7,18 +7,24 @@ converts to and from it at its edge, and the trace stores exactly this.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Literal, Self
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Literal, Self, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from regista.trace.canonical import request_hash
 
+if TYPE_CHECKING:
+    from regista.agent import Agent
+
 __all__ = [
+    "AgentSpec",
     "ContentBlock",
     "LlmRequest",
     "LlmResponse",
     "Message",
+    "OnEvent",
+    "OnText",
     "Usage",
     "text_of",
     "tool_uses_of",
@@ -26,6 +32,14 @@ __all__ = [
 
 ContentBlock = dict[str, Any]
 Message = dict[str, Any]
+
+#: Called with each event of a trace once it is on disk (the event classes of
+#: :mod:`regista.trace.events`).
+OnEvent: TypeAlias = Callable[[Any], object]
+#: Called with ``(step, delta)`` as a streaming model writes text; may be async.
+OnText: TypeAlias = Callable[[int, str], "object | Awaitable[object]"]
+#: An agent, or the ``"module:attr"`` reference that makes one (see :mod:`regista.loading`).
+AgentSpec: TypeAlias = "Agent | str"
 
 
 class Usage(BaseModel):

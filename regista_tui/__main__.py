@@ -10,6 +10,8 @@ import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from regista.defaults import DEFAULT_TRACE_DIR
+
 if TYPE_CHECKING:
     from regista.trace.index import TraceIndex
 
@@ -87,7 +89,7 @@ def _parser() -> argparse.ArgumentParser:
         "--trace-dir",
         metavar="DIR",
         type=Path,
-        default=Path(".regista/traces"),
+        default=DEFAULT_TRACE_DIR,
         help="where forks write their traces (default: .regista/traces)",
     )
     return parser

@@ -11,6 +11,7 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
+from regista.defaults import DEFAULT_TRACE_DIR
 from regista.trace.index import TraceIndex
 
 __all__ = ["RegistaApp"]
@@ -56,7 +57,7 @@ class RegistaApp(App[None]):
         *,
         compare: tuple[Path, Path] | None = None,
         agent: Any = None,
-        trace_dir: str | Path = ".regista/traces",
+        trace_dir: str | Path = DEFAULT_TRACE_DIR,
         notice: str = "",
         settle_s: float = 0.05,
     ) -> None:

@@ -13,7 +13,9 @@ from typing import Any, Literal
 
 from rich.text import Text
 
+from regista.defaults import trace_path
 from regista.fork import ModelAnswerEdit, ToolResultEdit
+from regista.pricing import add_costs
 from regista.trace.events import (
     ContextCompaction,
     ErrorEvent,
@@ -86,7 +88,7 @@ class ForkProgress:
         if isinstance(event, SessionStart):
             self.state = "running"
             self.session_id = event.session_id
-            self.path = self.request.trace_dir / f"{event.session_id}.jsonl"
+            self.path = trace_path(self.request.trace_dir, event.session_id)
             return True
         if isinstance(event, LlmResponseEvent):
             self.sources[event.step] = event.source
@@ -133,8 +135,7 @@ class ForkProgress:
     def _add(self, usage: dict[str, Any], cost: float | None) -> None:
         self.input_tokens += int(usage.get("input_tokens") or 0)
         self.output_tokens += int(usage.get("output_tokens") or 0)
-        if self.cost_usd is not None:
-            self.cost_usd = None if cost is None else self.cost_usd + cost
+        self.cost_usd = add_costs(self.cost_usd, cost)
 
     # -- showing -------------------------------------------------------------------------
 

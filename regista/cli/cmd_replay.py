@@ -7,6 +7,7 @@ import sys
 import warnings
 
 from regista.cli._common import out, result_lines
+from regista.defaults import DEFAULT_TRACE_DIR
 from regista.errors import ReplayDivergence, ReplayDivergenceWarning, UserError
 from regista.loading import load_agent
 from regista.providers.replay import ReplayMode
@@ -31,7 +32,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "hybrid: continue live with the agent's provider from there",
     )
     p.add_argument("--agent", help="module:attr of the agent (hybrid mode's live half)")
-    p.add_argument("--trace-dir", default=".regista/traces", help="where the replay's trace goes")
+    p.add_argument(
+        "--trace-dir", default=str(DEFAULT_TRACE_DIR), help="where the replay's trace goes"
+    )
     p.set_defaults(func=run)
 
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 import argparse
 
 from regista.cli._common import out, result_lines
-from regista.errors import UserError
-from regista.loading import load_agent
+from regista.loading import resolve_agent
 from regista.replay import resume
 from regista.trace.reader import Trace
 
@@ -26,13 +25,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 async def run(args: argparse.Namespace) -> int:
     trace = Trace.load(args.trace)
-    ref = args.agent or trace.start.agent_ref
-    if not ref:
-        raise UserError(
-            f"{args.trace} records no agent_ref: pass --agent module:attr (an Agent, or a "
-            "function that returns one)"
-        )
-    agent = load_agent(ref)
+    agent = resolve_agent(
+        args.agent,
+        trace.start.agent_ref,
+        f"{args.trace} records no agent_ref: pass --agent module:attr (an Agent, or a "
+        "function that returns one)",
+    )
     result = await resume(agent, trace, trace_dir=args.trace_dir)
     out(result_lines(result, "resumed"))
     return 0

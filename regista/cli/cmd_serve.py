@@ -6,7 +6,9 @@ import argparse
 import os
 import sys
 
-DEFAULT_STORE = ".regista/traces"
+from regista.defaults import DEFAULT_TRACE_DIR
+
+DEFAULT_STORE = str(DEFAULT_TRACE_DIR)
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -14,9 +14,9 @@ normalised response, error messages) carries them, so they never reach a trace.
 from __future__ import annotations
 
 import asyncio
-import inspect
 from typing import TYPE_CHECKING, Any
 
+from regista.aio import await_maybe
 from regista.errors import MissingCredentialsError, ProviderError, UserError
 from regista.providers.base import TextCallback, set_meta
 from regista.types import LlmRequest, LlmResponse, Usage
@@ -197,9 +197,7 @@ class _CallbackError(Exception):
 async def _call(on_text: TextCallback | None, delta: str) -> None:
     if on_text is None:
         return
-    result = on_text(delta)
-    if inspect.isawaitable(result):
-        await result
+    await await_maybe(on_text(delta))
 
 
 async def _guarded_call(on_text: TextCallback | None, delta: str) -> None:

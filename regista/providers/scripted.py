@@ -9,12 +9,12 @@ says "scripted" wherever a person sees which model answered.
 from __future__ import annotations
 
 import asyncio
-import inspect
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from pydantic import ValidationError
 
+from regista.aio import await_maybe
 from regista.errors import ProviderError
 from regista.providers.base import TextCallback, set_meta
 from regista.types import LlmRequest, LlmResponse
@@ -73,9 +73,7 @@ class ScriptedProvider:
                 "that already ran a session has nothing left for a fork, rewind or resume: "
                 "script a function of the request, or pass a fresh provider)"
             )
-        raw = item(request) if callable(item) else item
-        if inspect.isawaitable(raw):
-            raw = await raw
+        raw = await await_maybe(item(request) if callable(item) else item)
         if isinstance(raw, dict) and "content" not in raw:  # e.g. a typo in a key
             keys = ", ".join(sorted(map(str, raw))) or "none"
             raise ProviderError(
@@ -128,6 +126,4 @@ async def _feed(
     for piece in pieces:
         if pause:
             await asyncio.sleep(pause)
-        r = on_text(piece)
-        if inspect.isawaitable(r):
-            await r
+        await await_maybe(on_text(piece))

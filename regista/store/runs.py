@@ -21,6 +21,7 @@ from typing import Any, BinaryIO
 
 import orjson
 
+from regista.defaults import DEFAULT_TRACE_DIR
 from regista.errors import UserError
 from regista.savings import Savings
 
@@ -36,7 +37,7 @@ __all__ = [
 ]
 
 #: Where ``regista runs`` / ``recall`` look when no folder is given.
-DEFAULT_DIR = Path(".regista/traces")
+DEFAULT_DIR = DEFAULT_TRACE_DIR
 #: Imported sessions, listed with the default folder's runs when they exist.
 IMPORTS_DIR = Path(".regista/imports")
 

@@ -12,18 +12,19 @@ The pytest plugin (:mod:`regista.testing.plugin`) and ``regista test`` are built
 
 from __future__ import annotations
 
-import asyncio
 import tempfile
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from regista.errors import ReplayDivergence, TraceError, UserError
-from regista.loading import load_agent
+from regista.aio import run_sync
+from regista.errors import ReplayDivergence, TraceError
+from regista.loading import resolve_agent
 from regista.loop import RunResult, run_session
 from regista.providers.replay import ReplayMode, ReplayProvider
 from regista.replay import RecordedTools
 from regista.trace.reader import Trace
+from regista.types import AgentSpec
 
 __all__ = ["BrokenTape", "TapeMismatch", "play_tape", "play_tape_sync", "resolve_tape_agent"]
 
@@ -54,22 +55,20 @@ def check_tape(trace: Trace) -> None:
     )
 
 
-def resolve_tape_agent(trace: Trace, agent: Any = None) -> Any:
+def resolve_tape_agent(trace: Trace, agent: AgentSpec | None = None) -> Any:
     """The agent to test: ``agent`` (an Agent or ``module:attr``), else the trace's
     ``agent_ref``."""
-    if agent is not None:
-        return load_agent(agent) if isinstance(agent, str) else agent
-    if trace.start.agent_ref:
-        return load_agent(trace.start.agent_ref)
     name = trace.path.name if trace.path else "the trace"
-    raise UserError(
+    return resolve_agent(
+        agent,
+        trace.start.agent_ref,
         f"{name} records no agent_ref: give the agent to test (--agent module:attr, or "
-        "agent= in Python)"
+        "agent= in Python)",
     )
 
 
 async def play_tape(
-    path: str | Path | Trace, agent: Any = None, *, trace_dir: str | Path | None = None
+    path: str | Path | Trace, agent: AgentSpec | None = None, *, trace_dir: str | Path | None = None
 ) -> RunResult:
     """Play a golden trace against ``agent`` under a strict replay.
 
@@ -111,14 +110,6 @@ async def play_tape(
     return result
 
 
-def play_tape_sync(path: str | Path | Trace, agent: Any = None) -> RunResult:
+def play_tape_sync(path: str | Path | Trace, agent: AgentSpec | None = None) -> RunResult:
     """:func:`play_tape` for synchronous code (runs its own event loop)."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(play_tape(path, agent))
-    # Called from inside a running loop (e.g. an async test): run in a helper thread.
-    import concurrent.futures
-
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, play_tape(path, agent)).result()
+    return run_sync(play_tape(path, agent))

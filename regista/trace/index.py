@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from regista.errors import TraceError, TraceFormatError
+from regista.pricing import add_costs
 from regista.trace.events import LlmRequestEvent, SessionEnd, SessionStart
 from regista.trace.reader import TraceSummary, not_a_trace_file, parse_line
 from regista.trace.steps import Step, StepKind
@@ -361,7 +362,7 @@ class TraceIndex:
             raw = ev.response.get("usage") if ev.type == "llm.response" else ev.usage
             usage = usage + Usage.model_validate(raw or {})
             turns = max(turns, ev.turn + 1) if ev.type == "llm.response" else turns
-            cost = None if cost is None or ev.cost_usd is None else cost + ev.cost_usd
+            cost = add_costs(cost, ev.cost_usd)
         if end is not None:
             cost, turns = end.cost_usd, end.turns
         steps = list(self.steps)

@@ -19,6 +19,7 @@ from pydantic import ValidationError
 
 from regista._gc import paused_gc
 from regista.errors import TraceError, TraceFormatError, TraceWarning, UnsupportedSchemaVersion
+from regista.pricing import add_costs
 from regista.trace.events import (
     SCHEMA_VERSION,
     ContextCompaction,
@@ -296,7 +297,7 @@ class Trace:
             if kind is LlmResponseEvent:
                 _add_usage(totals, ev.response.get("usage"))
                 turns = max(turns, ev.turn + 1)
-                cost = None if cost is None or ev.cost_usd is None else cost + ev.cost_usd
+                cost = add_costs(cost, ev.cost_usd)
             elif kind is ToolCall:
                 tool_calls += 1
             elif kind is PermissionDecision:
@@ -304,7 +305,7 @@ class Trace:
             elif kind is ContextCompaction:
                 compactions += 1
                 _add_usage(totals, ev.usage)
-                cost = None if cost is None or ev.cost_usd is None else cost + ev.cost_usd
+                cost = add_costs(cost, ev.cost_usd)
             elif kind is ErrorEvent:
                 errors.append(ev)
         usage = Usage(**dict(zip(_USAGE_FIELDS, totals, strict=True)))

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from regista._version import __version__
+from regista.pricing import add_costs
 from regista.trace.events import (
     ContextCompaction,
     ErrorEvent,
@@ -36,7 +37,7 @@ from regista.trace.events import (
 from regista.trace.writer import TraceWriter
 from regista.types import LlmRequest, LlmResponse, Message, Usage
 
-__all__ = ["TraceRecorder", "add_costs", "common_prefix", "tool_result_block"]
+__all__ = ["TraceRecorder", "common_prefix", "tool_result_block"]
 
 
 def common_prefix(prev: list[Message], cur: list[Message]) -> int:
@@ -46,11 +47,6 @@ def common_prefix(prev: list[Message], cur: list[Message]) -> int:
     while i < n and prev[i] == cur[i]:
         i += 1
     return i
-
-
-def add_costs(total: float | None, cost: float | None) -> float | None:
-    """``total + cost``, where an unknown (``None``) cost makes the total unknown."""
-    return None if total is None or cost is None else total + cost
 
 
 def tool_result_block(tool_use_id: str, content: Any, is_error: bool) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 from textual.worker import get_current_worker
 
+from regista.defaults import DEFAULT_TRACE_DIR
 from regista.errors import RegistaError
 from regista.trace.index import StepEntry, TraceIndex
 from regista_tui.navigation import Breakpoints, find, label_of
@@ -546,7 +547,7 @@ class BrowserScreen(Screen[None]):
         from regista_tui.forkrun import ForkRequest
         from regista_tui.screens.fork import ForkScreen
 
-        trace_dir = Path(getattr(self.app, "trace_dir", ".regista/traces"))
+        trace_dir = Path(getattr(self.app, "trace_dir", DEFAULT_TRACE_DIR))
         request = ForkRequest(self.index.path, step, edit, live, trace_dir)
         self.set_status("")
         self.app.push_screen(ForkScreen(request))

@@ -8,6 +8,7 @@ from pathlib import Path
 import orjson
 
 from regista import replay
+from regista.pricing import add_costs
 from regista.trace.formats import (
     REGISTA,
     TraceFormat,
@@ -18,7 +19,7 @@ from regista.trace.formats import (
     register_format,
 )
 from regista.trace.reader import Trace
-from regista.trace.recorder import TraceRecorder, add_costs
+from regista.trace.recorder import TraceRecorder
 from regista.types import LlmRequest, LlmResponse, Usage
 
 TOOL = {"name": "get_weather", "description": "Weather.", "input_schema": {"type": "object"}}
