@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from regista.defaults import DEFAULT_TRACE_DIR
 from regista.errors import UserError
 
 __all__ = ["register", "run"]
@@ -28,7 +29,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--trace-dir",
         type=Path,
-        default=Path(".regista/traces"),
+        default=DEFAULT_TRACE_DIR,
         metavar="DIR",
         help="where the traces are written (default: .regista/traces)",
     )

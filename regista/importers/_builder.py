@@ -20,7 +20,7 @@ from typing import Any
 import orjson
 from ulid import ULID
 
-from regista.pricing import price_for
+from regista.pricing import add_costs, price_for
 from regista.types import Usage
 
 __all__ = [
@@ -280,7 +280,7 @@ class RunBuilder:
                 10,
             )
         self.usage = self.usage + usage
-        self.cost = None if self.cost is None or cost is None else self.cost + cost
+        self.cost = add_costs(self.cost, cost)
         a, b = ts_millis(request_ts), ts_millis(response_ts)
         duration = float(max(b - a, 0)) if a is not None and b is not None else 0.0
         self._emit(

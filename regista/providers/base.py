@@ -7,11 +7,11 @@ tape all implement it, so the loop never knows which one answered; the trace doe
 
 from __future__ import annotations
 
-import inspect
 import re
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from regista.aio import await_maybe
 from regista.types import LlmRequest, LlmResponse
 
 __all__ = [
@@ -106,6 +106,4 @@ async def stream_recorded(on_text: TextCallback | None, response: LlmResponse) -
         if block.get("type") != "text":
             continue
         for delta in text_chunks(str(block.get("text", ""))):
-            r = on_text(delta)
-            if inspect.isawaitable(r):
-                await r
+            await await_maybe(on_text(delta))
