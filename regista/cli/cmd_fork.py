@@ -101,7 +101,64 @@ def _edits_of(args: argparse.Namespace) -> list[tuple[int, Any]]:
     return edits
 
 
-async def run_fork(args: argparse.Namespace) -> int:
+def run_fork(args: argparse.Namespace) -> Any:
+    if getattr(args, "child_command", None) is not None:
+        return _fork_child(args, _edits_of(args), args.live_after, bool(args.loose))
+    return _run_fork(args)
+
+
+def run_rewind(args: argparse.Namespace) -> Any:
+    if getattr(args, "child_command", None) is not None:
+        return _fork_child(args, [], args.at - 1, False)
+    return _run_rewind(args)
+
+
+def _fork_child(
+    args: argparse.Namespace, edits: list[tuple[int, Any]], live_after: int | None, loose: bool
+) -> int:
+    """``regista fork|rewind TRACE … -- CMD``: the prefix from the tape, then live."""
+    from regista.cli.sdk_child import replay_child
+    from regista.fork import ModelAnswerEdit
+    from regista.trace.reader import Trace
+
+    if args.agent:
+        raise UserError("--agent is for a regista Agent; with -- CMD the command is the agent")
+    answers = {n: e for n, e in edits if isinstance(e, ModelAnswerEdit)}
+    tool_results = {n: e.content for n, e in edits if not isinstance(e, ModelAnswerEdit)}
+    if live_after is not None and live_after < 0:
+        live_after = -1
+    code, replay, paths = replay_child(
+        args.trace,
+        args.child_command,
+        answers=answers,
+        tool_results=tool_results,
+        live_after=live_after,
+        loose_after_edits=loose,
+        trace_dir=args.trace_dir or ".regista/traces",
+    )
+    from regista.cli.cmd_replay import replay_line
+
+    lines = [replay_line(replay).replace("replayed:", "recorded prefix:", 1)]
+    parent = Trace.load(args.trace).summary()
+    for path in paths:
+        s = Trace.load(path).summary()
+        lines.append(
+            f"fork: {s.stop_reason or 'unfinished'} after {s.steps} steps, "
+            f"cost {_cost(s.cost_usd)}; trace: {path}"
+        )
+    lines.append(
+        f"parent {parent.session_id}: {parent.stop_reason or 'unfinished'}, "
+        f"cost {_cost(parent.cost_usd)}"
+    )
+    out(lines)
+    return code
+
+
+def _cost(value: float | None) -> str:
+    return "unknown" if value is None else f"${value:.4f}"
+
+
+async def _run_fork(args: argparse.Namespace) -> int:
     from regista.fork import fork
 
     edits = _edits_of(args)
@@ -122,7 +179,7 @@ async def run_fork(args: argparse.Namespace) -> int:
     return 0
 
 
-async def run_rewind(args: argparse.Namespace) -> int:
+async def _run_rewind(args: argparse.Namespace) -> int:
     from regista.fork import rewind
 
     try:

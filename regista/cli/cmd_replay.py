@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 import warnings
+from typing import Any
 
 from regista.cli._common import out, result_lines
 from regista.defaults import DEFAULT_TRACE_DIR
@@ -21,15 +22,19 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="re-run a recorded session from its trace ($0, no network)",
         description="Re-run a recorded session through the same loop, serving every model "
         "call and tool result from the trace. A divergence prints the step and the diff "
-        "and exits 1.",
+        "and exits 1. With -- CMD, any agent is the replayed one: CMD runs with "
+        "ANTHROPIC_BASE_URL and OPENAI_BASE_URL serving the trace, no call reaches a "
+        "provider, and regista exits with CMD's code.",
+        usage="regista replay TRACE [--mode MODE] [--agent M:A] [--trace-dir DIR] "
+        "[-- CMD [ARGS...]]",
     )
     p.add_argument("trace", help="the trace (.jsonl) to replay")
     p.add_argument(
         "--mode",
         default="strict",
-        choices=[m.value for m in ReplayMode],
-        help="strict: stop at the first divergence (default); warn: report it and go on; "
-        "hybrid: continue live with the agent's provider from there",
+        choices=[*(m.value for m in ReplayMode), "loose"],
+        help="strict: stop at the first divergence (default); loose (alias warn): report it "
+        "and go on; hybrid: continue live with the agent's provider from there",
     )
     p.add_argument("--agent", help="module:attr of the agent (hybrid mode's live half)")
     p.add_argument(
@@ -38,7 +43,44 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(func=run)
 
 
-async def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> Any:
+    if getattr(args, "child_command", None) is not None:
+        return run_child(args)
+    return run_harness(args)
+
+
+def run_child(args: argparse.Namespace) -> int:
+    """``regista replay TRACE -- CMD``: serve the trace to any SDK agent."""
+    from regista.cli.sdk_child import replay_child
+
+    if args.agent:
+        raise UserError(
+            "--agent is for replaying a regista Agent; with -- CMD the command is the agent"
+        )
+    mode = {"warn": "loose", "loose": "loose", "strict": "strict"}.get(args.mode)
+    if mode is None:
+        raise UserError(f"--mode {args.mode} cannot replay a command: use strict or loose")
+    code, replay, _ = replay_child(args.trace, args.child_command, mode=mode)
+    out([replay_line(replay)])
+    return code
+
+
+def replay_line(replay: Any) -> str:
+    """Steps served, matched, and the first divergence, in one line."""
+    line = (
+        f"replayed: {replay.served} of {len(replay.tape)} model calls served, "
+        f"{replay.matched} matched"
+    )
+    div = replay.divergence
+    if div is not None:
+        first = div["diff"][0] if div["diff"] else "the request differs"
+        line += f"; first divergence at step {div['step']}: {first}"
+    return line
+
+
+async def run_harness(args: argparse.Namespace) -> int:
+    if args.mode == "loose":
+        args.mode = "warn"
     if args.agent and args.mode != "hybrid":
         raise UserError(
             f"--agent is for --mode hybrid (the agent that carries on live); a {args.mode} "

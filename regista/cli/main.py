@@ -30,6 +30,7 @@ COMMANDS = [
     "runs",
     "serve",
     "recall",
+    "record",
     "import",
     "share",
 ]
@@ -65,10 +66,16 @@ def main(argv: Sequence[str] | None = None, *, standalone: bool = False) -> int:
     """
     warnings.formatwarning = _format_warning  # type: ignore[assignment]
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    child: list[str] | None = None
+    if "--" in argv:  # `regista record|replay|fork|rewind … -- CMD ARGS…`
+        cut = argv.index("--")
+        argv, child = argv[:cut], argv[cut + 1 :]
     args = parser.parse_args(argv)
     args.standalone = standalone
     global _exit_fast
     _exit_fast = standalone and bool(getattr(args, "exit_fast", False))
+    args.child_command = child
     if not getattr(args, "func", None):
         parser.print_help()
         return EXIT_USAGE

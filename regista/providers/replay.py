@@ -64,10 +64,12 @@ class ReplayMode(enum.StrEnum):
 
     @classmethod
     def parse(cls, value: str | ReplayMode) -> ReplayMode:
+        if value == "loose":  # the HTTP API's name for the same behaviour
+            return cls.WARN
         try:
             return cls(value)
         except ValueError:
-            valid = ", ".join(repr(m.value) for m in cls)
+            valid = ", ".join(repr(m.value) for m in cls) + " ('loose' is 'warn')"
             raise UserError(f"unknown replay mode {value!r}; valid modes: {valid}") from None
 
 

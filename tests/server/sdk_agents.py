@@ -6,14 +6,11 @@ import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import anthropic
-import httpx2
-import openai
-
-from regista.server import BackgroundServer, create_app
-from regista.server.record import book
+if TYPE_CHECKING:  # agent programs import only the SDK they use
+    import anthropic
+    import openai
 
 TOOLS_ANTHROPIC = [
     {
@@ -168,6 +165,11 @@ def openai_agent(
 def regista_server(store: Path, **upstreams: str) -> Iterator[Any]:
     """A regista server over ``store`` forwarding to the given upstreams; ``.record_done()``
     ends the recorded sessions."""
+    import httpx2
+
+    from regista.server import BackgroundServer, create_app
+    from regista.server.record import book
+
     app = create_app(store, upstreams=upstreams, replay_ttl=3600)
     with BackgroundServer(app) as server:
         server.record_done = lambda: book(app.state.ctx).close()  # type: ignore[attr-defined]

@@ -1,0 +1,125 @@
+"""``regista record|replay|fork|rewind … -- CMD``: run any agent against regista's server.
+
+The child runs with ``ANTHROPIC_BASE_URL`` and ``OPENAI_BASE_URL`` pointing at a server on
+127.0.0.1 (a free port) inside this process: the recording proxy, or a replay of a trace.
+Its own API keys are forwarded (live calls) and never written. Where a replay needs no key,
+a placeholder is set when the child has none, so the SDKs start.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from regista.errors import UserError
+
+__all__ = ["record", "replay_child"]
+
+_PLACEHOLDER_KEY = "regista-replay-needs-no-key"
+
+
+def _upstreams() -> dict[str, str]:
+    ups = {}
+    if os.environ.get("ANTHROPIC_BASE_URL"):
+        ups["anthropic"] = os.environ["ANTHROPIC_BASE_URL"]
+    if os.environ.get("OPENAI_BASE_URL"):
+        ups["openai"] = os.environ["OPENAI_BASE_URL"]
+    return ups
+
+
+def _run(cmd: list[str], env_updates: dict[str, str]) -> int:
+    if not cmd:
+        raise UserError("give the command to run after --, e.g. -- python agent.py")
+    env = {**os.environ, **env_updates}
+    try:
+        return subprocess.run(cmd, env=env, check=False).returncode
+    except FileNotFoundError:
+        raise UserError(f"cannot run {cmd[0]!r}: no such program") from None
+    except PermissionError:
+        raise UserError(f"cannot run {cmd[0]!r}: permission denied") from None
+
+
+def record(cmd: list[str], trace_dir: str | Path) -> tuple[int, list[Path]]:
+    """Run ``cmd`` through the recording proxy; its exit code and the traces written."""
+    from regista.server import BackgroundServer, create_app
+    from regista.server.record import book
+
+    app = create_app(trace_dir, upstreams=_upstreams())
+    with BackgroundServer(app) as server:
+        try:
+            code = _run(
+                cmd,
+                {
+                    "ANTHROPIC_BASE_URL": f"{server.url}/v1/record/anthropic",
+                    "OPENAI_BASE_URL": f"{server.url}/v1/record/openai",
+                },
+            )
+        finally:
+            sessions = book(app.state.ctx)
+            sessions.close()
+    return code, sessions.paths
+
+
+def replay_child(
+    trace_path: str | Path,
+    cmd: list[str],
+    *,
+    mode: str = "strict",
+    answers: dict[int, Any] | None = None,
+    tool_results: dict[int, Any] | None = None,
+    live_after: int | None = None,
+    loose_after_edits: bool = False,
+    trace_dir: str | Path = ".regista/traces",
+) -> tuple[int, Any, list[Path]]:
+    """Serve ``trace_path`` to ``cmd``; a fork or rewind goes live through the proxy.
+
+    Returns:
+        The child's exit code, the replay (its counts and first divergence), and the fork's
+        trace paths (none for a plain replay).
+    """
+    from regista.errors import RegistaError
+    from regista.server import BackgroundServer, HttpError, create_app
+    from regista.server.replays import registry
+    from regista.server.sdk_replay import SdkReplay, SdkReplayMode, Spec
+    from regista.server.sessions import SessionBook
+    from regista.trace.reader import Trace
+
+    trace = Trace.load(trace_path)
+    is_fork = bool(answers or tool_results) or live_after is not None
+    spec = Spec(
+        run=trace.session_id,
+        mode=SdkReplayMode.parse(mode) if not is_fork else SdkReplayMode.STRICT,
+        answers=dict(answers or {}),
+        tool_results=dict(tool_results or {}),
+        live_after=live_after,
+        live="proxy" if is_fork and not loose_after_edits else None,
+    )
+    app = create_app(trace_dir, upstreams=_upstreams())
+    try:
+        replay = SdkReplay(trace, spec, ttl=365 * 86400.0)
+    except HttpError as exc:
+        raise UserError(exc.message) from None
+    except RegistaError:
+        raise
+    if loose_after_edits:
+        replay.live_from = None
+    if is_fork:
+        replay.book = SessionBook(trace_dir, forked_from=replay.forked_from())
+    registry(app.state.ctx).add(replay)
+    env = {}
+    with BackgroundServer(app) as server:
+        base = f"{server.url}/v1/replays/{replay.id}"
+        env["ANTHROPIC_BASE_URL"] = f"{base}/anthropic"
+        env["OPENAI_BASE_URL"] = f"{base}/openai/v1"
+        if not is_fork or loose_after_edits:
+            for key in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY"):
+                if not os.environ.get(key):
+                    env[key] = _PLACEHOLDER_KEY
+        try:
+            code = _run(cmd, env)
+        finally:
+            if replay.book is not None:
+                replay.book.close()
+    return code, replay, replay.book.paths if replay.book is not None else []

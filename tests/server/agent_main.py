@@ -1,0 +1,36 @@
+"""A plain SDK agent as a program: ``python agent_main.py anthropic|openai``.
+
+It reads its base URL and key from the environment (as any SDK program does), prints the
+final answer, and exits 3 when the replay answers 409 (a divergence)."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from sdk_agents import anthropic_agent, openai_agent
+
+
+def main() -> int:
+    system = os.environ.get("AGENT_SYSTEM", "You are a weather bot.")
+    if sys.argv[1] == "anthropic":
+        import anthropic
+
+        try:
+            print(anthropic_agent(anthropic.Anthropic(max_retries=0), system=system))
+        except anthropic.ConflictError as exc:
+            print(f"conflict: {exc}", file=sys.stderr)
+            return 3
+        return 0
+    import openai
+
+    try:
+        print(openai_agent(openai.OpenAI(max_retries=0), system=system))
+    except openai.ConflictError as exc:
+        print(f"conflict: {exc}", file=sys.stderr)
+        return 3
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,166 @@
+"""`regista record|replay|fork|rewind … -- CMD` with a plain SDK agent program."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fakes.anthropic_server import FakeAnthropicServer
+from fakes.openai_server import FakeOpenAIServer
+
+from regista.cli.main import main
+from regista.trace.reader import Trace
+
+HERE = Path(__file__).parent
+AGENT = [sys.executable, str(HERE / "agent_main.py")]
+
+
+def _weather_answer(body: dict[str, Any]) -> dict[str, Any]:
+    """Asks for the tool first; then says what the tool result said."""
+    last = body["messages"][-1]
+    if isinstance(last["content"], str):
+        return {"content": [{"type": "tool_use", "id": "toolu_1", "name": "get_weather",
+                             "input": {"city": "Paris"}}]}  # fmt: skip
+    result = last["content"][0]["content"]
+    return {"content": [{"type": "text", "text": f"The tool says: {result}"}]}
+
+
+@pytest.fixture
+def env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTHONPATH", str(HERE))
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-cli-secret")
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+
+
+@pytest.fixture(scope="module")
+def fake() -> Iterator[FakeAnthropicServer]:
+    with FakeAnthropicServer() as server:
+        server.answer_with(_weather_answer)
+        yield server
+
+
+@pytest.fixture(scope="module")
+def recorded(fake: FakeAnthropicServer, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One recording, made once for the module (each program run costs an SDK import)."""
+    folder = tmp_path_factory.mktemp("recorded")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PYTHONPATH", str(HERE))
+        mp.setenv("ANTHROPIC_API_KEY", "sk-ant-cli-secret")
+        mp.setenv("ANTHROPIC_BASE_URL", fake.url)
+        before = len(fake.requests)
+        code = main(["record", "--trace-dir", str(folder), "--", *AGENT, "anthropic"])
+        assert code == 0
+        assert len(fake.requests) == before + 2
+    (path,) = folder.glob("*.jsonl")
+    assert "sk-ant-cli-secret" not in path.read_text()
+    return path
+
+
+def test_record_prints_the_trace_and_the_childs_output(recorded: Path, capfd: Any) -> None:
+    trace = Trace.load(recorded)
+    assert [s.kind for s in trace.steps()] == ["model", "tool", "model"]
+    assert trace.end is not None and trace.end.output == "The tool says: sunny in Paris"
+
+
+def test_replay_then_a_divergence(
+    recorded: Path, fake: FakeAnthropicServer, env: None, capfd: Any,
+    monkeypatch: pytest.MonkeyPatch
+) -> None:  # fmt: skip
+    before = len(fake.requests)
+    code = main(["replay", str(recorded), "--", *AGENT, "anthropic"])
+    out = capfd.readouterr().out
+    assert code == 0
+    assert "The tool says: sunny in Paris" in out
+    assert "replayed: 2 of 2 model calls served, 2 matched" in out
+    monkeypatch.setenv("AGENT_SYSTEM", "You are a poet.")
+    code = main(["replay", str(recorded), "--", *AGENT, "anthropic"])
+    captured = capfd.readouterr()
+    assert code == 3  # the child's own exit code
+    assert "first divergence at step 0: system: recorded 'You are a weather bot.'" in (captured.out)
+    assert len(fake.requests) == before  # nothing reached the provider
+
+
+def test_fork_with_an_edited_tool_result_goes_live_after_it(
+    recorded: Path, fake: FakeAnthropicServer, tmp_path: Path, env: None, capfd: Any,
+    monkeypatch: pytest.MonkeyPatch
+) -> None:  # fmt: skip
+    path = recorded
+    before = len(fake.requests)
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.url)
+    forks = tmp_path / "forks"
+    code = main(
+        ["fork", str(path), "--at", "1", "--tool-result", "rainy in Paris",
+         "--trace-dir", str(forks), "--", *AGENT, "anthropic"]
+    )  # fmt: skip
+    out = capfd.readouterr().out
+    assert code == 0, out
+    # the agent ran its real tool ("sunny"), but the model saw the edit
+    assert "The tool says: rainy in Paris" in out
+    assert len(fake.requests) == before + 1  # only the live call reached the provider
+    sent = fake.requests[-1]
+    assert sent.body["messages"][-1]["content"][0]["content"] == "rainy in Paris"
+    assert sent.headers.get("authorization", "").endswith("sk-ant-cli-secret") or (
+        sent.headers.get("x-api-key") == "sk-ant-cli-secret"
+    )
+    (fork_path,) = forks.glob("*.jsonl")
+    fork = Trace.load(fork_path)
+    assert fork.start.forked_from is not None
+    assert fork.start.forked_from["session_id"] == Trace.load(path).session_id
+    assert [s.kind for s in fork.steps()] == ["model", "tool", "model"]
+    assert "sk-ant-cli-secret" not in fork_path.read_text()
+    assert "fork: end_turn after 3 steps" in out and "parent " in out
+
+
+def test_rewind_goes_live_from_the_step(
+    recorded: Path, fake: FakeAnthropicServer, tmp_path: Path, env: None, capfd: Any,
+    monkeypatch: pytest.MonkeyPatch
+) -> None:  # fmt: skip
+    path = recorded
+    before = len(fake.requests)
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.url)
+    code = main(
+        ["rewind", str(path), "--at", "2", "--trace-dir", str(tmp_path / "r"),
+         "--", *AGENT, "anthropic"]
+    )  # fmt: skip
+    assert code == 0
+    assert len(fake.requests) == before + 1  # step 0 from the tape, step 2 live
+    assert "recorded prefix: 1 of 2 model calls served" in capfd.readouterr().out
+
+
+def test_openai_agent_record_and_replay(
+    tmp_path: Path, env: None, capfd: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with FakeOpenAIServer() as fake:
+        fake.script(
+            {
+                "tool_calls": [
+                    {"id": "call_9", "name": "get_weather", "arguments": '{"city":"Oslo"}'}
+                ]
+            },
+            {"content": "Sunny in Oslo."},
+        )
+        monkeypatch.setenv("OPENAI_BASE_URL", fake.url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-cli")
+        code = main(["record", "--trace-dir", str(tmp_path), "--", *AGENT, "openai"])
+        assert code == 0
+        (path,) = tmp_path.glob("*.jsonl")
+        recorded_out = capfd.readouterr().out
+        assert f"trace: {path}" in recorded_out and "Sunny in Oslo." in recorded_out
+        assert "sk-openai-cli" not in path.read_text()
+        monkeypatch.delenv("OPENAI_BASE_URL")
+        monkeypatch.delenv("OPENAI_API_KEY")
+        capfd.readouterr()
+        assert main(["replay", str(path), "--", *AGENT, "openai"]) == 0
+        out = capfd.readouterr().out
+        assert "Sunny in Oslo." in out and "2 matched" in out
+        assert len(fake.requests) == 2
+
+
+def test_bad_commands_are_one_line_errors(tmp_path: Path, capfd: Any) -> None:
+    assert main(["record", "--trace-dir", str(tmp_path)]) == 2
+    assert main(["record", "--", "no-such-program-xyz"]) == 2
+    err = capfd.readouterr().err
+    assert "no such program" in err and "Traceback" not in err
