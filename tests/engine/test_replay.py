@@ -173,7 +173,7 @@ async def test_tool_call_without_recorded_result_diverges(tmp_path: Path) -> Non
 
 async def test_bad_mode_lists_valid_ones(rich_trace: Path) -> None:
     with pytest.raises(UserError, match="'strict', 'warn', 'hybrid'"):
-        await replay(rich_trace, mode="loose")
+        await replay(rich_trace, mode="lenient")
 
 
 async def test_replay_provider_counts(tmp_path: Path) -> None:
@@ -285,3 +285,9 @@ async def test_replay_of_a_cut_session_says_it_did_not_finish(tmp_path: Path) ->
     cut.write_text("\n".join(lines[:first_result]) + "\n")
     with pytest.raises(ReplayDivergence, match="the session did not finish"):
         await replay(cut, trace_dir=tmp_path / "r")
+
+
+def test_loose_is_the_other_name_of_warn() -> None:
+    from regista.providers.replay import ReplayMode
+
+    assert ReplayMode.parse("loose") is ReplayMode.WARN
