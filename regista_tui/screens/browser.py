@@ -170,6 +170,21 @@ class BrowserScreen(Screen[None]):
             id="browser.rewind",
             tooltip="Replay the steps before this one for $0, then run live from it",
         ),
+        Binding(
+            "enter",
+            "open_subagent",
+            "Subagent",
+            id="browser.subagent",
+            show=False,
+            tooltip="Open the run of the subagent this step started",
+        ),
+        Binding(
+            "escape",
+            "back",
+            "Back",
+            id="browser.back",
+            tooltip="Back to the run that started this subagent",
+        ),
         Binding("question_mark", "help", "Help", id="browser.help"),
         Binding("q", "app.quit", "Quit", id="browser.quit"),
         # The timeline's own j / k, for when the step view has the focus (a click on it).
@@ -177,9 +192,11 @@ class BrowserScreen(Screen[None]):
         Binding("k", "move(-1)", show=False),
     ]
 
-    def __init__(self, index: TraceIndex, *, notice: str = "") -> None:
+    def __init__(self, index: TraceIndex, *, notice: str = "", parent: str = "") -> None:
         super().__init__()
         self.index = index
+        #: For a subagent's run: which step of which run started it ("" for the first run).
+        self.started_by = parent
         self.label = model_label(index)
         self.breakpoints = Breakpoints()
         self.matches: list[int] = []
@@ -477,6 +494,34 @@ class BrowserScreen(Screen[None]):
 
     def action_show_more(self) -> None:
         self.query_one(StepView).action_show_more()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "back":
+            return bool(self.started_by)  # Escape goes back only from a subagent's run
+        return True
+
+    def action_open_subagent(self) -> None:
+        from regista_tui.subagents import open_subagent, subagent_link
+
+        if not len(self.index):
+            return
+        pos = self.timeline.cursor
+        link = subagent_link(self.index.step(pos))
+        if link is None:
+            self.set_status("This step started no subagent")
+            return
+        try:
+            child = open_subagent(self.index, link)
+        except RegistaError as exc:
+            self._refuse(str(exc), "Cannot open the subagent")
+            return
+        step = self.index.steps[pos].index
+        parent = f"subagent of step {step} · Escape: back"
+        self.app.push_screen(BrowserScreen(child, notice=parent, parent=parent))
+
+    def action_back(self) -> None:
+        if self.started_by:
+            self.app.pop_screen()
 
     def action_help(self) -> None:
         self.app.push_screen(HelpScreen(key_table(self)))

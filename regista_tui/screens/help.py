@@ -24,6 +24,8 @@ def key_table(screen: Screen[Any]) -> Table:
         binding = active.binding
         if not binding.description or (binding.action in seen and not binding.id):
             continue
+        if screen.check_action(binding.action, ()) is False:  # e.g. Back on the first run
+            continue
         seen.add(binding.action)
         keys = screen.app.get_key_display(binding)
         table.add_row(keys, binding.tooltip or binding.description)

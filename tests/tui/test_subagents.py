@@ -1,0 +1,77 @@
+"""Enter on a step that started a subagent opens its run; Escape comes back."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+from importers.cc_fixtures import CCSession, text, tool_use
+
+from regista_tui.__main__ import open_index
+from regista_tui.app import RegistaApp
+from regista_tui.screens.browser import BrowserScreen
+
+
+def _session_with_subagent(root: Path) -> Path:
+    prompt = "Search the code for refund computations"
+    s = CCSession()
+    s.prompt("Find where refunds are computed")
+    s.answer(tool_use("toolu_T1", "Task", description="search", prompt=prompt))
+    s.tool_result(
+        "toolu_T1",
+        [text("In refund.py.")],
+        result={"status": "completed", "agentId": "a1b2c3d4", "content": [text("In refund.py.")]},
+    )
+    s.answer(text("It is in refund.py."))
+    path = s.write(root / f"{s.session_id}.jsonl")
+    c = CCSession(agent_id="a1b2c3d4", sidechain=True, model="claude-haiku-4-5-20251001")
+    c.prompt(prompt)
+    c.answer(tool_use("toolu_C1", "Grep", pattern="refund"))
+    c.tool_result("toolu_C1", "refund.py:2")
+    c.answer(text("In refund.py."))
+    sub = path.parent / path.stem / "subagents"
+    c.write(sub / "agent-a1b2c3d4.jsonl")
+    (sub / "agent-a1b2c3d4.meta.json").write_bytes(orjson.dumps({"agentType": "Explore"}))
+    return path
+
+
+async def _enter_and_back(path: Path) -> None:
+    index, notice = open_index(path)
+    app = RegistaApp(index, notice=notice, settle_s=0)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await pilot.pause()
+        parent = app.screen
+        assert isinstance(parent, BrowserScreen)
+        await pilot.press("enter")  # step 0 is a model call: nothing to open
+        await pilot.pause()
+        assert app.screen is parent
+        await pilot.press("j")  # step 1: the Task call
+        await pilot.pause()
+        await pilot.press("enter")
+        await pilot.pause()
+        child = app.screen
+        assert isinstance(child, BrowserScreen) and child is not parent
+        assert child.index.start is not None
+        assert child.index.start.model == "claude-haiku-4-5-20251001"
+        assert len(child.index.steps) == 3
+        assert child.index.start.metadata["parent"]["step"] == 1
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is parent
+        assert parent.timeline.cursor == 1
+        await pilot.press("escape")  # the first run has nothing to go back to
+        await pilot.pause()
+        assert app.screen is parent
+
+
+async def test_enter_opens_a_subagent_run_in_memory(tmp_path: Path) -> None:
+    await _enter_and_back(_session_with_subagent(tmp_path / "project"))
+
+
+async def test_enter_opens_an_imported_subagent_trace(tmp_path: Path) -> None:
+    from regista.importers import convert_file, write_runs
+
+    conv = convert_file(_session_with_subagent(tmp_path / "project"))
+    assert conv is not None
+    written = write_runs(conv, tmp_path / "traces")
+    await _enter_and_back(written[0])
