@@ -74,7 +74,8 @@ def row_of(step: Step, model_label: str | None = None) -> Row:
             duration = ev.duration_ms
     elif step.kind == "tool":
         res = step.result
-        duration = res.duration_ms if res is not None else None
+        # a denied call never ran: it has no duration
+        duration = res.duration_ms if res is not None and not step.denied else None
     else:
         comp = step.compaction
         if comp is not None:

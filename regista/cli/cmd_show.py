@@ -86,13 +86,17 @@ def _short(text: str, width: int | None) -> str:
     return joined if len(joined) <= width else joined[: width - 1] + "…"
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def _outcome(s: TraceSummary) -> str:
     parts = [s.stop_reason or "[yellow]unfinished[/] (no session.end)"]
     if s.stop_reason in ("error", "cancelled", "max_turns", "diverged"):
         parts[0] = f"[red]{parts[0]}[/]"
     elif s.stop_reason:
         parts[0] = f"[green]{parts[0]}[/]"
-    parts += [f"{s.turns} turns", f"{s.steps} steps", f"{s.tool_calls} tool calls"]
+    parts += [_count(s.turns, "turn"), _count(s.steps, "step"), _count(s.tool_calls, "tool call")]
     if s.errors:
         parts.append(f"[red]{s.errors} error{'s' if s.errors > 1 else ''}[/]")
     if s.denials:
@@ -212,12 +216,16 @@ def _tokens(step: Step) -> str:
 
 
 def _duration(step: Step) -> str:
+    if step.denied:  # the tool never ran
+        return ""
     ev: Any = step.response_event or step.result or step.compaction
     ms = getattr(ev, "duration_ms", None)
     return "" if ms is None else f"{ms:,.0f}"
 
 
-def _markers(step: Step) -> str:
+def _markers(step: Step, mixed: bool = False) -> str:
+    """``mixed``: the run mixes recorded and live steps (a replay, resume or fork), so the
+    live ones are tagged too."""
     marks = []
     if step.denied:
         marks.append("[yellow]denied[/]")
@@ -227,6 +235,8 @@ def _markers(step: Step) -> str:
         marks.append("[yellow]unfinished[/]")
     if step.source != "live":
         marks.append(f"[magenta]{step.source}[/]")
+    elif mixed:
+        marks.append("[green]live[/]")
     return " ".join(marks)
 
 
@@ -267,7 +277,9 @@ def steps_lines(trace: Trace, width: int | None = None) -> tuple[list[str], list
         [str(step.index), step.kind, title(step), gist(step), _tokens(step), _duration(step)]
         for step in steps
     ]
-    marks = [_markers(step) for step in steps]
+    start = trace.start
+    mixed = bool(start.replay_of or start.forked_from)
+    marks = [_markers(step, mixed) for step in steps]
     names = ["#", "kind", "name", "what happened", "tokens", "ms"]
     # Every column but the name and the gist is ASCII: its width is its length.
     measure = [len, len, cell_len, cell_len, len, len]

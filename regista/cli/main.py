@@ -8,13 +8,13 @@ Errors from regista print one line on stderr and exit non-zero; never a tracebac
 from __future__ import annotations
 
 import argparse
-import asyncio
 import atexit
 import importlib
 import os
 import sys
 import warnings
 from collections.abc import Sequence
+from types import CoroutineType
 
 from regista._version import __version__
 from regista.errors import RegistaError, UserError
@@ -35,21 +35,64 @@ COMMANDS = [
     "share",
 ]
 
+#: Each command's module and one-line help, so that ``regista --help`` and a command's run
+#: import only what they need (a test checks this table against the modules). A module
+#: missing here is imported to find its commands.
+SUMMARIES: dict[str, tuple[str, str]] = {
+    "show": ("show", "print a trace's summary and its steps"),
+    "replay": ("replay", "re-run a recorded session from its trace ($0, no network)"),
+    "resume": ("resume", "continue an interrupted session (recorded prefix free, the rest live)"),
+    "fork": ("fork", "replace steps' tool results or model answers and continue live"),
+    "rewind": ("fork", "replay the first N steps for free and continue live from step N"),
+    "diff": ("diff", "compare two runs step by step"),
+    "test": ("test", "play golden traces against the current agent (no key, $0)"),
+    "export": (
+        "export",
+        "send a trace to an OpenTelemetry backend (OTLP/HTTP) or print its spans",
+    ),
+    "runs": ("runs", "list the runs of a traces folder, newest first"),
+    "serve": (
+        "serve",
+        "serve the traces folder over HTTP (SDK replays, record proxy, runs, diff)",
+    ),
+    "recall": ("recall", "find earlier runs that dealt with the same words"),
+    "record": ("record", "run a command with its Anthropic/OpenAI SDK calls recorded as traces"),
+    "import": ("import", "write Claude Code or Codex sessions as regista traces"),
+    "share": ("share", "write a run (or two, side by side) as one self-contained HTML page"),
+}
+
 EXIT_ERROR = 1
 EXIT_USAGE = 2
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None, *, lazy: bool = False) -> argparse.ArgumentParser:
+    """The CLI's parser.
+
+    Args:
+        command: The command about to run (with ``lazy``: only its module is imported).
+        lazy: Import no command module that the run does not need; the others get a
+            placeholder that only lists them in ``--help``.
+    """
     parser = argparse.ArgumentParser(
         prog="regista",
         description="Inspect, replay, resume, fork and diff agent traces.",
     )
     parser.add_argument("--version", action="version", version=f"regista {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    known = {module for module, _ in SUMMARIES.values()}
+    wanted = SUMMARIES[command][0] if command in SUMMARIES else None
     for name in COMMANDS:
-        module = importlib.import_module(f"regista.cli.cmd_{name}")
-        module.register(sub)
+        if lazy and name in known and name != wanted:
+            for cmd, (module, summary) in SUMMARIES.items():
+                if module == name:
+                    sub.add_parser(cmd, help=summary, add_help=False)
+            continue
+        importlib.import_module(f"regista.cli.cmd_{name}").register(sub)
     return parser
+
+
+def _command_of(argv: Sequence[str]) -> str | None:
+    return next((a for a in argv if not a.startswith("-")), None)
 
 
 def _format_warning(
@@ -65,12 +108,12 @@ def main(argv: Sequence[str] | None = None, *, standalone: bool = False) -> int:
     that only a longer-lived process needs, such as collecting garbage).
     """
     warnings.formatwarning = _format_warning  # type: ignore[assignment]
-    parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
     child: list[str] | None = None
     if "--" in argv:  # `regista record|replay|fork|rewind … -- CMD ARGS…`
         cut = argv.index("--")
         argv, child = argv[:cut], argv[cut + 1 :]
+    parser = build_parser(_command_of(argv), lazy=True)
     args = parser.parse_args(argv)
     args.standalone = standalone
     global _exit_fast
@@ -81,7 +124,9 @@ def main(argv: Sequence[str] | None = None, *, standalone: bool = False) -> int:
         return EXIT_USAGE
     try:
         result = args.func(args)
-        if asyncio.iscoroutine(result):
+        if isinstance(result, CoroutineType):
+            import asyncio  # only for the commands that need it: --help stays fast
+
             result = asyncio.run(result)
         return int(result or 0)
     except UserError as exc:

@@ -22,14 +22,16 @@ async def _settle(pilot: Any) -> None:
 
 def test_browser_wide(snap_compare: Any, trace_path: Path) -> None:
     """Header (task, "scripted", end_turn, 8 steps), the 8-step timeline with the first step
-    selected, the error mark on step 1 and the denial mark on step 5, the scrubber with its
-    markers, and the first model request and response in the step view."""
+    selected, the error mark on step 1 and the denial mark on step 5 (no duration: a denied
+    call never ran), the scrubber with its markers, and the first model request and response
+    in the step view."""
     assert snap_compare(_browser(trace_path), terminal_size=(120, 40), run_before=_settle)
 
 
 def test_browser_narrow(snap_compare: Any, trace_path: Path) -> None:
     """At 80×24 the timeline sits above the step view; step 5 (the denied refund) is
-    selected and the step view shows its input, the denial and its error result."""
+    selected and the step view shows its input, the denial and its error result ("not run",
+    no duration)."""
     assert snap_compare(
         _browser(trace_path),
         terminal_size=(80, 24),

@@ -135,7 +135,8 @@ def _tool(step: Step, limit: int) -> list[RenderableType]:
     if res is None:
         out.append(Text("No result was recorded for this call.", "yellow"))
         return out
-    detail = f"{res.source} · {res.duration_ms:.0f} ms"
+    denied = dec is not None and not dec.allowed
+    detail = f"{res.source} · " + ("not run" if denied else f"{res.duration_ms:.0f} ms")
     head = _heading("Result", detail)
     if res.is_error:
         head.append("  error", "bold red")

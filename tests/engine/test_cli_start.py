@@ -1,0 +1,56 @@
+"""``regista --help`` imports no command module, and the table it lists agrees with them."""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+
+from regista.cli.main import COMMANDS, SUMMARIES, build_parser
+
+
+def _helps(parser: argparse.ArgumentParser) -> dict[str, str]:
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return {a.dest: str(a.help) for a in sub._choices_actions}
+
+
+def test_the_summary_table_matches_the_commands() -> None:
+    """Every command is in the table, with its module's own one-line help."""
+    assert _helps(build_parser()) == {cmd: summary for cmd, (_, summary) in SUMMARIES.items()}
+    assert {module for module, _ in SUMMARIES.values()} == set(COMMANDS)
+
+
+def test_help_imports_no_command_and_no_event_model() -> None:
+    code = (
+        "import sys\n"
+        "from regista.cli.main import main\n"
+        "try:\n"
+        "    main(['--help'])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "heavy = ('pydantic', 'asyncio', 'orjson', 'regista.trace.events', 'regista.loop')\n"
+        "loaded = [m for m in sys.modules if m.startswith('regista.cli.cmd_') or m in heavy]\n"
+        "print('LOADED', ','.join(sorted(loaded)) or 'none')\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert "LOADED none" in out
+    assert "rewind" in out and "replay the first N steps" in out
+
+
+def test_a_command_imports_only_its_own_module() -> None:
+    code = (
+        "import sys\n"
+        "from regista.cli.main import main\n"
+        "try:\n"
+        "    main(['rewind', '--help'])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print('LOADED', sorted(m for m in sys.modules if m.startswith('regista.cli.cmd_')))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert "LOADED ['regista.cli.cmd_fork']" in out
+    assert "A fork with no edit" in out
