@@ -33,6 +33,7 @@ COMMANDS = [
     "record",
     "import",
     "share",
+    "mcp",
 ]
 
 #: Each command's module and one-line help, so that ``regista --help`` and a command's run

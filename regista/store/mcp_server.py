@@ -1,0 +1,231 @@
+"""``regista mcp [DIR]``: a Model Context Protocol server over a traces folder (stdio).
+
+A coding agent can look at its own runs: list them, read a run's summary and one step, diff
+two runs and recall earlier runs by their words. Built on the official ``mcp`` SDK (imported
+only when the server starts). A run is named by its session id (or a unique start of it) or by
+the path of its trace inside the folder; nothing outside the folder is read.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import Any
+
+from regista.errors import RegistaError, UserError
+from regista.store.runs import filter_runs, list_runs, parse_since
+
+__all__ = ["RunsTools", "build_server", "serve"]
+
+_MAX_STRING = 20_000
+_MAX_ITEMS = 200
+
+
+def _clip_dict(value: dict[str, Any], limit: int = _MAX_STRING) -> dict[str, Any]:
+    return {k: _clip(v, limit) for k, v in value.items()}
+
+
+def _clip(value: Any, limit: int = _MAX_STRING) -> Any:
+    """``value`` with long strings cut (a tool result is read by a model: keep it small)."""
+    if isinstance(value, str):
+        if len(value) <= limit:
+            return value
+        return value[:limit] + f"… [{len(value) - limit:,} more characters]"
+    if isinstance(value, list):
+        return [_clip(v, limit) for v in value]
+    if isinstance(value, dict):
+        return {k: _clip(v, limit) for k, v in value.items()}
+    return value
+
+
+class RunsTools:
+    """The tools, as plain methods (the MCP server and the tests call the same code)."""
+
+    def __init__(self, folder: str | Path) -> None:
+        self.folder = Path(folder).resolve()
+        if not self.folder.is_dir():
+            raise UserError(f"{folder}: no such folder; give the folder that holds the traces")
+
+    def _path(self, run: str) -> Path:
+        candidate = Path(run)
+        if not candidate.is_absolute():
+            candidate = self.folder / candidate
+        if candidate.suffix == ".jsonl" and candidate.is_file():
+            resolved = candidate.resolve()
+            if resolved.is_relative_to(self.folder):
+                return resolved
+            raise UserError(f"{run}: not in the traces folder {self.folder}")
+        hit = list_runs(self.folder).by_id(run)
+        if hit is None:
+            raise UserError(f"no single run {run!r} in {self.folder} (give an id or its start)")
+        return hit.path
+
+    def list_runs(
+        self,
+        failed: bool = False,
+        task: str | None = None,
+        forks_of: str | None = None,
+        since: str | None = None,
+        limit: int = 50,
+    ) -> list[dict[str, Any]]:
+        listing = list_runs(self.folder)
+        parent = None
+        if forks_of:
+            parent = listing.by_id(forks_of)
+            if parent is None:
+                raise UserError(f"no single run {forks_of!r} in the folder")
+        runs = filter_runs(
+            listing.runs,
+            failed=failed,
+            task=task,
+            forks_of=parent,
+            since=parse_since(since) if since else None,
+        )
+        return [_clip(r.to_dict(), 500) for r in runs[: max(1, min(limit, 1000))]]
+
+    def run_summary(self, run: str, offset: int = 0) -> dict[str, Any]:
+        from regista.stepdiff import step_summary
+        from regista.trace.reader import Trace
+
+        trace = Trace.load(self._path(run))
+        s = trace.summary()
+        end = trace.end
+        steps = trace.steps()
+        window = steps[max(0, offset) : max(0, offset) + _MAX_ITEMS]
+        return _clip_dict(
+            {
+                "session_id": s.session_id,
+                "path": str(trace.path),
+                "task": s.task,
+                "model": s.model,
+                "provider": s.provider,
+                "outcome": s.stop_reason or "unfinished",
+                "output": s.output,
+                "error": end.error if end else None,
+                "steps": s.steps,
+                "turns": s.turns,
+                "tool_calls": s.tool_calls,
+                "errors": s.errors,
+                "denials": s.denials,
+                "cost_usd": s.cost_usd,
+                "replay_of": s.replay_of,
+                "forked_from": s.forked_from,
+                "step_list": [
+                    {"step": st.index, "kind": st.kind, "summary": step_summary(st, 100)}
+                    for st in window
+                ],
+                "step_list_offset": max(0, offset),
+                "more_steps": max(0, len(steps) - max(0, offset) - len(window)),
+            }
+        )
+
+    def get_step(self, run: str, step: int) -> dict[str, Any]:
+        from regista.trace.reader import Trace
+
+        trace = Trace.load(self._path(run))
+        found = next((st for st in trace.steps() if st.index == step), None)
+        if found is None:
+            raise UserError(
+                f"run {trace.session_id} has no step {step} (0–{len(trace.steps()) - 1})"
+            )
+        out: dict[str, Any] = {
+            "step": found.index,
+            "kind": found.kind,
+            "events": [ev.model_dump(mode="json") for ev in found.events],
+        }
+        if found.kind == "model" and found.request_event is not None:
+            ev = found.request_event
+            out["request_messages"] = {
+                "total": len(trace.request_for(ev).messages),
+                "new_in_this_request": ev.messages,
+            }
+        return _clip_dict(out)
+
+    def diff_runs(self, run_a: str, run_b: str) -> dict[str, Any]:
+        from regista.diff import diff_runs
+
+        rd = diff_runs(self._path(run_a), self._path(run_b))
+        data = rd.to_dict()
+        pairs = [p for p in data["pairs"] if p["kind"] != "same"]
+        data["pairs"] = pairs[:_MAX_ITEMS]
+        data["differences_left_out"] = max(0, len(pairs) - _MAX_ITEMS)
+        return _clip_dict(data, 2000)
+
+    def recall(self, words: str, limit: int = 10) -> list[dict[str, Any]]:
+        from regista.store.recall import RecallIndex
+
+        with RecallIndex(self.folder) as index:
+            index.update()
+            return [_clip(h.to_dict(), 2000) for h in index.search(words, max(1, min(limit, 50)))]
+
+
+def build_server(folder: str | Path) -> Any:
+    """The MCP server (the ``mcp`` SDK's ``MCPServer``, or ``FastMCP`` before 2.0)."""
+    server_cls: Any = None
+    tool_error: Any = ValueError
+    for package, name in (("mcp.server.mcpserver", "MCPServer"), ("mcp.server.fastmcp", "FastMCP")):
+        try:
+            server_cls = getattr(importlib.import_module(package), name)
+            tool_error = importlib.import_module(f"{package}.exceptions").ToolError
+            break
+        except (ImportError, AttributeError):
+            continue
+    if server_cls is None:
+        raise UserError("regista mcp needs the MCP SDK: pip install 'regista-harness[mcp]'")
+    tools = RunsTools(folder)
+    server = server_cls(
+        name="regista",
+        instructions=f"Runs recorded by regista in {tools.folder}: list them, read a run's "
+        "summary and its steps, diff two runs, and recall earlier runs by their words.",
+    )
+
+    def call(fn: Any, *args: Any) -> Any:
+        try:
+            return fn(*args)
+        except RegistaError as exc:  # one clear line for the model, never a traceback
+            raise tool_error(str(exc)) from None
+
+    @server.tool()  # type: ignore[untyped-decorator]
+    def list_runs(
+        failed: bool = False,
+        task: str | None = None,
+        forks_of: str | None = None,
+        since: str | None = None,
+        limit: int = 50,
+    ) -> list[dict[str, Any]]:
+        """The folder's runs, newest first: id, task, outcome, steps, cost, links to other
+        runs (replay of, fork of at step N, resumed from) and savings. Filters: failed only,
+        task words, a run and its forks (forks_of), started since (2h, 3d, 2026-07-02)."""
+        return call(tools.list_runs, failed, task, forks_of, since, limit)  # type: ignore[no-any-return]
+
+    @server.tool()  # type: ignore[untyped-decorator]
+    def run_summary(run: str, offset: int = 0) -> dict[str, Any]:
+        """One run (session id, its start, or trace path): task, outcome, output, error,
+        counts, cost, links, and its steps one line each (200 from offset)."""
+        return call(tools.run_summary, run, offset)  # type: ignore[no-any-return]
+
+    @server.tool()  # type: ignore[untyped-decorator]
+    def get_step(run: str, step: int) -> dict[str, Any]:
+        """One step of a run with all its events (request, response, tool call, decision,
+        result, errors); long texts are cut at 20,000 characters."""
+        return call(tools.get_step, run, step)  # type: ignore[no-any-return]
+
+    @server.tool()  # type: ignore[untyped-decorator]
+    def diff_runs(run_a: str, run_b: str) -> dict[str, Any]:
+        """Two runs aligned step by step: the first divergence, counts, and the pairs that
+        differ with what changed (A is the old side)."""
+        return call(tools.diff_runs, run_a, run_b)  # type: ignore[no-any-return]
+
+    @server.tool()  # type: ignore[untyped-decorator]
+    def recall(words: str, limit: int = 10) -> list[dict[str, Any]]:
+        """Earlier runs that dealt with these words, successful ones first, each with the
+        path its steps took (tool names, ! for errors, outcome) and the steps where the
+        words occur."""
+        return call(tools.recall, words, limit)  # type: ignore[no-any-return]
+
+    return server
+
+
+def serve(folder: str | Path) -> None:
+    """Serve ``folder`` over stdio until the client goes away."""
+    build_server(folder).run("stdio")

@@ -1,0 +1,72 @@
+"""``regista mcp``: the MCP server, driven by the ``mcp`` SDK's own client over stdio."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from library import Library, build_library
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+from regista.trace.reader import Trace
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+async def lib(tmp_path: Path) -> Library:
+    return await build_library(tmp_path / "traces")
+
+
+def _is_error(result: Any) -> bool:
+    return bool(getattr(result, "is_error", None) or getattr(result, "isError", None))
+
+
+def _payload(result: Any) -> Any:
+    assert not _is_error(result), result.content
+    structured = getattr(result, "structuredContent", None) or getattr(
+        result, "structured_content", None
+    )
+    if structured is not None:
+        return structured.get("result", structured)
+    return json.loads(result.content[0].text)
+
+
+async def test_tools_over_stdio(lib: Library) -> None:
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "regista", "mcp", str(lib.folder)], cwd=str(ROOT)
+    )
+    orig = Trace.load(lib.original).session_id
+    fork = Trace.load(lib.forked).session_id
+    async with stdio_client(params) as streams, ClientSession(*streams) as session:
+        await session.initialize()
+        names = {t.name for t in (await session.list_tools()).tools}
+        assert names == {"list_runs", "run_summary", "get_step", "diff_runs", "recall"}
+
+        runs = _payload(await session.call_tool("list_runs", {}))
+        assert len(runs) == 7
+        forks = _payload(await session.call_tool("list_runs", {"forks_of": orig[:10]}))
+        assert {r["session_id"] for r in forks} >= {orig, fork}
+        failed = _payload(await session.call_tool("list_runs", {"failed": True}))
+        assert {r["outcome"] for r in failed} == {"unfinished", "max_turns"}
+
+        summary = _payload(await session.call_tool("run_summary", {"run": orig[:12]}))
+        assert summary["outcome"] == "end_turn" and summary["step_list"][1]["kind"] == "tool"
+
+        step = _payload(await session.call_tool("get_step", {"run": orig, "step": 1}))
+        assert step["events"][0]["type"] == "tool.call"
+
+        diff = _payload(await session.call_tool("diff_runs", {"run_a": orig, "run_b": fork}))
+        assert diff["first_divergence"]["a_step"] == 1
+
+        hits = _payload(await session.call_tool("recall", {"words": "Thunderstorms"}))
+        assert [h["session_id"] for h in hits] == [fork]
+
+        bad = await session.call_tool("get_step", {"run": orig, "step": 99})
+        assert _is_error(bad) and "has no step 99" in bad.content[0].text
+        outside = await session.call_tool("run_summary", {"run": "/etc/passwd"})
+        assert _is_error(outside)
