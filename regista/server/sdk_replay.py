@@ -369,6 +369,7 @@ class SdkReplay:
             "matched": self.matched,
             "live_calls": self.live_calls,
             "live_from": self.live_from,
+            "tool_edits": self.tool_edits,
             "divergence": self.divergence,
             "expires_at": _iso(self.expires_at),
         }

@@ -173,6 +173,7 @@ def regista_server(store: Path, **upstreams: str) -> Iterator[Any]:
     app = create_app(store, upstreams=upstreams, replay_ttl=3600)
     with BackgroundServer(app) as server:
         server.record_done = lambda: book(app.state.ctx).close()  # type: ignore[attr-defined]
+        server.app = app  # type: ignore[attr-defined]
         server.http = httpx2.Client(base_url=server.url)  # type: ignore[attr-defined]
         yield server
         server.http.close()  # type: ignore[attr-defined]

@@ -1,0 +1,259 @@
+"""The harness side of ``"live": "signal"`` replays, for Python SDK agents.
+
+``ReplaySession`` creates a replay on a regista server and wraps your ``anthropic`` /
+``openai`` client (sync or async). Calls go to the replay; when the replay answers 409
+``replay_live`` (the run is past its live point), that call and every later one go to your
+own client, to the real provider. Every non-streamed call is written to a trace with
+``forked_from`` pointing at the recorded run, so the fork's outcome and cost sit next to its
+parent's::
+
+    from regista.client import ReplaySession
+
+    with ReplaySession("http://127.0.0.1:8787", run="01J…",
+                       edits=[{"step": 1, "tool_result": "rainy"}]) as rs:
+        client = rs.wrap(anthropic.Anthropic())
+        ...  # your agent, unchanged
+    rs.trace_paths  # the fork's trace
+
+Streamed calls (``stream=True``, ``messages.stream``) are served and go live the same way;
+only non-streamed calls are written to the fork's trace.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import httpx2
+
+from regista.errors import RegistaError, UserError
+
+__all__ = ["ReplaySession"]
+
+
+def _jsonable(value: Any) -> Any:
+    if hasattr(value, "model_dump"):
+        return value.model_dump(mode="json", exclude_none=True)
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+def _is_live_signal(exc: BaseException) -> bool:
+    body = getattr(exc, "body", None)
+    if getattr(exc, "status_code", None) != 409 or not isinstance(body, dict):
+        return False
+    error = body.get("error", body)
+    return isinstance(error, dict) and error.get("type") == "replay_live"
+
+
+class ReplaySession:
+    """A ``live="signal"`` replay of ``run`` on the server at ``url``.
+
+    Args:
+        url: The server (``http://127.0.0.1:8787``).
+        run: The recorded run's session id.
+        mode: ``strict`` or ``loose``.
+        edits: ``[{"step": N, "tool_result": …} | {"step": N, "answer": …}]``.
+        live_after: The last step served from the tape (default: the last edit).
+        token: The server's token, if it has one.
+        trace_dir: Where the fork's trace goes.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        run: str,
+        *,
+        mode: str = "strict",
+        edits: list[dict[str, Any]] | None = None,
+        live_after: int | None = None,
+        token: str | None = None,
+        trace_dir: str | Path = ".regista/traces",
+    ) -> None:
+        headers = {"x-regista-token": token} if token else {}
+        body: dict[str, Any] = {"run": run, "mode": mode, "edits": edits or [], "live": "signal"}
+        if live_after is not None:
+            body["live_after"] = live_after
+        try:
+            r = httpx2.post(url.rstrip("/") + "/v1/replays", json=body, headers=headers)
+        except httpx2.HTTPError as exc:
+            raise RegistaError(f"cannot reach the regista server at {url}: {exc}") from None
+        if r.status_code != 201:
+            try:
+                message = r.json()["error"]["message"]
+            except Exception:
+                message = r.text[:200]
+            raise UserError(f"the replay could not be created: {message}")
+        self.info: dict[str, Any] = r.json()
+        status = httpx2.get(
+            url.rstrip("/") + f"/v1/replays/{self.info['id']}", headers=headers
+        ).json()
+        #: Edited tool results by tool_use_id: put in place of the agent's own in live calls.
+        self.tool_edits: dict[str, Any] = status.get("tool_edits") or {}
+        self.url = url
+        self.token = token
+        self.run = run
+        self.live = False
+        from regista.server.sessions import SessionBook
+
+        edited = [e["step"] for e in edits or [] if isinstance(e, dict) and "step" in e]
+        self.book = SessionBook(
+            trace_dir,
+            forked_from={
+                "session_id": run,
+                "at_step": min(edited) if edited else (live_after or -1) + 1,
+                "edit": {"edits": edits} if edits else None,
+                "live_after": live_after,
+                "path": None,
+            },
+        )
+
+    @property
+    def id(self) -> str:
+        return str(self.info["id"])
+
+    @property
+    def trace_paths(self) -> list[Path]:
+        return self.book.paths
+
+    def wrap(self, client: Any) -> Any:
+        """A stand-in for ``client`` whose model calls go to the replay, then live."""
+        module = type(client).__module__.split(".")[0]
+        if module == "anthropic":
+            base = self.info["anthropic_base_url"]
+            return _Wrapped(self, client, client.with_options(base_url=base), "anthropic")
+        if module == "openai":
+            base = self.info["openai_base_url"]
+            return _Wrapped(self, client, client.with_options(base_url=base), "openai")
+        raise UserError(
+            f"cannot wrap a {type(client).__name__}: give an anthropic or openai client"
+        )
+
+    def close(self) -> None:
+        """End the fork's trace and drop the replay from the server."""
+        self.book.close()
+        headers = {"x-regista-token": self.token} if self.token else {}
+        with contextlib.suppress(httpx2.HTTPError):  # else it expires on its own
+            httpx2.delete(f"{self.url.rstrip('/')}/v1/replays/{self.id}", headers=headers)
+
+    def __enter__(self) -> ReplaySession:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def _record(self, provider: str, kwargs: dict[str, Any], result: Any, source: str) -> None:
+        if kwargs.get("stream") or not hasattr(result, "model_dump"):
+            return
+        from regista.server.shapes import anthropic_request, openai_request, openai_response
+        from regista.types import LlmResponse
+
+        body = _jsonable(kwargs)
+        try:
+            if provider == "anthropic":
+                request = anthropic_request(body)
+                response = LlmResponse.model_validate(result.model_dump(mode="json"))
+            else:
+                request = openai_request(body)
+                response = openai_response(result.model_dump(mode="json"))
+        except Exception:  # a call regista cannot read is still answered, just not written
+            return
+        self.book.record(provider, request, response, source=source)
+
+
+class _Wrapped:
+    """Proxies a client; ``messages`` / ``chat.completions`` calls are intercepted."""
+
+    def __init__(self, rs: ReplaySession, real: Any, replay: Any, provider: str) -> None:
+        self._rs, self._real, self._replay, self._provider = rs, real, replay, provider
+
+    def __getattr__(self, name: str) -> Any:
+        if self._provider == "anthropic" and name == "messages":
+            return _Endpoint(self._rs, self._real.messages, self._replay.messages, "anthropic")
+        if self._provider == "openai" and name == "chat":
+            return _Chat(self._rs, self._real.chat, self._replay.chat)
+        return getattr(self._real, name)
+
+
+class _Chat:
+    def __init__(self, rs: ReplaySession, real: Any, replay: Any) -> None:
+        self._rs, self._real, self._replay = rs, real, replay
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "completions":
+            return _Endpoint(self._rs, self._real.completions, self._replay.completions, "openai")
+        return getattr(self._real, name)
+
+
+class _Endpoint:
+    def __init__(self, rs: ReplaySession, real: Any, replay: Any, provider: str) -> None:
+        self._rs, self._real, self._replay, self._provider = rs, real, replay, provider
+
+    def _live_kwargs(self, kwargs: dict[str, Any]) -> dict[str, Any]:
+        """What goes to the real provider: the edited tool results in place of the agent's."""
+        if not self._rs.tool_edits or "messages" not in kwargs:
+            return kwargs
+        from regista.server.record import substitute_tool_results
+
+        body = {"messages": _jsonable(kwargs["messages"])}
+        substitute_tool_results(body, self._provider, self._rs.tool_edits)
+        return {**kwargs, "messages": body["messages"]}
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._real if self._rs.live else self._replay, name)
+
+    def create(self, **kwargs: Any) -> Any:
+        rs = self._rs
+        if rs.live:
+            live = self._live_kwargs(kwargs)
+            return self._finish(self._real.create(**live), live, "live")
+        try:
+            result = self._replay.create(**kwargs)
+        except Exception as exc:
+            if not _is_live_signal(exc):
+                raise
+            rs.live = True
+            live = self._live_kwargs(kwargs)
+            return self._finish(self._real.create(**live), live, "live")
+        if inspect.isawaitable(result):
+            return self._async(result, kwargs)
+        rs._record(self._provider, kwargs, result, "recorded")
+        return result
+
+    async def _async(self, pending: Any, kwargs: dict[str, Any]) -> Any:
+        rs = self._rs
+        try:
+            result = await pending
+        except Exception as exc:
+            if not _is_live_signal(exc):
+                raise
+            rs.live = True
+            live = self._live_kwargs(kwargs)
+            result = await self._real.create(**live)
+            rs._record(self._provider, live, result, "live")
+            return result
+        rs._record(self._provider, kwargs, result, "recorded")
+        return result
+
+    def _finish(self, result: Any, kwargs: dict[str, Any], source: str) -> Any:
+        if inspect.isawaitable(result):
+
+            async def done() -> Any:
+                value = await result
+                self._rs._record(self._provider, kwargs, value, source)
+                return value
+
+            return done()
+        self._rs._record(self._provider, kwargs, result, source)
+        return result

@@ -1,0 +1,165 @@
+"""The HTTP API around replays: signal forks with regista.client, API forks through the
+proxy, tools/next, expiry, runs and diff, and bad input."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import anthropic
+import pytest
+from fakes.anthropic_server import FakeAnthropicServer
+from sdk_agents import anthropic_agent, anthropic_agent_async, new_replay, regista_server
+
+from regista.client import ReplaySession
+from regista.diff import diff_runs
+from regista.server.replays import registry
+from regista.trace.reader import Trace
+
+
+def _weather(body: dict[str, Any]) -> dict[str, Any]:
+    last = body["messages"][-1]
+    if isinstance(last["content"], str):
+        return {"content": [{"type": "tool_use", "id": "toolu_1", "name": "get_weather",
+                             "input": {"city": "Paris"}}]}  # fmt: skip
+    return {"content": [{"type": "text", "text": f"Tool: {last['content'][0]['content']}"}]}
+
+
+@pytest.fixture
+def recorded(tmp_path: Path) -> Path:
+    store = tmp_path / "store"
+    with FakeAnthropicServer() as fake, regista_server(store, anthropic=fake.url) as server:
+        fake.answer_with(_weather)
+        client = anthropic.Anthropic(api_key="k", base_url=f"{server.url}/v1/record/anthropic")
+        assert anthropic_agent(client) == "Tool: sunny in Paris"
+        server.record_done()
+    (path,) = store.glob("*.jsonl")
+    return path
+
+
+def test_signal_fork_with_the_python_client(recorded: Path, tmp_path: Path) -> None:
+    store = recorded.parent
+    with FakeAnthropicServer() as fake, regista_server(store) as server:
+        fake.answer_with(_weather)
+        real = anthropic.Anthropic(api_key="k", base_url=fake.url)
+        with ReplaySession(
+            server.url,
+            recorded.stem,
+            edits=[{"step": 1, "tool_result": "rainy in Paris"}],
+            trace_dir=tmp_path / "forks",
+        ) as rs:
+            assert anthropic_agent(rs.wrap(real)) == "Tool: rainy in Paris"
+        assert len(fake.requests) == 1  # step 0 from the tape, step 2 live
+        (fork_path,) = rs.trace_paths
+    fork = Trace.load(fork_path)
+    assert fork.start.forked_from is not None
+    assert fork.start.forked_from["session_id"] == recorded.stem
+    assert fork.end is not None and fork.end.stop_reason == "end_turn"
+    sources = [e.source for e in fork.events if e.type == "llm.response"]
+    assert sources == ["recorded", "live"]
+
+
+def test_signal_fork_with_an_async_client(recorded: Path, tmp_path: Path) -> None:
+    with FakeAnthropicServer() as fake, regista_server(recorded.parent) as server:
+        fake.answer_with(_weather)
+        real = anthropic.AsyncAnthropic(api_key="k", base_url=fake.url)
+        with ReplaySession(server.url, recorded.stem, live_after=0, trace_dir=tmp_path) as rs:
+            out = asyncio.run(anthropic_agent_async(rs.wrap(real)))
+        assert out == "Tool: sunny in Paris" and len(fake.requests) == 1
+
+
+def test_api_fork_through_the_proxy_with_an_edited_answer(recorded: Path) -> None:
+    store = recorded.parent
+    with FakeAnthropicServer() as fake, regista_server(store, anthropic=fake.url) as server:
+        fake.answer_with(_weather)
+        rp = new_replay(
+            server,
+            recorded.stem,
+            edits=[{"step": 2, "answer": "Edited: bring an umbrella."}],
+            live="proxy",
+        )
+        client = anthropic.Anthropic(api_key="k", base_url=rp["anthropic_base_url"])
+        assert anthropic_agent(client) == "Edited: bring an umbrella."
+        assert fake.requests == []
+        forks = [p for p in store.glob("*.jsonl") if p != recorded]
+    (fork_path,) = forks
+    fork = Trace.load(fork_path)
+    assert fork.start.forked_from is not None and fork.start.forked_from["at_step"] == 2
+    assert [e.source for e in fork.events if e.type == "llm.response"] == ["recorded", "edit"]
+
+
+def test_tools_next_expiry_and_delete(recorded: Path) -> None:
+    with regista_server(recorded.parent) as server:
+        rp = new_replay(server, recorded.stem, edits=[{"step": 1, "tool_result": "snow"}])
+        got = server.http.get(f"/v1/replays/{rp['id']}/tools/next?tool_use_id=toolu_1").json()
+        assert got["content"] == "snow" and got["source"] == "edit"
+        rp2 = new_replay(server, recorded.stem)
+        got = server.http.get(f"/v1/replays/{rp2['id']}/tools/next").json()
+        assert got == {
+            "tool_use_id": "toolu_1",
+            "name": "get_weather",
+            "step": 1,
+            "content": "sunny in Paris",
+            "is_error": False,
+            "source": "recorded",
+        }
+        assert server.http.get(f"/v1/replays/{rp2['id']}/tools/next").status_code == 404
+        # expiry: an expired replay is gone, for the API and for the SDK
+        reg = registry(server.app.state.ctx)
+        reg.get(rp2["id"]).expires_at = 0
+        assert server.http.get(f"/v1/replays/{rp2['id']}").status_code == 404
+        client = anthropic.Anthropic(api_key="k", base_url=rp2["anthropic_base_url"])
+        with pytest.raises(anthropic.NotFoundError):
+            anthropic_agent(client)
+        assert server.http.delete(f"/v1/replays/{rp['id']}").status_code == 204
+        assert server.http.delete(f"/v1/replays/{rp['id']}").status_code == 404
+
+
+def test_creating_a_replay_snapshots_and_changes_nothing_on_disk(recorded: Path) -> None:
+    before = {p: p.read_bytes() for p in recorded.parent.iterdir()}
+    with regista_server(recorded.parent) as server:
+        rp = new_replay(server, recorded.stem)
+        with recorded.open("ab") as f:  # a later write to the file
+            f.write(b'{"garbage": true}\n')
+        client = anthropic.Anthropic(api_key="k", base_url=rp["anthropic_base_url"])
+        assert anthropic_agent(client) == "Tool: sunny in Paris"
+    after = {p: p.read_bytes() for p in recorded.parent.iterdir()}
+    assert set(after) == set(before)
+
+
+def test_runs_and_diff(recorded: Path) -> None:
+    with regista_server(recorded.parent) as server:
+        runs = server.http.get("/v1/runs").json()["runs"]
+        assert [r["id"] for r in runs] == [recorded.stem]
+        assert runs[0]["outcome"] == "end_turn" and runs[0]["steps"] == 3
+        assert "path" not in runs[0]
+        one = server.http.get(f"/v1/runs/{recorded.stem}").json()
+        assert one["task"] == "Weather in Paris?" and len(one["step_kinds"]) == 3
+        assert server.http.get("/v1/runs/..%2F..%2Fetc%2Fpasswd").status_code == 404
+        d = server.http.get(f"/v1/diff?a={recorded.stem}&b={recorded.stem}")
+        assert d.json() == __import__("json").loads(diff_runs(recorded, recorded).to_json())
+        assert server.http.get("/v1/diff?a=x").status_code == 400
+
+
+@pytest.mark.parametrize(
+    ("body", "status"),
+    [
+        (b"{nope", 400),
+        (b"[]", 400),
+        (b'{"run": 3}', 400),
+        (b'{"run": "nope"}', 404),
+        (b'{"run": "../../etc/passwd"}', 404),
+        (b'{"run": "RUN", "mode": "chaos"}', 400),
+        (b'{"run": "RUN", "edits": [{"step": 0, "tool_result": "x"}]}', 400),
+        (b'{"run": "RUN", "edits": [{"step": 99, "answer": "x"}]}', 400),
+        (b'{"run": "RUN", "edits": [{"step": 1}]}', 400),
+        (b'{"run": "RUN", "live": "maybe"}', 400),
+    ],
+)
+def test_bad_replay_requests(recorded: Path, body: bytes, status: int) -> None:
+    with regista_server(recorded.parent) as server:
+        r = server.http.post("/v1/replays", content=body.replace(b"RUN", recorded.stem.encode()))
+        assert r.status_code == status, r.text
+        assert r.json()["error"]["message"] and "Traceback" not in r.text
+        assert server.http.get("/v1/replays/rp_unknown").status_code == 404
