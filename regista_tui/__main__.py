@@ -37,13 +37,12 @@ def open_index(path: Path) -> tuple[TraceIndex, str]:
         readable = _readable(path)
     index = TraceIndex(readable)
     index.path = path
-    done = index.scan(FIRST_SCAN_BYTES)
+    index.scan(FIRST_SCAN_BYTES)
     notice = ""
     skipped = [str(w.message) for w in caught if w.category.__name__ == "TranscriptWarning"]
     if skipped:
         notice = skipped[0] if len(skipped) == 1 else f"{skipped[0]} (and {len(skipped) - 1} more)"
-    if done and index.truncated and index.end is None:
-        notice = "the last line is half-written (dropped)"
+    # A half-written last line is said by the browser (and by the header's status), once.
     return index, notice
 
 

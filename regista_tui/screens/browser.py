@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -203,6 +204,11 @@ class BrowserScreen(Screen[None]):
         self.query_text = ""
         self.notice = notice
         self._last_grow = 0.0
+        #: Follow ticks that found the file grown / still (a still file costs no indexing).
+        self.polls_grown = 0
+        self.polls_still = 0
+        self._following = False
+        self._seen: tuple[int, int] | None = None
         self._diverged_at = self._divergence()
 
     def compose(self) -> ComposeResult:
@@ -234,7 +240,7 @@ class BrowserScreen(Screen[None]):
             # its progress updates would otherwise compete with the first paint.
             self.call_after_refresh(self.set_timer, _SCAN_DELAY_S, self._scan)
         elif self.index.end is None:
-            self.set_interval(_FOLLOW_S, self._follow)
+            self._start_following()
 
     def on_resize(self) -> None:
         self.set_class(self.size.width < 100, "-narrow")
@@ -255,12 +261,41 @@ class BrowserScreen(Screen[None]):
                 self._last_grow = now
                 self.app.call_from_thread(self._grown)
         if self.index.end is None:
-            self.app.call_from_thread(self.set_interval, _FOLLOW_S, self._follow)
+            self.app.call_from_thread(self._start_following)
+
+    def _start_following(self) -> None:
+        """Watch the file for what a running session appends (one timer, however many
+        times the scan finishes)."""
+        if not self._following:
+            self._following = True
+            try:
+                st = os.stat(self.index.path)
+                self._seen = (st.st_size, st.st_mtime_ns)
+            except OSError:
+                pass
+            self.set_interval(_FOLLOW_S, self._follow)
 
     def _follow(self) -> None:
-        """Pick up what a still-running session appended."""
-        if self.index.end is None and not self.workers:
+        """Pick up what a still-running session appended.
+
+        A file that has not grown costs one ``stat`` per tick and no indexing or drawing;
+        the header is redrawn only when what it says changes (the age of the last write,
+        in whole units, or running → unfinished).
+        """
+        if self.index.end is not None:
+            return
+        try:
+            st = os.stat(self.index.path)
+        except OSError:
+            return
+        seen = (st.st_size, st.st_mtime_ns)
+        if seen != self._seen and not self.workers:
+            self._seen = seen
+            self.polls_grown += 1
             self._scan()
+            return
+        self.polls_still += 1
+        self.query_one(SessionHeader).refresh_header(self._notice())
 
     def _grown(self) -> None:
         self._diverged_at = self._divergence()
@@ -276,7 +311,7 @@ class BrowserScreen(Screen[None]):
 
     def _notice(self) -> str:
         notes = [self.notice] if self.notice else []
-        if self.index.truncated and self.index.end is None:
+        if self.index.truncated and self.index.end is None and "half-written" not in self.notice:
             notes.append("the last line is half-written: showing the rest")
         return " · ".join(notes)
 

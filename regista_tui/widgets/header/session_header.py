@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import time
+
 from rich.text import Text
 from textual.widgets import Static
 
@@ -50,7 +53,42 @@ class SessionHeader(Static):
             self.update(text)
 
 
-def _header_text(ix: TraceIndex, label: str, notice: str) -> Text:
+#: A session with no ``session.end`` whose file has been still this long is shown as
+#: unfinished (it crashed or was killed), not as running. A live session writes every
+#: model answer and tool result; a tool or model call that takes longer is rare.
+STALE_S = 60.0
+
+
+def last_written(ix: TraceIndex) -> float | None:
+    """When the trace file was last written (``time.time()`` seconds), if known."""
+    try:
+        return os.stat(ix.path).st_mtime
+    except OSError:
+        return None
+
+
+def _ago(seconds: float) -> str:
+    if seconds < 60:
+        return f"{max(0, int(seconds))} s ago"
+    if seconds < 3600:
+        return f"{int(seconds // 60)} min ago"
+    if seconds < 86400:
+        return f"{int(seconds // 3600)} h ago"
+    return f"{int(seconds // 86400)} d ago"
+
+
+def _unfinished(ix: TraceIndex, now: float | None) -> tuple[str, str]:
+    """Running, or cut short: told apart by how long the file has been still."""
+    written = last_written(ix)
+    now = time.time() if now is None else now
+    age = None if written is None else now - written
+    if age is not None and age >= STALE_S:
+        what = "crashed / unfinished" if not ix.truncated else "crashed mid-write"
+        return f"  ✕ {what} (no session.end), last written {_ago(age)}", "bold red"
+    return "  ◌ running", "yellow"
+
+
+def _header_text(ix: TraceIndex, label: str, notice: str, now: float | None = None) -> Text:
     start, end = ix.start, ix.end
     task = " ".join((start.task if start else "?").split())
     # Each line puts what a narrow screen must keep first: the task (also in step 0)
@@ -83,10 +121,10 @@ def _header_text(ix: TraceIndex, label: str, notice: str) -> Text:
         if saved is not None and saved.calls:
             what = "?" if saved.cost_usd is None else f"${saved.cost_usd:.4f}"
             line2.append(f" · saved {what}, {saved.tokens:,} tok", "green")
-    elif ix.scanned < ix.size:  # the end of the file is not read yet, not "running"
+    elif ix.scanned < ix.size and not ix.truncated:  # not read to the end yet
         line2.append(f"  ◌ reading… {100 * ix.scanned // max(1, ix.size)}%", "yellow")
     else:
-        line2.append("  ◌ running / unfinished", "yellow")
+        line2.append(*_unfinished(ix, now))
     # A denied call also has an error result: count it once, as a denial.
     errors = sum(1 for e in ix.steps if e.error and not e.denied)
     denied = sum(1 for e in ix.steps if e.denied)
