@@ -60,6 +60,7 @@ SUMMARIES: dict[str, tuple[str, str]] = {
     "record": ("record", "run a command with its Anthropic/OpenAI SDK calls recorded as traces"),
     "import": ("import", "write Claude Code or Codex sessions as regista traces"),
     "share": ("share", "write a run (or two, side by side) as one self-contained HTML page"),
+    "mcp": ("mcp", "serve a traces folder to agents over the Model Context Protocol (stdio)"),
 }
 
 EXIT_ERROR = 1
