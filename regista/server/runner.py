@@ -89,6 +89,7 @@ class BackgroundServer:
         self.app = app
         self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self._sock.bind((host, port))
         self.host, self.port = self._sock.getsockname()[:2]
         self._ready = threading.Event()

@@ -170,7 +170,10 @@ def regista_server(store: Path, **upstreams: str) -> Iterator[Any]:
     from regista.server import BackgroundServer, create_app
     from regista.server.record import book
 
-    app = create_app(store, upstreams=upstreams, replay_ttl=3600)
+    # nothing may leave the machine: an upstream not given is a closed local port
+    closed = "http://127.0.0.1:9"
+    ups = {"anthropic": closed, "openai": closed + "/v1", **upstreams}
+    app = create_app(store, upstreams=ups, replay_ttl=3600)
     with BackgroundServer(app) as server:
         server.record_done = lambda: book(app.state.ctx).close()  # type: ignore[attr-defined]
         server.app = app  # type: ignore[attr-defined]

@@ -1,0 +1,119 @@
+"""A 200-call plain SDK session: replayed through the real Anthropic SDK over HTTP, and
+recorded through the proxy, each beside calling the fake provider directly.
+
+Three runs of the same agent loop (the SDK, a tool result of ~600 characters per call, the
+messages growing every call), interleaved ROUNDS times:
+
+- direct: the SDK against a fake provider on 127.0.0.1 (the floor);
+- proxy:  the SDK through ``regista``'s recording proxy to the same fake (added latency);
+- replay: the SDK against a strict replay of the recording (nothing upstream).
+
+Figures are medians per call, and ratios to the direct run measured in the same rounds.
+
+    python bench/bench_sdk_replay.py [CALLS] [ROUNDS]
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import anthropic
+import httpx2
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "tests"))
+
+from fakes.anthropic_server import FakeAnthropicServer
+
+from regista.server import BackgroundServer, create_app
+from regista.server.record import book
+
+CALLS = int(sys.argv[1]) if len(sys.argv) > 1 else 200
+ROUNDS = int(sys.argv[2]) if len(sys.argv) > 2 else 3
+TOOLS = [
+    {
+        "name": "lookup",
+        "description": "Look up a key.",
+        "input_schema": {"type": "object", "properties": {"key": {"type": "string"}}},
+    }
+]
+
+
+def answer(body: dict[str, Any]) -> dict[str, Any]:
+    n = sum(1 for m in body["messages"] if m["role"] == "assistant")
+    if n + 1 >= CALLS:
+        return {"content": [{"type": "text", "text": "Done: every key looked up."}]}
+    return {
+        "content": [
+            {"type": "text", "text": f"Looking up key {n}, then the next one."},
+            {"type": "tool_use", "id": f"toolu_{n:04d}", "name": "lookup",
+             "input": {"key": f"k{n}"}},
+        ]
+    }  # fmt: skip
+
+
+def agent(client: anthropic.Anthropic) -> list[float]:
+    """The plain loop; returns each call's wall time in ms."""
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "Look every key up."}]
+    times: list[float] = []
+    while True:
+        t0 = time.perf_counter()
+        msg = client.messages.create(
+            model="claude-sonnet-4-6",
+            max_tokens=1024,
+            system="You look keys up, one at a time.",
+            tools=TOOLS,  # type: ignore[arg-type]
+            messages=messages,  # type: ignore[arg-type]
+        )
+        times.append((time.perf_counter() - t0) * 1000)
+        messages.append({"role": "assistant", "content": msg.content})
+        uses = [b for b in msg.content if b.type == "tool_use"]
+        if not uses:
+            return times
+        messages.append(
+            {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": u.id,
+                     "content": f"value of {u.input['key']}: " + "x" * 600}  # type: ignore[index]
+                    for u in uses
+                ],
+            }
+        )  # fmt: skip
+
+
+def main() -> None:
+    store = Path(tempfile.mkdtemp(prefix="regista-bench-sdk-"))
+    direct: list[float] = []
+    proxied: list[float] = []
+    replayed: list[float] = []
+    with FakeAnthropicServer() as fake:
+        fake.answer_with(answer)
+        app = create_app(store, upstreams={"anthropic": fake.url})
+        with BackgroundServer(app) as server, httpx2.Client(base_url=server.url) as http:
+            for r in range(ROUNDS):
+                direct += agent(anthropic.Anthropic(api_key="k", base_url=fake.url))
+                proxy_url = f"{server.url}/v1/record/anthropic"
+                proxied += agent(anthropic.Anthropic(api_key="k", base_url=proxy_url))
+                book(app.state.ctx).close()
+                run = sorted(store.glob("*.jsonl"), key=lambda p: p.stat().st_mtime)[-1].stem
+                rp = http.post("/v1/replays", json={"run": run}).json()
+                replay_url = rp["anthropic_base_url"]
+                replayed += agent(anthropic.Anthropic(api_key="k", base_url=replay_url))
+                status = http.get(f"/v1/replays/{rp['id']}").json()
+                assert status["matched"] == CALLS, status
+                print(f"round {r + 1}/{ROUNDS} done", file=sys.stderr)
+    d, p, rep = (statistics.median(x) for x in (direct, proxied, replayed))
+    print(f"{CALLS}-call SDK session, {ROUNDS} interleaved rounds, medians per call:")
+    print(f"  direct to the fake provider (floor): {d:7.2f} ms")
+    print(f"  through the recording proxy:         {p:7.2f} ms  "
+          f"(+{p - d:.2f} ms added, {p / d:.2f}x the floor)")  # fmt: skip
+    print(f"  strict replay over HTTP:             {rep:7.2f} ms  ({rep / d:.2f}x the floor)")
+
+
+if __name__ == "__main__":
+    main()

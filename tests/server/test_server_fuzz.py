@@ -1,0 +1,106 @@
+"""Seeded fuzz of the server's HTTP bodies: whatever arrives, the answer is JSON with a
+4xx status (or a served replay), never a 500 or a traceback.
+
+``REGISTA_FUZZ_SEED`` picks the seed and ``REGISTA_FUZZ_CASES`` the number of bodies per
+route (default 60, a few seconds)."""
+
+from __future__ import annotations
+
+import os
+import random
+from pathlib import Path
+from typing import Any
+
+import anthropic
+import orjson
+import pytest
+from fakes.anthropic_server import FakeAnthropicServer
+from sdk_agents import anthropic_agent, new_replay, regista_server
+
+SEED = int(os.environ.get("REGISTA_FUZZ_SEED", "1414"))
+CASES = int(os.environ.get("REGISTA_FUZZ_CASES", "60"))
+
+_WORDS = ["messages", "role", "user", "assistant", "tool", "content", "type", "text",
+          "tool_use", "tool_result", "system", "model", "stream", "tool_calls", "function",
+          "arguments", "run", "mode", "edits", "step", "answer", "live_after", "live",
+          "stream_options", "include_usage", "id", "input", "\u00e9\u0000", "../"]  # fmt: skip
+
+
+def _value(rng: random.Random, depth: int = 0) -> Any:
+    kind = rng.randrange(9 if depth < 4 else 5)
+    if kind == 0:
+        return rng.choice(_WORDS)
+    if kind == 1:
+        return rng.randint(-(2**40), 2**40)
+    if kind == 2:
+        return rng.choice([None, True, False, 0.5, float(rng.randint(-9, 9))])
+    if kind == 3:
+        return "".join(chr(rng.randrange(1, 0x2FFF)) for _ in range(rng.randrange(12)))
+    if kind == 4:
+        return ""
+    if kind in (5, 6):
+        return {rng.choice(_WORDS): _value(rng, depth + 1) for _ in range(rng.randrange(5))}
+    return [_value(rng, depth + 1) for _ in range(rng.randrange(4))]
+
+
+def _body(rng: random.Random, run: str) -> bytes:
+    choice = rng.randrange(6)
+    if choice == 0:
+        return bytes(rng.randrange(256) for _ in range(rng.randrange(40)))
+    if choice == 1:  # nearly valid: a real-looking request with one part scrambled
+        body: dict[str, Any] = {
+            "model": "m",
+            "max_tokens": 5,
+            "messages": [{"role": "user", "content": "Weather in Paris?"}],
+            "run": run,
+        }
+        body[rng.choice(list(body))] = _value(rng)
+        return orjson.dumps(body)
+    value = _value(rng)
+    if isinstance(value, dict) and rng.random() < 0.5:
+        value["run"] = run
+    try:
+        raw = orjson.dumps(value)
+    except TypeError:
+        raw = b"{}"
+    return raw[: rng.randrange(len(raw) + 1)] if choice == 2 else raw
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    store = tmp_path_factory.mktemp("fuzz")
+    with FakeAnthropicServer() as fake, regista_server(store, anthropic=fake.url) as server:
+        fake.script(
+            {"content": [{"type": "tool_use", "id": "t1", "name": "get_weather",
+                          "input": {"city": "Paris"}}]},
+            {"content": [{"type": "text", "text": "sunny"}]},
+        )  # fmt: skip
+        anthropic_agent(
+            anthropic.Anthropic(api_key="k", base_url=f"{server.url}/v1/record/anthropic")
+        )
+        server.record_done()
+    (path,) = store.glob("*.jsonl")
+    return path
+
+
+def test_fuzzed_bodies_never_break_the_server(recorded: Path) -> None:
+    rng = random.Random(SEED)
+    with regista_server(recorded.parent) as server:
+        rid = new_replay(server, recorded.stem, mode="loose")["id"]
+        routes = [
+            "/v1/replays",
+            f"/v1/replays/{rid}/anthropic/v1/messages",
+            f"/v1/replays/{rid}/openai/v1/chat/completions",
+            "/v1/record/anthropic/v1/count_tokens?x=1",
+        ]
+        for route in routes:
+            for n in range(CASES):
+                body = _body(rng, recorded.stem)
+                r = server.http.post(route, content=body)
+                where = f"seed {SEED}, {route}, case {n}: {body[:200]!r}"
+                assert r.status_code < 500 or (
+                    route.startswith("/v1/record") and r.status_code == 502
+                ), where
+                assert "Traceback" not in r.text, where
+                if r.status_code >= 400:
+                    assert isinstance(r.json(), dict), where
