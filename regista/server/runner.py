@@ -52,13 +52,31 @@ def _config(app: Any, host: str, port: int) -> uvicorn.Config:
     )
 
 
+def listening_socket(host: str, port: int) -> socket.socket:
+    """A bound TCP socket whose connections send small answers at once (``TCP_NODELAY``:
+    without it a short JSON answer can wait 40 ms for the client's delayed ACK)."""
+    family = socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    try:
+        sock.bind((host.strip("[]"), port))
+    except OSError as exc:
+        sock.close()
+        raise UserError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    return sock
+
+
 def serve(app: Any, host: str = "127.0.0.1", port: int = 8787) -> None:
     """Serve ``app`` in the foreground until interrupted."""
+    sock = listening_socket(host, port)
     server = uvicorn.Server(_config(app, host, port))
     try:
-        server.run()
+        server.run(sockets=[sock])
     except OSError as exc:
         raise UserError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    finally:
+        sock.close()
     if not server.started:
         raise RegistaError(f"the server could not start on {host}:{port}")
 
@@ -87,10 +105,7 @@ class BackgroundServer:
 
     def __init__(self, app: Any, host: str = "127.0.0.1", port: int = 0) -> None:
         self.app = app
-        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self._sock.bind((host, port))
+        self._sock = listening_socket(host, port)
         self.host, self.port = self._sock.getsockname()[:2]
         self._ready = threading.Event()
         self._server = _Server(_config(app, self.host, self.port), self._ready)
