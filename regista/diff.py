@@ -62,6 +62,7 @@ from regista.stepdiff import DiffKind, classify, signature, step_changes, step_s
 from regista.structdiff import Change
 from regista.trace.reader import Trace
 from regista.trace.steps import Step, build_steps
+from regista.vocab import KINDS, LABELS
 
 __all__ = [
     "KINDS",
@@ -73,27 +74,6 @@ __all__ = [
     "diff_runs",
     "step_summary",
 ]
-
-#: Every kind, in the order counts and legends list them.
-KINDS: tuple[DiffKind, ...] = (
-    "same",
-    "changed_input",
-    "changed_decision",
-    "changed_config",
-    "insert",
-    "delete",
-)
-
-#: What people see for each kind.
-LABELS: dict[DiffKind, str] = {
-    "same": "same",
-    "changed_input": "changed · input",
-    "changed_decision": "changed · decision",
-    "changed_config": "changed · config",
-    "insert": "insert",
-    "delete": "delete",
-}
-
 
 # -- the result ---------------------------------------------------------------------------
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from regista.pricing import add_costs
+from regista.vocab import cost_text
 
 __all__ = ["Savings"]
 
@@ -66,7 +67,7 @@ class Savings:
 
     def describe(self) -> str:
         """``saved 1,234 tokens, $0.0042, 3.1 s of model time (4 calls)``."""
-        cost = "cost unknown" if self.cost_usd is None else f"${self.cost_usd:.4f}"
+        cost = cost_text(self.cost_usd)
         calls = "1 call" if self.calls == 1 else f"{self.calls} calls"
         return (
             f"saved {self.tokens:,} tokens, {cost}, {self.model_ms / 1000:.1f} s of model time "

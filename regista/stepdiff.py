@@ -7,17 +7,26 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any
 
-from regista.structdiff import Change, short_repr, structural_diff
+from regista.structdiff import Change, structural_diff
 from regista.trace.canonical import canonical_json
+from regista.trace.events import LlmRequestEvent
 from regista.trace.steps import Step
+from regista.vocab import DiffKind, step_label
 
-__all__ = ["DiffKind", "classify", "signature", "step_changes", "step_summary"]
-
-DiffKind = Literal[
-    "same", "changed_input", "changed_decision", "changed_config", "insert", "delete"
+__all__ = [
+    "DiffKind",
+    "classify",
+    "list_changes",
+    "request_config",
+    "signature",
+    "step_changes",
+    "step_summary",
 ]
+
+#: A diff row's one-line description of a step (kept under its older name).
+step_summary = step_label
 
 
 # -- signatures ---------------------------------------------------------------------------
@@ -99,6 +108,11 @@ def signature(step: Step) -> tuple[bytes, tuple[str, ...]]:
 def _config(step: Step) -> dict[str, Any]:
     req = step.request_event
     assert req is not None
+    return request_config(req)
+
+
+def request_config(req: LlmRequestEvent) -> dict[str, Any]:
+    """What a model request sets besides its messages (model, system, tools, …)."""
     return {
         "model": req.model,
         "system": req.system,
@@ -176,7 +190,8 @@ def _renamer(a_messages: Any, b_messages: Any) -> Callable[[Any], Any]:
     return rename
 
 
-def _list_changes(old: list[Any], new: list[Any], path: str, offset: int) -> list[Change]:
+def list_changes(old: list[Any], new: list[Any], path: str, offset: int) -> list[Change]:
+    """Changes between two lists whose items stand at ``offset`` onwards under ``path``."""
     out: list[Change] = []
     for i in range(max(len(old), len(new))):
         sub = f"{path}[{offset + i}]"
@@ -195,11 +210,11 @@ def _model_changes(a: Step, b: Step) -> list[Change]:
     out = structural_diff(_config(a), _config(b), "request")
     rename = _renamer(ra.messages, rb.messages)
     if ra.messages_prefix == rb.messages_prefix:
-        out += _list_changes(
+        out += list_changes(
             ra.messages, rename(rb.messages), "request.messages", ra.messages_prefix
         )
     else:  # different histories: the new messages are compared on their own
-        new = _list_changes(ra.messages, rename(rb.messages), "request.new_messages", 0)
+        new = list_changes(ra.messages, rename(rb.messages), "request.new_messages", 0)
         if new:
             prefixes = (ra.messages_prefix, rb.messages_prefix)
             out += [Change("request.messages_prefix", "changed", *prefixes), *new]
@@ -221,32 +236,10 @@ def _compaction_changes(a: Step, b: Step) -> list[Change]:
     ca, cb = a.compaction, b.compaction
     assert ca is not None and cb is not None
     rename = _renamer(ca.replaced, cb.replaced)
-    out = _list_changes(ca.replaced, rename(cb.replaced), "compaction.replaced", 0)
+    out = list_changes(ca.replaced, rename(cb.replaced), "compaction.replaced", 0)
     if not out and ca.request_hash != cb.request_hash:
         out.append(Change("compaction.request_hash", "changed", ca.request_hash, cb.request_hash))
     return out + structural_diff(ca.summary, cb.summary, "compaction.summary")
-
-
-def step_summary(step: Step, width: int = 60) -> str:
-    """A one-line description of a step, e.g. ``search_orders {"query":"Dana"} → error``."""
-    if step.kind == "tool":
-        call = step.tool_call
-        text = f"{step.title} {short_repr(call.input if call else {}, width)}"
-        if step.denied:
-            return text + " → denied"
-        return text + (" → error" if step.is_error else "")
-    if step.kind == "compaction":
-        comp = step.compaction
-        return "compaction " + short_repr(comp.summary if comp else "", width)
-    ev = step.response_event
-    if ev is None:
-        return "model (no answer)" + (" → error" if step.errors else "")
-    content = ev.response.get("content") or []
-    calls = [str(b.get("name")) for b in content if b.get("type") == "tool_use"]
-    if calls:
-        return "model → " + ", ".join(calls)
-    text = "".join(str(b.get("text", "")) for b in content if b.get("type") == "text")
-    return "model " + short_repr(text.strip(), width)
 
 
 def step_changes(a: Step, b: Step) -> list[Change]:

@@ -24,6 +24,7 @@ from regista.trace.events import (
     SessionStart,
     ToolResult,
 )
+from regista.vocab import cost_text
 from regista_tui.live import LiveHalf
 
 __all__ = ["ForkProgress", "ForkRequest", "State"]
@@ -172,15 +173,14 @@ class ForkProgress:
             line.append(f" · {self.count('edit')} edited", "magenta")
         line.append(f" · {self.count('live')} live", "cyan")
         tokens = self.input_tokens + self.output_tokens
-        line.append(f" │ ${self.cost_usd:.4f}" if self.cost_usd is not None else " │ $?")
+        line.append(f" │ {cost_text(self.cost_usd)}")
         line.append(f" · {tokens:,} tokens")
         live = self.request.live
         line.append(" │ live: ", "dim")
         line.append("scripted" if live.scripted else f"{live.model} ({live.provider})", "bold cyan")
         if self.parent is not None:
             reason, cost = self.parent
-            money = f"${cost:.4f}" if cost is not None else "$?"
-            line.append(f" │ original: {reason} · {money}", "dim")
+            line.append(f" │ original: {reason} · {cost_text(cost)}", "dim")
         second = Text(no_wrap=True, overflow="ellipsis")
         failed = self.state == "failed" or self.stop_reason == "error"
         if self.error and failed:

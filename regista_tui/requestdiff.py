@@ -6,12 +6,11 @@ Only the messages after the part both requests share are rebuilt, so the diff of
 
 from __future__ import annotations
 
+from regista.stepdiff import list_changes, request_config
 from regista.structdiff import Change, structural_diff
 from regista.trace.index import TraceIndex
 
 __all__ = ["request_diff"]
-
-_FIELDS = ("model", "system", "tools", "tool_choice", "max_tokens", "params")
 
 
 def request_diff(index: TraceIndex, pos: int) -> list[Change] | None:
@@ -27,19 +26,9 @@ def request_diff(index: TraceIndex, pos: int) -> list[Change] | None:
     prev = index.request_event(prev_pos)
     if prev is None:
         return None
-    changes: list[Change] = []
-    for name in _FIELDS:
-        changes.extend(structural_diff(getattr(prev, name), getattr(cur, name), f"request.{name}"))
+    changes = structural_diff(request_config(prev), request_config(cur), "request")
     prev_len = prev.messages_prefix + len(prev.messages)
     start = min(cur.messages_prefix, prev_len)
     old = index.request_messages(prev_pos, start)
     new = index.request_messages(pos, start)
-    for i in range(max(len(old), len(new))):
-        path = f"request.messages[{start + i}]"
-        if i >= len(old):
-            changes.append(Change(path, "added", new=new[i]))
-        elif i >= len(new):
-            changes.append(Change(path, "removed", old=old[i]))
-        else:
-            changes.extend(structural_diff(old[i], new[i], path))
-    return changes
+    return changes + list_changes(old, new, "request.messages", start)

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from regista.errors import UserError
+from regista.vocab import cost_amount
 
 __all__ = ["out", "read_arg", "result_lines"]
 
@@ -22,10 +23,6 @@ def read_arg(value: str) -> str:
     return value
 
 
-def _cost(value: float | None) -> str:
-    return "unknown" if value is None else f"${value:.4f}"
-
-
 def result_lines(result: Any, what: str) -> list[str]:
     """A few lines describing a RunResult (or a ForkResult)."""
     loose = getattr(result, "loose_steps", 0)
@@ -35,7 +32,7 @@ def result_lines(result: Any, what: str) -> list[str]:
     lines = [
         f"{what}: {result.stop_reason} after {result.steps} "
         f"step{'' if result.steps == 1 else 's'} "
-        f"({sources}{result.live_steps} live), cost {_cost(result.cost_usd)}",
+        f"({sources}{result.live_steps} live), cost {cost_amount(result.cost_usd)}",
         f"trace: {result.trace_path}",
     ]
     matched = getattr(result, "matched", None)
@@ -49,7 +46,7 @@ def result_lines(result: Any, what: str) -> list[str]:
     if parent:
         lines.append(
             f"parent {parent}: {result.parent_stop_reason or 'unfinished'}, "
-            f"cost {_cost(result.parent_cost_usd)}"
+            f"cost {cost_amount(result.parent_cost_usd)}"
         )
     savings = getattr(result, "savings", None)
     if savings is not None:

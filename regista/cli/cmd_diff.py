@@ -15,6 +15,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from regista.errors import RegistaError
+from regista.vocab import KIND_COLOURS
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -25,14 +26,8 @@ EXIT_SAME = 0
 EXIT_DIFFERENT = 1
 EXIT_TROUBLE = 2
 
-STYLES: dict[str, str] = {
-    "same": "dim",
-    "changed_input": "yellow",
-    "changed_decision": "magenta",
-    "changed_config": "cyan",
-    "insert": "green",
-    "delete": "red",
-}
+#: The colour of each kind (the same as in regista-tui).
+STYLES = KIND_COLOURS
 
 
 def register(subparsers: Any) -> None:

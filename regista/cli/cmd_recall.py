@@ -8,6 +8,7 @@ import sys
 import orjson
 
 from regista.store.recall import RecallHit, recall
+from regista.vocab import cost_text
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -27,7 +28,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def hit_lines(hit: RecallHit) -> list[str]:
     """How ``regista recall`` prints one run."""
-    cost = "?" if hit.cost_usd is None else f"${hit.cost_usd:.4f}"
+    cost = cost_text(hit.cost_usd)
     steps = "?" if hit.steps is None else str(hit.steps)
     task = " ".join(hit.task.split())
     lines = [

@@ -10,6 +10,7 @@ import orjson
 
 from regista.errors import UserError
 from regista.store.runs import RunInfo, filter_runs, list_runs, parse_since
+from regista.vocab import cost_amount
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -27,10 +28,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--forks-of", metavar="ID", help="a run and its forks (an id or its start)")
     p.add_argument("--since", metavar="WHEN", help="only runs started since (2h, 3d, 2026-07-02)")
     p.set_defaults(func=run)
-
-
-def _cost(value: float | None) -> str:
-    return "?" if value is None else f"${value:.4f}"
 
 
 def _when(ts: str) -> str:
@@ -51,13 +48,13 @@ def run_lines(runs: list[RunInfo], width: int) -> list[str]:
         steps = "?" if r.steps is None else str(r.steps)
         lines.append(
             f"{r.session_id:<26}  {_when(r.started):<16}  {_cut(r.outcome, 10):<10}  "
-            f"{steps:>5}  {_cost(r.cost_usd):>9}  {_cut(r.task, task_width)}"
+            f"{steps:>5}  {cost_amount(r.cost_usd):>9}  {_cut(r.task, task_width)}"
         )
         notes = []
         if r.link:
             note = r.link
             if r.parent is not None:
-                note += f" (parent: {r.parent.outcome}, {_cost(r.parent.cost_usd)})"
+                note += f" (parent: {r.parent.outcome}, {cost_amount(r.parent.cost_usd)})"
             notes.append(note)
         if r.savings is not None:
             notes.append(r.savings.describe())

@@ -8,14 +8,13 @@ import re
 import warnings
 from typing import Any
 
-import orjson
-
 from regista._gc import paused_gc
 from regista.errors import TraceWarning
 from regista.savings import Savings
 from regista.trace.reader import Trace, TraceSummary
 from regista.trace.steps import Step
-from regista.types import text_of
+from regista.vocab import cost_amount
+from regista.vocab import step_gist as gist
 
 __all__ = ["register", "run"]
 
@@ -62,7 +61,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _cost(value: float | None) -> str:
-    return "unknown (a model without a known price)" if value is None else f"${value:.4f}"
+    known = value is not None
+    return cost_amount(value) + ("" if known else " (a model without a known price)")
 
 
 _WORD = re.compile(r"\S+")
@@ -165,43 +165,6 @@ def header(trace: Trace, width: int | None = GIST_WIDTH) -> Any:
 
 
 # -- the steps ---------------------------------------------------------------------------
-
-
-def _json(value: Any) -> str:
-    return orjson.dumps(value).decode()
-
-
-def _call(block: dict[str, Any]) -> str:
-    return f"{block.get('name')}({_json(block.get('input') or {})})"
-
-
-def gist(step: Step) -> str:
-    """One line saying what happened in ``step``."""
-    if step.kind == "model":
-        response = step.response
-        if response is None:
-            if step.errors:  # the call failed: say how
-                return f"(failed: {step.errors[0].message})"
-            return "(no response: the run stopped here)"
-        calls = [_call(b) for b in response.tool_uses]
-        text = response.text.strip()
-        if calls:
-            return (text + " → " if text else "→ ") + ", ".join(calls)
-        return text or f"(stop: {response.stop_reason})"
-    if step.kind == "tool":
-        call, result = step.tool_call, step.result
-        head = _json(call.input) if call else ""
-        if result is None:
-            return f"{head} → (no result: the run stopped here)"
-        content = result.content
-        body = content if isinstance(content, str) else text_of(content) or _json(content)
-        return f"{head} → {body}"
-    comp = step.compaction
-    if comp is None:
-        return ""
-    return (
-        f"{len(comp.replaced)} messages (~{comp.tokens_before:,} tokens) → summary: {comp.summary}"
-    )
 
 
 def _tokens(step: Step) -> str:

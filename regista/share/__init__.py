@@ -22,13 +22,14 @@ from typing import Any
 import orjson
 
 from regista.errors import UserError
+from regista.pricing import add_costs
 from regista.savings import Savings
-from regista.stepdiff import step_summary
 from regista.structdiff import structural_diff
-from regista.trace.events import LlmRequestEvent
+from regista.trace.events import ContextCompaction, LlmRequestEvent, LlmResponseEvent
 from regista.trace.reader import Trace
 from regista.trace.steps import Step
 from regista.types import LlmRequest
+from regista.vocab import step_label as step_summary
 
 __all__ = ["share_html", "write_share"]
 
@@ -87,10 +88,11 @@ def _run_data(trace: Trace) -> dict[str, Any]:
     steps = []
     details = []
     for st in trace.steps():
-        cost = 0.0
+        cost: float | None = 0.0
         ms = 0.0
         for ev in st.events:
-            cost += getattr(ev, "cost_usd", None) or 0.0
+            if isinstance(ev, LlmResponseEvent | ContextCompaction):
+                cost = add_costs(cost, ev.cost_usd)  # an unknown price stays unknown
             ms += getattr(ev, "duration_ms", 0.0) or 0.0
         resp = st.response_event
         steps.append(

@@ -21,6 +21,7 @@ from textual.widgets import Footer, Static
 from regista.diff import KINDS, LABELS, Divergence, RunDiff, diff_runs
 from regista.errors import RegistaError
 from regista.trace.reader import Trace
+from regista.vocab import cost_text
 from regista_tui.screens.help import HelpScreen, key_table
 from regista_tui.screens.prompt import GoToStep
 from regista_tui.widgets.diff.pair_detail import PairDetail
@@ -66,7 +67,7 @@ def _run_line(name: str, trace: Trace) -> Text:
     else:
         style = "green" if end.stop_reason == "end_turn" else "bold red"
         line.append(f"  ● {end.stop_reason}", style)
-        line.append(f" · ${end.cost_usd:.4f}" if end.cost_usd is not None else " · cost unknown")
+        line.append(f" · {cost_text(end.cost_usd)}")
     line.append(f" · {len(trace.steps())} steps")
     if start.replay_of:
         line.append(f"  replay of {start.replay_of}", "magenta")

@@ -23,6 +23,7 @@ from regista.diff import RunDiff
 from regista.errors import RegistaError
 from regista.trace.events import SessionStart
 from regista.trace.reader import Trace
+from regista.vocab import cost_text
 from regista_tui.forkrun import ForkProgress, ForkRequest
 from regista_tui.screens.compare import CompareScreen
 
@@ -155,7 +156,7 @@ class ForkScreen(CompareScreen):
         self.refresh_bindings()
         ok = result.stop_reason == "end_turn"
         self.notify(
-            f"The fork ended {result.stop_reason} (${result.cost_usd or 0:.4f}); the original "
+            f"The fork ended {result.stop_reason} ({cost_text(result.cost_usd)}); the original "
             f"ended {result.parent_stop_reason}.",
             title="Fork finished",
             severity="information" if ok else "warning",

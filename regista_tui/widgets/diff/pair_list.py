@@ -7,6 +7,7 @@ from textual.message import Message
 
 from regista.diff import AlignedPair, RunDiff
 from regista.trace.steps import Step
+from regista.vocab import KIND_COLOURS, KIND_MARKS
 from regista_tui.rows import row_of
 from regista_tui.widgets.virtual_list import VirtualList
 
@@ -14,21 +15,9 @@ __all__ = ["KIND_STYLE", "PairList"]
 
 #: Color of each classification (gutter and legend).
 KIND_STYLE: dict[str, str] = {
-    "same": "dim",
-    "changed_input": "bold yellow",
-    "changed_decision": "bold red",
-    "changed_config": "bold blue",
-    "insert": "bold green",
-    "delete": "bold magenta",
+    kind: colour if kind == "same" else f"bold {colour}" for kind, colour in KIND_COLOURS.items()
 }
-_GUTTER = {
-    "same": " ",
-    "changed_input": "~",
-    "changed_decision": "!",
-    "changed_config": "*",
-    "insert": "+",
-    "delete": "-",
-}
+_GUTTER = KIND_MARKS
 
 
 class PairList(VirtualList):

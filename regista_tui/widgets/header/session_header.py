@@ -10,6 +10,7 @@ from textual.widgets import Static
 
 from regista.savings import Savings
 from regista.trace.index import TraceIndex
+from regista.vocab import cost_text
 
 __all__ = ["SessionHeader", "model_label"]
 
@@ -115,11 +116,10 @@ def _header_text(ix: TraceIndex, label: str, notice: str, now: float | None = No
         style = "green" if end.stop_reason == "end_turn" else "bold red"
         line2.append("  ● ", style).append(end.stop_reason, style)
         # No price for the model (or a step's) means the cost is not known, not $0.
-        cost = f"${end.cost_usd:.4f}" if end.cost_usd is not None else "cost unknown"
-        line2.append(f" · {cost}", "" if end.cost_usd is not None else "dim")
+        line2.append(f" · {cost_text(end.cost_usd)}", "" if end.cost_usd is not None else "dim")
         saved = Savings.from_dict((end.replay or {}).get("saved"))
         if saved is not None and saved.calls:
-            what = "?" if saved.cost_usd is None else f"${saved.cost_usd:.4f}"
+            what = cost_text(saved.cost_usd)
             line2.append(f" · saved {what}, {saved.tokens:,} tok", "green")
     elif ix.scanned < ix.size and not ix.truncated:  # not read to the end yet
         line2.append(f"  ◌ reading… {100 * ix.scanned // max(1, ix.size)}%", "yellow")

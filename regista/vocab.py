@@ -1,0 +1,194 @@
+"""The words and colours regista uses for steps, diffs and costs, in one place.
+
+The CLI, the TUI and the share page all say things the same way through this module: what a
+step did (three lengths: :func:`step_label` for a diff row, :func:`step_line` for a timeline
+row, :func:`step_gist` in full), what each kind of difference between two runs is called and
+coloured, and what a cost is, known or not. It depends on no UI library: colours are names
+any terminal library understands.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import orjson
+
+from regista.structdiff import short_repr
+from regista.trace.steps import Step
+from regista.types import text_of
+
+__all__ = [
+    "COST_UNKNOWN",
+    "KINDS",
+    "KIND_COLOURS",
+    "KIND_MARKS",
+    "LABELS",
+    "DiffKind",
+    "cost_amount",
+    "cost_text",
+    "one_line",
+    "step_gist",
+    "step_label",
+    "step_line",
+]
+
+# -- kinds of difference between two runs ------------------------------------------------
+
+DiffKind = Literal[
+    "same", "changed_input", "changed_decision", "changed_config", "insert", "delete"
+]
+
+#: Every kind, in the order counts and legends list them.
+KINDS: tuple[DiffKind, ...] = (
+    "same",
+    "changed_input",
+    "changed_decision",
+    "changed_config",
+    "insert",
+    "delete",
+)
+
+#: What people see for each kind.
+LABELS: dict[DiffKind, str] = {
+    "same": "same",
+    "changed_input": "changed · input",
+    "changed_decision": "changed · decision",
+    "changed_config": "changed · config",
+    "insert": "insert",
+    "delete": "delete",
+}
+
+#: The colour of each kind, wherever a diff is drawn (a changed decision is the red one: it
+#: is where two runs really part; an insert is green, a delete magenta).
+KIND_COLOURS: dict[str, str] = {
+    "same": "dim",
+    "changed_input": "yellow",
+    "changed_decision": "red",
+    "changed_config": "blue",
+    "insert": "green",
+    "delete": "magenta",
+}
+
+#: The one-character mark of each kind in a gutter.
+KIND_MARKS: dict[str, str] = {
+    "same": " ",
+    "changed_input": "~",
+    "changed_decision": "!",
+    "changed_config": "*",
+    "insert": "+",
+    "delete": "-",
+}
+
+# -- costs ---------------------------------------------------------------------------------
+
+#: How an unknown cost reads (a model without a known price): never a silent $0.
+COST_UNKNOWN = "cost unknown"
+
+
+def cost_amount(value: float | None) -> str:
+    """``$0.0123``, or ``unknown`` (after a word such as "cost")."""
+    return "unknown" if value is None else f"${value:.4f}"
+
+
+def cost_text(value: float | None) -> str:
+    """``$0.0123``, or ``cost unknown`` (where it stands on its own)."""
+    return COST_UNKNOWN if value is None else f"${value:.4f}"
+
+
+# -- what a step did -----------------------------------------------------------------------
+
+
+def _json(value: Any) -> str:
+    return orjson.dumps(value).decode()
+
+
+def _call(block: dict[str, Any]) -> str:
+    return f"{block.get('name')}({_json(block.get('input') or {})})"
+
+
+def step_label(step: Step, width: int = 60) -> str:
+    """A short one-line description of a step (diff rows, the share page), e.g.
+    ``search_orders {"query":"Dana"} → error``."""
+    if step.kind == "tool":
+        call = step.tool_call
+        text = f"{step.title} {short_repr(call.input if call else {}, width)}"
+        if step.denied:
+            return text + " → denied"
+        return text + (" → error" if step.is_error else "")
+    if step.kind == "compaction":
+        comp = step.compaction
+        return "compaction " + short_repr(comp.summary if comp else "", width)
+    ev = step.response_event
+    if ev is None:
+        return "model (no answer)" + (" → error" if step.errors else "")
+    content = ev.response.get("content") or []
+    calls = [str(b.get("name")) for b in content if b.get("type") == "tool_use"]
+    if calls:
+        return "model → " + ", ".join(calls)
+    text = "".join(str(b.get("text", "")) for b in content if b.get("type") == "text")
+    return "model " + short_repr(text.strip(), width)
+
+
+def one_line(text: str, limit: int = 160) -> str:
+    """``text`` on one line (white space folded), cut to ``limit`` characters."""
+    line = " ".join(text[: limit * 2].split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def step_line(step: Step) -> str:
+    """The start of what the step said or did, on one line (the timeline's rows)."""
+    if step.kind == "model":
+        ev = step.response_event
+        if ev is None:
+            return "… (no response recorded)"
+        content: list[dict[str, Any]] = ev.response.get("content") or []
+        texts = [str(b.get("text", "")) for b in content if b.get("type") == "text"]
+        uses = [
+            f"→ {b.get('name')}({short_repr(b.get('input'), 60)})"
+            for b in content
+            if b.get("type") == "tool_use"
+        ]
+        text = one_line(" ".join(texts))
+        return "  ".join(x for x in [text, *uses] if x) or "(empty response)"
+    if step.kind == "tool":
+        call, res, dec = step.tool_call, step.result, step.decision
+        args = short_repr(call.input, 70) if call else ""
+        if dec is not None and not dec.allowed:
+            return f"{args}  ⛔ denied: {dec.reason or ''}".rstrip()
+        if res is None:
+            return f"{args}  … (no result recorded)"
+        body = res.content if isinstance(res.content, str) else short_repr(res.content, 200)
+        return f"{args} ⇒ {one_line(body, 100)}"
+    comp = step.compaction
+    if comp is None:
+        return ""
+    return f"{len(comp.replaced)} messages → {one_line(comp.summary, 100)}"
+
+
+def step_gist(step: Step) -> str:
+    """What happened in ``step``, in full (``regista show``'s steps table)."""
+    if step.kind == "model":
+        response = step.response
+        if response is None:
+            if step.errors:  # the call failed: say how
+                return f"(failed: {step.errors[0].message})"
+            return "(no response: the run stopped here)"
+        calls = [_call(b) for b in response.tool_uses]
+        text = response.text.strip()
+        if calls:
+            return (text + " → " if text else "→ ") + ", ".join(calls)
+        return text or f"(stop: {response.stop_reason})"
+    if step.kind == "tool":
+        call, result = step.tool_call, step.result
+        head = _json(call.input) if call else ""
+        if result is None:
+            return f"{head} → (no result: the run stopped here)"
+        content = result.content
+        body = content if isinstance(content, str) else text_of(content) or _json(content)
+        return f"{head} → {body}"
+    comp = step.compaction
+    if comp is None:
+        return ""
+    return (
+        f"{len(comp.replaced)} messages (~{comp.tokens_before:,} tokens) → summary: {comp.summary}"
+    )
