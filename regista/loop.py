@@ -8,6 +8,7 @@ may answer a tool call from the recording instead of running it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,13 @@ from regista.context import (
     summary_message,
 )
 from regista.defaults import trace_path as default_trace_path
-from regista.errors import ProviderError, RecordedEnding, RegistaError, ReplayDivergence
+from regista.errors import (
+    ProviderError,
+    RecordedEnding,
+    RegistaError,
+    ReplayDivergence,
+    TraceWriteError,
+)
 from regista.policy import ToolCallInfo, evaluate_policy, policy_name
 from regista.pricing import cost_usd, price_for
 from regista.providers.base import Provider, ResponseMeta, meta_of
@@ -45,6 +52,8 @@ __all__ = [
 ]
 
 DENIED_PREFIX = "Permission denied"
+#: A tool ran but its result could not be written: what the trace says in its place.
+UNRECORDED_PREFIX = "The tool ran, but its result could not be recorded"
 
 
 async def _watched(result: Any, failed: list[BaseException]) -> Any:
@@ -265,9 +274,20 @@ class _Run:
         )
 
     async def _run_and_record(self, call: ToolCallInfo, step: int, t0: float) -> ToolOutcome:
-        """Run one allowed call and write its result the moment it returns."""
+        """Run one allowed call and write its result the moment it returns.
+
+        When the result cannot be written (a full disk, a value nested too deeply), a
+        short error result says so in its place if it fits, so that ``resume`` serves
+        that instead of running the call (and its effect) again; the session then ends.
+        """
         outcome = await self._execute(call, step)
-        self._record_result(call, step, t0, outcome, "live")
+        try:
+            self._record_result(call, step, t0, outcome, "live")
+        except TraceWriteError as exc:
+            lost = ToolOutcome(f"{UNRECORDED_PREFIX}: {exc}", True)
+            with contextlib.suppress(TraceWriteError):
+                self._record_result(call, step, t0, lost, "live")
+            raise
         return outcome
 
     async def tool_calls_of(self, response: LlmResponse) -> list[dict[str, Any]]:
@@ -371,6 +391,8 @@ async def run_session(
     stop_reason = "error"
     output: str | None = None
     error: str | None = None
+    #: An exception is on its way out: a failure to write the ending must not hide it.
+    failing = True
     try:
         rec.start(
             task=task,
@@ -389,6 +411,7 @@ async def run_session(
             metadata=config.metadata,
         )
         stop_reason, output = await run.run(task)
+        failing = False
     except ReplayDivergence as exc:
         stop_reason, error = "diverged", str(exc)
         raise
@@ -397,14 +420,22 @@ async def run_session(
         exc.trace_path = path
         if not exc.recorded:
             raise
+        failing = False
         # A replay reproduced the provider error its recording ended with: the replay
         # ends as the recording did, and is a result, not a failure.
     except RecordedEnding as exc:
         # A replay reached where its recording was cancelled or stopped by the caller's
         # code: it ends the same way, as a result.
         stop_reason, error = exc.stop_reason, str(exc)
+        failing = False
         if exc.error_type is not None:
             rec.error("agent", exc.error_type, error)
+    except TraceWriteError as exc:
+        error = str(exc)
+        if not rec.closed:  # say why the session stops here, if the disk takes it
+            with contextlib.suppress(TraceWriteError):
+                rec.error("agent", "TraceWriteError", error)
+        raise
     except RegistaError as exc:
         error = str(exc)
         raise
@@ -428,13 +459,18 @@ async def run_session(
                     "diverged_at": run.diverged_at,
                     "saved": run.saved.to_dict(),
                 }
-            rec.end(
-                stop_reason,
-                output=output,
-                duration_ms=run._ms(t0),
-                error=error,
-                replay=replay_stats,
-            )
+            try:
+                rec.end(
+                    stop_reason,
+                    output=output,
+                    duration_ms=run._ms(t0),
+                    error=error,
+                    replay=replay_stats,
+                )
+            except TraceWriteError:
+                rec.close()
+                if not failing:
+                    raise
     return RunResult(
         trace_path=path,
         session_id=session_id,

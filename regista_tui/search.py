@@ -16,6 +16,7 @@ from typing import Any
 import orjson
 
 from regista.trace.index import TraceIndex
+from regista.trace.validate import too_deep
 
 __all__ = ["search_steps", "visible_text"]
 
@@ -117,9 +118,12 @@ def search_steps(
         if not pattern.search(raw):
             continue
         try:
-            events = [orjson.loads(line) for line in raw.split(b"\n")]
+            lines = raw.split(b"\n")
+            events = [orjson.loads(line) for line in lines]
         except orjson.JSONDecodeError:
             continue  # a corrupt line: the step view says what is wrong with it
+        if any(too_deep(line, ev) for line, ev in zip(lines, events, strict=True)):
+            continue  # likewise
         text = visible_text([ev for ev in events if isinstance(ev, dict)]).lower()
         if any(n in text for n in needles):
             if not out and on_first is not None:

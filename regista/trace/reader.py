@@ -36,7 +36,7 @@ from regista.trace.events import (
 from regista.trace.formats import HEAD_BYTES, is_regista_trace
 from regista.trace.migrations import migrate
 from regista.trace.steps import Step, build_steps
-from regista.trace.validate import check_event
+from regista.trace.validate import MAX_DEPTH, check_event, too_deep
 from regista.types import LlmRequest, LlmResponse, Usage
 
 __all__ = ["Trace", "TraceSummary", "parse_line"]
@@ -95,9 +95,14 @@ def parse_line(raw: bytes, path: Path, lineno: int) -> Any:
     try:
         data = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
+        if "depth limit" in str(exc) or "recursion" in str(exc):
+            reason = f"a value nested more than {MAX_DEPTH} levels deep"
+            raise TraceFormatError(path, lineno, reason) from None
         raise TraceFormatError(path, lineno, f"not valid JSON ({exc})") from None
     if not isinstance(data, dict):
         raise TraceFormatError(path, lineno, "an event must be a JSON object")
+    if too_deep(raw, data):
+        raise TraceFormatError(path, lineno, f"a value nested more than {MAX_DEPTH} levels deep")
     version = data.get("schema_version")
     if not isinstance(version, int) or version < 1:
         raise TraceFormatError(path, lineno, "missing or invalid schema_version")

@@ -34,7 +34,7 @@ from regista.trace.events import (
     ToolCall,
     ToolResult,
 )
-from regista.trace.writer import TraceWriter
+from regista.trace.writer import TraceWriter, too_deep_error
 from regista.types import LlmRequest, LlmResponse, Message, Usage
 
 __all__ = ["TraceRecorder", "common_prefix", "tool_result_block"]
@@ -249,12 +249,16 @@ class TraceRecorder:
     ) -> LlmResponseEvent:
         """Write ``llm.response`` for the request of ``step``; it ends a turn, and its
         usage and cost join the totals."""
+        try:
+            payload = response.payload()
+        except (ValueError, RecursionError):  # nested past what can be serialised
+            raise too_deep_error("llm.response", self.path) from None
         self._account(response.usage, cost_usd, source)
         event: LlmResponseEvent = self.writer.write(
             LlmResponseEvent,
             step=step,
             turn=self.turns,
-            response=response.payload(),
+            response=payload,
             provider=provider,
             source=source,
             cost_usd=cost_usd,

@@ -12,7 +12,33 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["check_event", "check_messages", "check_response"]
+__all__ = ["MAX_DEPTH", "check_event", "check_messages", "check_response", "too_deep"]
+
+#: How deeply values may nest inside one event (the event object is level 1). Deeper
+#: values are refused when written and when read: every consumer (hashing, diff, export,
+#: the debugger) handles this depth with room to spare.
+MAX_DEPTH = 100
+
+
+def too_deep(raw: bytes, data: Any, limit: int = MAX_DEPTH) -> bool:
+    """Whether ``data`` (decoded from ``raw``) nests deeper than ``limit`` levels.
+
+    A line with fewer brackets than ``limit`` cannot be that deep: only the rare line
+    with many is walked.
+    """
+    if raw.count(b"[") + raw.count(b"{") <= limit:
+        return False
+    stack: list[tuple[Any, int]] = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > limit:
+            return True
+        if type(value) is dict:
+            stack.extend((v, depth + 1) for v in value.values() if type(v) in (dict, list))
+        elif type(value) is list:
+            stack.extend((v, depth + 1) for v in value if type(v) in (dict, list))
+    return False
+
 
 _USAGE_INT = (
     "input_tokens",

@@ -5,6 +5,12 @@ The file is created exclusively (``O_EXCL``: a second writer on the same path ge
 event reaches the OS in a single ``write``: a crash (even ``kill -9``) loses at most the
 event being written. ``fsync=True`` also survives a power cut, at the cost of a disk flush
 per event.
+
+A write that fails (a full disk, a file-size limit, an I/O error) raises
+:class:`TraceWriteError` after cutting the file back to its last whole event, so the
+trace stays readable and later, smaller events (the session's end) may still fit; an
+event that cannot be serialised (nested deeper than ``MAX_DEPTH``) is refused the same
+way. A trace whose first event could not be written is removed: no empty file is left.
 """
 
 from __future__ import annotations
@@ -16,10 +22,19 @@ from typing import Any
 
 import orjson
 
-from regista.errors import TraceExistsError, UserError
+from regista.errors import TraceExistsError, TraceWriteError, UserError
 from regista.trace.events import _Base
+from regista.trace.validate import MAX_DEPTH, too_deep
 
-__all__ = ["TraceWriter"]
+__all__ = ["TraceWriter", "too_deep_error"]
+
+
+def too_deep_error(kind: str, path: Path) -> TraceWriteError:
+    """The error for an event that cannot be recorded because it nests too deeply."""
+    return TraceWriteError(
+        f"cannot record a {kind} event in {path}: a value in it is nested more than "
+        f"{MAX_DEPTH} levels deep"
+    )
 
 
 class TraceWriter:
@@ -68,6 +83,7 @@ class TraceWriter:
         except OSError as exc:  # e.g. a read-only folder
             raise UserError(f"cannot write the trace {self.path}: {exc.strerror or exc}") from None
         self._seq = 0
+        self._size = 0
         self._listeners: list[Any] = []
 
     @property
@@ -91,17 +107,47 @@ class TraceWriter:
         if self.clock is not None:
             fields.setdefault("ts", self.clock())
         event = event_cls(session_id=self.session_id, seq=self._seq, **fields)
-        line = orjson.dumps(event.model_dump(mode="json")) + b"\n"
-        view = memoryview(line)
-        while view:  # a raw write may be partial for very large lines
-            written = self._file.write(view)
-            view = view[written or 0 :]
-        if self.fsync:
-            os.fsync(self._file.fileno())
+        kind = str(getattr(event, "type", event_cls.__name__))
+        try:
+            data = event.model_dump(mode="json")
+            line = orjson.dumps(data) + b"\n"
+        except (TypeError, ValueError, RecursionError):  # past orjson's / pydantic's depth
+            line, data = b"[" * (MAX_DEPTH + 1), None
+        if data is None or too_deep(line, data):
+            raise too_deep_error(kind, self.path)
+        self._append(line)
         self._seq += 1
         for listener in self._listeners:
             listener(event)
         return event
+
+    def _append(self, line: bytes) -> None:
+        view = memoryview(line)
+        try:
+            while view:  # a raw write may be partial for very large lines
+                written = self._file.write(view)
+                view = view[written or 0 :]
+            if self.fsync:
+                os.fsync(self._file.fileno())
+        except OSError as exc:
+            self._cut_back()
+            why = exc.strerror or str(exc)
+            raise TraceWriteError(
+                f"cannot write the trace {self.path}: {why}; it holds the session up to "
+                "the last event that fit"
+            ) from None
+        self._size += len(line)
+
+    def _cut_back(self) -> None:
+        """Drop a partly written event, so the file ends with a whole one."""
+        try:
+            os.ftruncate(self._file.fileno(), self._size)
+            self._file.seek(self._size)
+        except OSError:
+            pass  # the reader drops a half-written last line anyway
+        if self._seq == 0:  # not even session.start fit: leave no empty trace behind
+            self._file.close()
+            self.path.unlink(missing_ok=True)
 
     def close(self) -> None:
         if not self._file.closed:
