@@ -1,0 +1,200 @@
+"""Importing a realistic 50 MB Claude Code transcript, as ratios to floors in the same run.
+
+Times are CPU seconds (user + system): on a shared machine the wall clock mostly measures the
+other processes. Each row is measured interleaved with its floor (floor, row, floor, row, …)
+and reported as medians over ``--repeat`` rounds:
+
+- ``convert``: the transcript (and nothing else) converted into regista events and trace
+  bytes, in MB/s of transcript; floor: ``orjson.loads`` of every line of it (what any reader
+  of the transcript must at least pay).
+- ``tui open``: what ``regista-tui SESSION.jsonl`` does before its first screen: detect,
+  convert, hold the runs in memory and index the first 4 MB; floor: the same ``orjson.loads``.
+- ``first screen``: ``regista-tui SESSION.jsonl`` in a new process until its first screen
+  is drawn (Textual's headless driver), CPU seconds of the whole process; floor: a new
+  process that imports the debugger and draws an empty Textual app.
+
+The transcript is made by code shaped like Claude Code's (split assistant lines repeating
+usage, Read/Bash/Edit results with file contents, progress and snapshot lines).
+
+    .venv/bin/python bench/bench_import.py [--mb 50] [--repeat 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import random
+import resource
+import statistics
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import orjson
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+from importers.cc_fixtures import CCSession, text, thinking, tool_use
+
+OUT = Path("/tmp/regista-bench")
+
+
+def make_transcript(mb: int) -> Path:
+    path = OUT / f"claude_code_{mb}mb.jsonl"
+    if path.is_file():
+        return path
+    rng = random.Random(7)
+    words = [
+        "refund",
+        "order",
+        "customer",
+        "total",
+        "invoice",
+        "tax",
+        "shipping",
+        "cart",
+        "price",
+        "discount",
+    ]
+    s = CCSession()
+    s.prompt("Refactor the refund module and keep the tests green.")
+    n = 0
+    while len(s.data()) < mb * 1_000_000:
+        for _ in range(200):
+            n += 1
+            body = "\n".join(
+                f"{i:>6}→" + " ".join(rng.choice(words) for _ in range(rng.randint(3, 14)))
+                for i in range(rng.randint(20, 300))
+            )
+            s.answer(
+                thinking(" ".join(rng.choice(words) for _ in range(rng.randint(10, 80)))),
+                text("Reading the next file."),
+                tool_use(f"toolu_{n:06d}", "Read", file_path=f"/home/ann/shop/m{n}.py"),
+            )
+            s.progress(f"toolu_{n:06d}")
+            s.tool_result(
+                f"toolu_{n:06d}",
+                body,
+                result={"type": "text", "file": {"filePath": f"m{n}.py", "content": body}},
+            )
+            if n % 7 == 0:
+                s.snapshot()
+            if n % 25 == 0:
+                s.prompt(" ".join(rng.choice(words) for _ in range(12)))
+    OUT.mkdir(exist_ok=True)
+    path.write_bytes(s.data())
+    return path
+
+
+def _cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def timed(fn: Callable[[], object], *, wall: bool = False) -> float:
+    """CPU seconds of ``fn``; with ``wall``, the seconds ``fn`` itself reports."""
+    gc.collect()
+    if wall:
+        return float(fn())  # type: ignore[arg-type]
+    t0 = _cpu()
+    fn()
+    return _cpu() - t0
+
+
+def floor(path: Path) -> None:
+    for line in path.read_bytes().split(b"\n"):
+        if line:
+            orjson.loads(line)
+
+
+def convert(path: Path) -> None:
+    from regista.importers.claude_code import convert as cc
+
+    conv = cc(path)
+    for run in conv.runs:
+        run.to_bytes()
+
+
+def tui_open(path: Path) -> None:
+    import regista.importers.memory as memory
+    from regista.importers.memory import InMemoryRuns
+    from regista_tui.__main__ import open_index
+
+    memory.RUNS = InMemoryRuns()  # a fresh store: nothing cached from the last round
+    index, _ = open_index(path)
+    index.close()
+
+
+FIRST_SCREEN = """
+import os, resource, sys, asyncio
+def cpu():
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+from pathlib import Path
+async def main():
+    from regista_tui.__main__ import open_index
+    from regista_tui.app import RegistaApp
+    index, notice = open_index(Path(sys.argv[1]))
+    app = RegistaApp(index, notice=notice)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        print(cpu(), flush=True)
+        os._exit(0)  # the first screen is up: what follows (indexing the rest) is not timed
+asyncio.run(main())
+"""
+# The floor: a process that imports the debugger and draws an empty Textual app.
+FLOOR_SCREEN = """
+import os, resource, asyncio
+def cpu():
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+async def main():
+    import regista_tui.app
+    from textual.app import App
+    async with App().run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        print(cpu(), flush=True)
+        os._exit(0)
+asyncio.run(main())
+"""
+
+
+def subprocess_wall(src: str, *args: str) -> Callable[[], float]:
+    def run() -> float:
+        out = subprocess.run([sys.executable, "-c", src, *args], check=True, capture_output=True)
+        return float(out.stdout.split()[-1])
+
+    return run
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--mb", type=int, default=50)
+    ap.add_argument("--repeat", type=int, default=5)
+    args = ap.parse_args()
+    path = make_transcript(args.mb)
+    mb = path.stat().st_size / 1e6
+    print(f"transcript: {path} ({mb:.1f} MB)")
+    rows = [
+        ("convert", lambda: convert(path), lambda: floor(path), False),
+        ("tui open", lambda: tui_open(path), lambda: floor(path), False),
+        (
+            "first screen",
+            subprocess_wall(FIRST_SCREEN, str(path)),
+            subprocess_wall(FLOOR_SCREEN),
+            True,
+        ),
+    ]
+    for name, row, base, wall in rows:
+        times, floors = [], []
+        for _ in range(args.repeat):
+            floors.append(timed(base, wall=wall))
+            times.append(timed(row, wall=wall))
+        t, f = statistics.median(times), statistics.median(floors)
+        speed = f"  {mb / t:6.0f} MB/s" if not wall else ""
+        print(f"{name:<13} {t:7.3f} s{speed}   floor {f:7.3f} s   ratio {t / f:5.2f}x")
+
+
+if __name__ == "__main__":
+    main()
