@@ -106,18 +106,22 @@ def run(args: argparse.Namespace) -> int:
 
     service = args.service_name or os.environ.get("OTEL_SERVICE_NAME") or "regista"
     collected = InMemorySpanExporter()
-    # SpanLimits() reads the OTEL_*_LENGTH_LIMIT variables; the option wins over them.
-    limits = (
-        SpanLimits(max_span_attribute_length=args.max_value_chars)
-        if args.max_value_chars is not None
-        else SpanLimits()
-    )
+    # SpanLimits() reads the OTEL_*_LENGTH_LIMIT variables; --max-value-chars is applied
+    # before the SDK sees the values, at whole messages, so JSON values stay valid.
+    limit = args.max_value_chars or _env_limit()
+    unset = SpanLimits.UNSET
     provider = TracerProvider(
-        resource=Resource.create({"service.name": service}), span_limits=limits
+        resource=Resource.create({"service.name": service}),
+        span_limits=SpanLimits(max_attribute_length=unset, max_span_attribute_length=unset),
     )
     provider.add_span_processor(SimpleSpanProcessor(collected))
     with _no_truncation_notes():
-        summary = export_trace(trace, provider, include_content=args.include_content)
+        summary = export_trace(
+            trace,
+            provider,
+            include_content=args.include_content,
+            max_value_chars=limit,
+        )
     spans = collected.get_finished_spans()
     provider.shutdown()
 
@@ -132,6 +136,15 @@ def run(args: argparse.Namespace) -> int:
         return 1
     print(f"exported {what} to {endpoint}")
     return 0
+
+
+def _env_limit() -> int | None:
+    """The standard ``OTEL_(SPAN_)ATTRIBUTE_VALUE_LENGTH_LIMIT``, applied like the option."""
+    for name in ("OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT", "OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT"):
+        raw = os.environ.get(name, "").strip()
+        if raw.isdigit() and int(raw) > 0:
+            return int(raw)
+    return None
 
 
 def _print_console(spans: Sequence[Any]) -> None:

@@ -25,6 +25,7 @@ loads it. Message content is exported only with ``include_content=True``.
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,6 +48,7 @@ __all__ = [
     "INSTALL_HINT",
     "RUN_SPECIFIC_ATTRIBUTES",
     "ExportSummary",
+    "SessionIds",
     "SpanSpec",
     "build_span_tree",
     "export_trace",
@@ -86,6 +88,7 @@ def export_trace(
     trace: Trace | str | Path,
     tracer_provider: TracerProvider | None = None,
     include_content: bool = False,
+    max_value_chars: int | None = None,
 ) -> ExportSummary:
     """Emit a recorded session as OpenTelemetry spans with their recorded timestamps.
 
@@ -97,6 +100,8 @@ def export_trace(
         include_content: Also export prompts, answers, tool arguments and tool results
             (``gen_ai.input.messages``, ``gen_ai.output.messages``,
             ``gen_ai.tool.call.arguments``, …). Off by default: content is often sensitive.
+        max_value_chars: Cut attribute values to this many characters; JSON values lose
+            whole messages, parts or items first and always stay valid JSON.
 
     Raises:
         UserError: The ``otel`` extra is not installed.
@@ -106,10 +111,13 @@ def export_trace(
     from opentelemetry import trace as trace_api
 
     loaded = trace if isinstance(trace, Trace) else Trace.load(trace)
-    tree = build_span_tree(loaded, include_content=include_content)
+    tree = build_span_tree(loaded, include_content=include_content, max_value_chars=max_value_chars)
     provider = tracer_provider or trace_api.get_tracer_provider()
     tracer = provider.get_tracer("regista", __version__)
-    root_context = _emit(tracer, tree, None)
+    ids = SessionIds(loaded.session_id)
+    if hasattr(tracer, "id_generator"):  # the SDK's tracer: ids derived from the session
+        tracer.id_generator = ids
+    root_context = _emit(tracer, tree, None, ids)
     flush = getattr(provider, "force_flush", None)
     if callable(flush):
         flush()
@@ -120,7 +128,30 @@ def export_trace(
     )
 
 
-def _emit(tracer: Tracer, spec: SpanSpec, parent: Any) -> Any:
+class SessionIds:
+    """Trace and span ids derived from the session id and each span's key (``session``,
+    ``turn/N``, ``step/N``): exporting a session again gives the same ids, so a backend
+    sees the same spans instead of a second copy. (An OpenTelemetry ``IdGenerator``.)"""
+
+    def __init__(self, session_id: str) -> None:
+        self.session_id = session_id
+        self.key = "session"
+
+    def _digest(self, what: str, size: int) -> int:
+        raw = hashlib.sha256(f"regista:{what}:{self.session_id}".encode()).digest()[:size]
+        return int.from_bytes(raw, "big") or 1  # zero is not a valid id
+
+    def generate_trace_id(self) -> int:
+        return self._digest("trace", 16)
+
+    def generate_span_id(self) -> int:
+        return self._digest(f"span:{self.key}", 8)
+
+    def is_trace_id_random(self) -> bool:
+        return False  # derived, not random (sets no W3C "random" trace flag)
+
+
+def _emit(tracer: Tracer, spec: SpanSpec, parent: Any, ids: SessionIds) -> Any:
     """Start ``spec``'s span, emit its children under it, end it; returns its SpanContext."""
     from opentelemetry import context as context_api
     from opentelemetry import trace as trace_api
@@ -130,6 +161,7 @@ def _emit(tracer: Tracer, spec: SpanSpec, parent: Any) -> Any:
     # A fresh context for the root: a historical session never joins whatever span is
     # current in the exporting process.
     ctx = parent if parent is not None else context_api.Context()
+    ids.key = spec.key or spec.name
     span = tracer.start_span(
         spec.name, context=ctx, kind=kind, attributes=spec.attributes, start_time=spec.start_ns
     )
@@ -137,7 +169,7 @@ def _emit(tracer: Tracer, spec: SpanSpec, parent: Any) -> Any:
         span.add_event(event.name, event.attributes, timestamp=event.time_ns)
     child_ctx = trace_api.set_span_in_context(span)
     for child in spec.children:
-        _emit(tracer, child, child_ctx)
+        _emit(tracer, child, child_ctx, ids)
     if spec.error is not None:
         span.set_status(Status(StatusCode.ERROR, spec.error))
     span.end(end_time=spec.end_ns)

@@ -18,9 +18,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal, cast
 
+import orjson
+
 from regista.errors import TraceFormatError
 from regista.trace.events import ErrorEvent, SessionStart
+from regista.trace.otel_fit import fit_json, fit_text
 from regista.trace.otel_messages import (
+    finish_reason,
     input_messages,
     output_messages,
     system_instructions,
@@ -47,6 +51,7 @@ AttrValue = str | bool | int | float | list[str]
 RUN_SPECIFIC_ATTRIBUTES: frozenset[str] = frozenset(
     {
         "gen_ai.conversation.id",
+        "session.id",
         "regista.source",
         "regista.replay_of",
         "regista.forked_from",
@@ -91,6 +96,9 @@ class SpanSpec:
     error: str | None = None
     events: list[SpanEventSpec] = field(default_factory=list)
     children: list[SpanSpec] = field(default_factory=list)
+    #: Names the span within its session (``session``, ``turn/N``, ``step/N``): the span id
+    #: is derived from it, so re-exporting a session gives the same ids.
+    key: str = ""
 
     def walk(self) -> list[SpanSpec]:
         """This span and all below it, depth first."""
@@ -152,16 +160,64 @@ def _request_params(max_tokens: int | None, params: dict[str, Any]) -> dict[str,
     return attrs
 
 
-def _exception(ev: ErrorEvent, trace: Trace) -> SpanEventSpec:
+def _exception(ev: ErrorEvent, trace: Trace, content: bool) -> SpanEventSpec:
+    # An error's message often quotes tool data: without content, only its type and where.
     return SpanEventSpec(
         "exception",
         ts_ns(ev, trace),
         {
             "exception.type": ev.error_type,
-            "exception.message": ev.message,
+            "exception.message": ev.message if content else _bare_error(ev),
             "regista.error.where": ev.where,
         },
     )
+
+
+def _bare_error(ev: ErrorEvent) -> str:
+    return f"{ev.error_type} ({ev.where} error; message left out without --include-content)"
+
+
+#: Attributes whose values are JSON text (cut by whole messages, parts or items).
+JSON_ATTRIBUTES = frozenset(
+    {
+        "gen_ai.input.messages",
+        "gen_ai.output.messages",
+        "gen_ai.system_instructions",
+        "gen_ai.tool.definitions",
+        "gen_ai.tool.call.arguments",
+        "gen_ai.tool.call.result",
+        "regista.forked_from",
+    }
+)
+
+
+def _io(attrs: dict[str, AttrValue], key: str, value: str, json: bool) -> None:
+    """``input.value`` / ``output.value`` (what Phoenix and other OpenInference readers show
+    as a span's Input and Output) with their MIME type."""
+    attrs[f"{key}.value"] = value
+    attrs[f"{key}.mime_type"] = "application/json" if json else "text/plain"
+
+
+def fit_values(span: SpanSpec, limit: int) -> None:
+    """Cut every string attribute of ``span`` and below to ``limit`` characters, keeping
+    JSON values valid (see :mod:`regista.trace.otel_fit`)."""
+    for node in span.walk():
+        attrs = node.attributes
+        for key, value in list(attrs.items()):
+            if not isinstance(value, str) or len(value) <= limit:
+                continue
+            is_json = key in JSON_ATTRIBUTES or (
+                key.endswith(".value") and attrs.get(key[:-6] + ".mime_type") == "application/json"
+            )
+            if is_json:
+                try:
+                    attrs[key] = fit_json(orjson.loads(value), limit)
+                    continue
+                except orjson.JSONDecodeError:
+                    pass
+            attrs[key] = fit_text(value, limit)
+        if node.error is not None:
+            node.error = fit_text(node.error, limit)
 
 
 def agent_name(start: SessionStart) -> str | None:
@@ -213,30 +269,53 @@ class _Builder:
     def model(self, step: Step) -> SpanSpec:
         req, resp = step.request_event, step.response_event
         assert req is not None
+        provider = provider_name(resp.provider) if resp else self.provider
         attrs: dict[str, AttrValue] = {
             "gen_ai.operation.name": "chat",
-            "gen_ai.provider.name": provider_name(resp.provider) if resp else self.provider,
+            "gen_ai.provider.name": provider,
             "gen_ai.request.model": req.model,
             **_request_params(req.max_tokens, req.params),
             **self.common(step),
             "regista.request_hash": req.request_hash,
+            "openinference.span.kind": "LLM",
+            "llm.provider": provider,
+            "llm.model_name": req.model,
         }
-        span = SpanSpec(f"chat {req.model}", "client", self.ns(req), self.end_of(step, resp), attrs)
+        stream = req.params.get("stream", (resp.model_extra or {}).get("stream") if resp else None)
+        if isinstance(stream, bool):
+            attrs["gen_ai.request.stream"] = stream
+        span = SpanSpec(
+            f"chat {req.model}",
+            "client",
+            self.ns(req),
+            self.end_of(step, resp),
+            attrs,
+            key=f"step/{step.index}",
+        )
         if resp is not None:
             response = LlmResponse.model_validate(resp.response)
             _set(attrs, "gen_ai.response.id", response.id)
             _set(attrs, "gen_ai.response.model", response.model)
+            # The model that answered is what a backend prices: the offline model is free.
+            attrs["llm.model_name"] = (
+                "scripted" if resp.provider == "scripted" else (response.model or req.model)
+            )
             if response.stop_reason:
-                attrs["gen_ai.response.finish_reasons"] = [response.stop_reason]
+                attrs["gen_ai.response.finish_reasons"] = [finish_reason(response.stop_reason)]
             attrs.update(_usage(response.usage))
             _set(attrs, "regista.cost_usd", resp.cost_usd)
+            if resp.cost_usd is not None:
+                attrs["llm.cost.total"] = resp.cost_usd
             if self.content:
-                attrs["gen_ai.output.messages"] = to_json(
-                    output_messages(response.content, response.stop_reason)
-                )
+                out = output_messages(response.content, response.stop_reason)
+                attrs["gen_ai.output.messages"] = to_json(out)
+                text = response.text
+                only_text = all(b.get("type") == "text" for b in response.content)
+                _io(attrs, "output", text if only_text else to_json(out), not only_text)
         if self.content:
             request = self.trace.request_for(req)
             attrs["gen_ai.input.messages"] = to_json(input_messages(request.messages))
+            _io(attrs, "input", str(attrs["gen_ai.input.messages"]), True)
             system = system_instructions(request.system)
             if system is not None:
                 attrs["gen_ai.system_instructions"] = to_json(system)
@@ -262,15 +341,22 @@ class _Builder:
             "regista.request_hash": ev.request_hash,
             "regista.compaction.tokens_before": ev.tokens_before,
             "regista.compaction.replaced_messages": len(ev.replaced),
+            "openinference.span.kind": "LLM",
+            "llm.provider": provider_name(ev.provider),
+            "llm.model_name": "scripted" if ev.provider == "scripted" else model,
         }
         _set(attrs, "regista.cost_usd", ev.cost_usd)
+        if ev.cost_usd is not None:
+            attrs["llm.cost.total"] = ev.cost_usd
         if self.content:
             attrs["gen_ai.input.messages"] = to_json(input_messages(ev.replaced))
             attrs["gen_ai.output.messages"] = to_json(
                 output_messages([{"type": "text", "text": ev.summary}], "end_turn")
             )
+            _io(attrs, "input", str(attrs["gen_ai.input.messages"]), True)
+            _io(attrs, "output", ev.summary, False)
         start = end - int(ev.duration_ms * 1_000_000)
-        span = SpanSpec(f"chat {model}", "client", start, end, attrs)
+        span = SpanSpec(f"chat {model}", "client", start, end, attrs, key=f"step/{step.index}")
         self.errors(step, span)
         return span
 
@@ -283,6 +369,8 @@ class _Builder:
             "gen_ai.tool.call.id": call.tool_use_id,
             "gen_ai.tool.type": "function",
             **self.common(step),
+            "openinference.span.kind": "TOOL",
+            "tool.name": call.name,
         }
         _set(attrs, "gen_ai.tool.description", self.tool_descriptions.get(call.name) or None)
         if decision is not None:
@@ -291,12 +379,16 @@ class _Builder:
             _set(attrs, "regista.permission.reason", decision.reason)
         if self.content:
             attrs["gen_ai.tool.call.arguments"] = to_json(call.input)
+            _io(attrs, "input", str(attrs["gen_ai.tool.call.arguments"]), True)
+            if result is not None:
+                _io(attrs, "output", text_of(result.content) or to_json(result.content), False)
         span = SpanSpec(
             f"execute_tool {call.name}",
             "internal",
             self.ns(call),
             self.end_of(step, result),
             attrs,
+            key=f"step/{step.index}",
         )
         # Status comes from the recorded decision and result only, never from error
         # events, so that a replay (which does not run the tool again) gives the same one.
@@ -316,13 +408,13 @@ class _Builder:
             attrs["error.type"] = "incomplete"
         if result is not None and not result.is_error and self.content:
             attrs["gen_ai.tool.call.result"] = _result_json(result.content)
-        span.events.extend(_exception(ev, self.trace) for ev in step.errors)
+        span.events.extend(_exception(ev, self.trace, self.content) for ev in step.errors)
         return span
 
     def errors(self, step: Step, span: SpanSpec) -> None:
         for ev in step.errors:
-            span.events.append(_exception(ev, self.trace))
-            span.error = ev.message
+            span.events.append(_exception(ev, self.trace, self.content))
+            span.error = ev.message if self.content else _bare_error(ev)
             span.attributes["error.type"] = ev.error_type
 
     # -- tree ----------------------------------------------------------------------------
@@ -346,8 +438,13 @@ class _Builder:
                     "internal",
                     min(c.start_ns for c in children),
                     max(c.end_ns for c in children),
-                    {"gen_ai.conversation.id": self.sid, "regista.turn": turn},
+                    {
+                        "gen_ai.conversation.id": self.sid,
+                        "regista.turn": turn,
+                        "openinference.span.kind": "CHAIN",
+                    },
                     children=children,
+                    key=f"turn/{turn}",
                 )
             )
         return out
@@ -367,6 +464,8 @@ class _Builder:
             "regista.steps": summary.steps,
             "regista.tool_calls": summary.tool_calls,
             "regista.complete": end is not None,
+            "openinference.span.kind": "AGENT",
+            "session.id": self.sid,
         }
         _set(attrs, "gen_ai.agent.name", name)
         _set(attrs, "regista.agent_ref", start.agent_ref)
@@ -383,10 +482,12 @@ class _Builder:
             system = system_instructions(start.instructions)
             if system is not None:
                 attrs["gen_ai.system_instructions"] = to_json(system)
+            _io(attrs, "input", start.task, False)
             if summary.output is not None:
                 attrs["gen_ai.output.messages"] = to_json(
                     output_messages([{"type": "text", "text": summary.output}], "end_turn")
                 )
+                _io(attrs, "output", summary.output, False)
         children = self.turns()
         last = end if end is not None else self.trace.events[-1]
         span = SpanSpec(
@@ -396,14 +497,15 @@ class _Builder:
             max([self.ns(last), *(c.end_ns for c in children)]),
             attrs,
             children=children,
+            key="session",
         )
         loose = [ev for ev in self.trace.events if isinstance(ev, ErrorEvent) and ev.step is None]
-        span.events.extend(_exception(ev, self.trace) for ev in loose)
+        span.events.extend(_exception(ev, self.trace, self.content) for ev in loose)
         if end is None:
             span.error = "the session did not finish (the trace has no session.end)"
             attrs["error.type"] = "incomplete"
         elif end.error:
-            span.error = end.error
+            span.error = end.error if self.content else f"the session ended in {end.stop_reason}"
             # The failure is the error event written right before session.end, if any
             # (an earlier one may be a tool error the session survived).
             cause = self.trace.events[-2] if len(self.trace.events) > 1 else None
@@ -445,6 +547,14 @@ def _tool_definitions(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
-def build_span_tree(trace: Trace, *, include_content: bool = False) -> SpanSpec:
-    """The session span of ``trace`` with its turns and steps below it."""
-    return _Builder(trace, include_content).session()
+def build_span_tree(
+    trace: Trace, *, include_content: bool = False, max_value_chars: int | None = None
+) -> SpanSpec:
+    """The session span of ``trace`` with its turns and steps below it.
+
+    ``max_value_chars`` cuts long attribute values, keeping JSON values valid.
+    """
+    tree = _Builder(trace, include_content).session()
+    if max_value_chars is not None:
+        fit_values(tree, max_value_chars)
+    return tree

@@ -198,7 +198,7 @@ def test_chat_span_genai_attributes(small_trace: Path) -> None:
     assert a["gen_ai.request.stop_sequences"] == ("END",)
     assert a["gen_ai.response.model"] == "scripted"
     assert a["gen_ai.response.id"] == trace.steps()[0].response.id  # type: ignore[union-attr]
-    assert a["gen_ai.response.finish_reasons"] == ("tool_use",)
+    assert a["gen_ai.response.finish_reasons"] == ("tool_call",)
     # Anthropic's input_tokens exclude the cache; the convention's include it.
     assert a["gen_ai.usage.input_tokens"] == 12 + 5 + 3
     assert a["gen_ai.usage.output_tokens"] == 9
@@ -254,7 +254,8 @@ def test_raising_tool_and_denial_set_error_status(small_trace: Path) -> None:
     assert event.name == "exception"
     assert event.attributes is not None
     assert event.attributes["exception.type"] == "RuntimeError"
-    assert "backend unavailable" in str(event.attributes["exception.message"])
+    # Without content, an error's message (which may quote tool data) is left out.
+    assert "backend unavailable" not in str(event.attributes["exception.message"])
 
     denied = tool_span(spans, "toolu_no")
     assert denied.status.status_code is StatusCode.ERROR
@@ -275,7 +276,7 @@ def test_provider_error_fails_the_model_span_and_the_session(tmp_path: Path) -> 
     failed = next(s for s in spans if s.attributes.get("regista.step") == 2)
     assert failed.name == "chat claude-sonnet-4-6"
     assert failed.status.status_code is StatusCode.ERROR
-    assert "script has 1 responses" in str(failed.status.description)
+    assert failed.status.description.startswith("ProviderError")  # type: ignore[union-attr]
     assert failed.attributes["error.type"] == "ProviderError"
     assert "gen_ai.response.id" not in failed.attributes
     root = one(spans, "invoke_agent weather-bot")
@@ -449,7 +450,7 @@ def test_otlp_http_round_trip(small_trace: Path) -> None:
     assert chat0.kind == 3  # SPAN_KIND_CLIENT
     assert chat0.start_ns == ts_ns(trace.steps()[0].request_event, trace)
     assert chat0.attributes["gen_ai.usage.input_tokens"] == 20
-    assert chat0.attributes["gen_ai.response.finish_reasons"] == ["tool_use"]
+    assert chat0.attributes["gen_ai.response.finish_reasons"] == ["tool_call"]
     assert chat0.attributes["gen_ai.request.temperature"] == 0.3
     denied = next(s for s in got if s.attributes.get("gen_ai.tool.call.id") == "toolu_no")
     assert denied.status_code == 2  # STATUS_CODE_ERROR

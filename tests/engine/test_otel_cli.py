@@ -73,19 +73,50 @@ def test_console_prints_every_span(trace_path: Path, capsys: pytest.CaptureFixtu
     assert "gen_ai.input.messages" not in captured.out
 
 
+def _check_cut(out: str, limit: int) -> None:
+    """Plain values are at most ``limit`` long; JSON values are still valid JSON, message
+    lists still messages (cut at whole messages and parts)."""
+    import json
+
+    json_keys = (
+        "gen_ai.input.messages",
+        "gen_ai.output.messages",
+        "gen_ai.system_instructions",
+        "gen_ai.tool.definitions",
+        "gen_ai.tool.call.arguments",
+        "gen_ai.tool.call.result",
+    )
+    for span in _console_spans(out):
+        for key, value in span["attributes"].items():
+            if not isinstance(value, str):
+                continue
+            mime = span["attributes"].get(key[: -len(".value")] + ".mime_type")
+            if key in json_keys or (key.endswith(".value") and mime == "application/json"):
+                parsed = json.loads(value)
+                if key.endswith("messages"):
+                    assert all({"role", "parts"} <= m.keys() for m in parsed)
+                    assert all(m["role"] in ("user", "assistant", "tool") for m in parsed)
+            else:
+                assert len(value) <= limit, (key, value)
+
+
 def test_values_can_be_cut_to_a_length(
     trace_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """With content, every chat span carries the conversation so far: values can be capped,
-    by option or by the standard environment variable."""
+    by option or by the standard environment variable, and stay valid JSON."""
     args = ["export", str(trace_path), "--console", "--include-content"]
     assert cli_main.main(args) == 0
     assert _longest_value(_console_spans(capsys.readouterr().out)) > 300
     assert cli_main.main([*args, "--max-value-chars", "300"]) == 0
-    assert _longest_value(_console_spans(capsys.readouterr().out)) == 300
+    out = capsys.readouterr().out
+    assert _longest_value(_console_spans(out)) <= 300
+    _check_cut(out, 300)
     monkeypatch.setenv("OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT", "200")
     assert cli_main.main(args) == 0
-    assert _longest_value(_console_spans(capsys.readouterr().out)) == 200
+    out = capsys.readouterr().out
+    assert _longest_value(_console_spans(out)) <= 200
+    _check_cut(out, 200)
     assert cli_main.main([*args, "--max-value-chars", "0"]) == 2
     assert "--max-value-chars must be a positive" in capsys.readouterr().err
 
@@ -93,11 +124,12 @@ def test_values_can_be_cut_to_a_length(
 def test_cutting_values_is_not_warned_about_value_by_value(
     trace_path: Path, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
 ) -> None:
-    """The SDK logs one warning per value it cuts: the option asked for the cut."""
+    """No warning per value cut: the option asked for the cut. Even a tiny limit keeps the
+    JSON values valid."""
     args = ["export", str(trace_path), "--console", "--include-content"]
     with caplog.at_level(logging.WARNING):
         assert cli_main.main([*args, "--max-value-chars", "20"]) == 0
-    assert _longest_value(_console_spans(capsys.readouterr().out)) == 20
+    _check_cut(capsys.readouterr().out, 20)
     assert [r.getMessage() for r in caplog.records] == []
 
 
