@@ -107,12 +107,48 @@ def main() -> None:
                 status = http.get(f"/v1/replays/{rp['id']}").json()
                 assert status["matched"] == CALLS, status
                 print(f"round {r + 1}/{ROUNDS} done", file=sys.stderr)
+    server_ms, loads_ms = server_side(store, run)
     d, p, rep = (statistics.median(x) for x in (direct, proxied, replayed))
     print(f"{CALLS}-call SDK session, {ROUNDS} interleaved rounds, medians per call:")
     print(f"  direct to the fake provider (floor): {d:7.2f} ms")
     print(f"  through the recording proxy:         {p:7.2f} ms  "
           f"(+{p - d:.2f} ms added, {p / d:.2f}x the floor)")  # fmt: skip
     print(f"  strict replay over HTTP:             {rep:7.2f} ms  ({rep / d:.2f}x the floor)")
+    print(f"  the replay's own work (parse, normalise, digest, match, answer): "
+          f"{server_ms:.2f} ms, {server_ms / loads_ms:.1f}x orjson.loads of the body")  # fmt: skip
+
+
+def server_side(store: Path, run: str) -> tuple[float, float]:
+    """Median ms per call of the server's work on each recorded request, in-process, and of
+    ``orjson.loads`` of the same bodies (its floor)."""
+    import orjson
+
+    from regista.server.replays import respond
+    from regista.server.sdk_replay import SdkReplay, Spec
+    from regista.server.shapes import anthropic_request
+    from regista.trace.reader import Trace
+
+    trace = Trace.load(store / f"{run}.jsonl")
+    replay = SdkReplay(trace, Spec(run=run), 3600)
+    bodies = [
+        orjson.dumps({"model": q.model, "max_tokens": q.max_tokens, "system": q.system,
+                      "messages": q.messages, "tools": q.tools})
+        for q, _ in trace.llm_calls()
+    ]  # fmt: skip
+    work: list[float] = []
+    floor: list[float] = []
+    for raw in bodies:
+        t0 = time.perf_counter()
+        orjson.loads(raw)
+        t1 = time.perf_counter()
+        body = orjson.loads(raw)
+        served = replay.answer(anthropic_request(body), "anthropic")
+        assert not isinstance(served, str)
+        bytes(respond("anthropic", served.response, body).body)
+        t2 = time.perf_counter()
+        floor.append((t1 - t0) * 1000)
+        work.append((t2 - t1) * 1000)
+    return statistics.median(work), statistics.median(floor)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,20 @@ from sdk_agents import anthropic_agent, openai_agent
 
 def main() -> int:
     system = os.environ.get("AGENT_SYSTEM", "You are a weather bot.")
+    if sys.argv[1] == "anthropic-then-hang":  # one call, then wait to be killed
+        import time
+
+        import anthropic
+
+        anthropic.Anthropic(max_retries=0).messages.create(
+            model="claude-sonnet-4-6",
+            max_tokens=64,
+            system=system,
+            messages=[{"role": "user", "content": "Weather in Paris?"}],
+        )
+        print("called", flush=True)
+        time.sleep(120)
+        return 0
     if sys.argv[1] == "anthropic":
         import anthropic
 
