@@ -31,7 +31,7 @@ from regista.providers.replay import RecordedCall, recorded_calls
 from regista.providers.tape import Tape, mismatch
 from regista.server.context import ErrorShape, HttpError
 from regista.server.sessions import SessionBook
-from regista.server.shapes import sdk_digest
+from regista.server.shapes import digest_form, sdk_digest
 from regista.trace.events import ToolResult
 from regista.trace.reader import Trace
 from regista.types import LlmRequest, LlmResponse, Usage
@@ -63,7 +63,7 @@ def _digest_of(call: RecordedCall) -> str:
 
 
 def _canonical(request: LlmRequest) -> dict[str, Any]:
-    return {"system": request.system, "messages": request.messages}
+    return digest_form(request.system, request.messages)
 
 
 @dataclass

@@ -58,9 +58,26 @@ _STOP_TO_FINISH = {
 }
 
 
+def digest_form(system: str | None, messages: list[dict[str, Any]]) -> dict[str, Any]:
+    """What the strict digest covers: the system prompt, and the messages with a string
+    ``content`` written as its one text block (both shapes say the same thing either way)."""
+    return {
+        "system": system or None,
+        "messages": [
+            {
+                **m,
+                "content": ([{"type": "text", "text": m["content"]}] if m["content"] else []),
+            }
+            if isinstance(m.get("content"), str)
+            else m
+            for m in messages
+        ],
+    }
+
+
 def sdk_digest(system: str | None, messages: list[dict[str, Any]]) -> str:
-    """The strict replay digest: SHA-256 of the canonical system prompt and messages."""
-    return request_hash({"system": system, "messages": messages})
+    """The strict replay digest: SHA-256 of the canonical :func:`digest_form`."""
+    return request_hash(digest_form(system, messages))
 
 
 def _bad(message: str, shape: ErrorShape) -> HttpError:
