@@ -347,7 +347,7 @@ class BrowserScreen(Screen[None]):
         self.query_one(Scrubber).position = event.position
         view = self.query_one(StepView)
         entry = self.index.steps[event.position]
-        view.border_title = f"Step {entry.index} · {entry.tool or entry.kind}"
+        view.set_border_labels(title=f"Step {entry.index} · {entry.tool or entry.kind}")
         view.show(event.position)
 
     @on(Scrubber.Scrubbed)

@@ -44,7 +44,8 @@ class VirtualList(ScrollView, can_focus=True, inherit_bindings=False):
     VirtualList:focus > .list--cursor { background: $accent; color: $text; }
     """
 
-    cursor: reactive[int] = reactive(0, always_update=True)
+    # The cursor repaints its two rows itself (watch_cursor), not the whole list.
+    cursor: reactive[int] = reactive(0, always_update=True, repaint=False)
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -101,7 +102,9 @@ class VirtualList(ScrollView, can_focus=True, inherit_bindings=False):
     def watch_cursor(self, old: int, new: int) -> None:
         for pos in (old, new):
             self.refresh(Region(0, pos - self.scroll_offset.y, self.size.width, 1))
-        self.scroll_to_region(Region(0, new, 1, 1), animate=False, force=True)
+        top = self.scroll_offset.y
+        if not top <= new < top + self.scrollable_content_region.height:  # else: no scroll
+            self.scroll_to_region(Region(0, new, 1, 1), animate=False, force=True)
         self.selected(new)
 
     def move_to(self, pos: int) -> None:

@@ -21,6 +21,7 @@ from regista.structdiff import Change
 from regista.trace.index import TraceIndex
 from regista.trace.steps import Step
 from regista_tui.requestdiff import request_diff
+from regista_tui.widgets.border_label import QuickBorderLabels
 from regista_tui.widgets.step.render import render_changes, render_raw, render_step
 
 __all__ = ["StepView"]
@@ -30,7 +31,7 @@ _BASE_LIMIT = 2000
 _DIFF_WIDTH = 120
 
 
-class StepView(Vertical):
+class StepView(QuickBorderLabels, Vertical):
     """Tabs for the selected step: Step, Raw JSON, Request diff."""
 
     def __init__(

@@ -14,6 +14,7 @@ from textual.message import Message
 
 from regista.trace.index import TraceIndex
 from regista_tui.rows import Row, row_of
+from regista_tui.widgets.border_label import QuickBorderLabels
 from regista_tui.widgets.virtual_list import VirtualList
 
 __all__ = ["Timeline"]
@@ -26,7 +27,7 @@ KIND_BADGE = {
 SOURCE_MARK = {"recorded": ("R", "cyan"), "edit": ("E", "bold magenta"), "live": (" ", "")}
 
 
-class Timeline(VirtualList):
+class Timeline(QuickBorderLabels, VirtualList):
     """The steps of one run, one per line, with a cursor."""
 
     class StepSelected(Message):
@@ -145,7 +146,8 @@ class Timeline(VirtualList):
 
     def _subtitle(self, pos: int) -> None:
         """Where the cursor is, out of how many steps (the count grows with the index)."""
-        self.border_subtitle = f"step {self.index.steps[pos].index} · {pos + 1}/{len(self.index)}"
+        where = f"step {self.index.steps[pos].index} · {pos + 1}/{len(self.index)}"
+        self.set_border_labels(subtitle=where)
 
 
 def _title_style(row: Row) -> str:

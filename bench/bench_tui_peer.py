@@ -1,0 +1,164 @@
+"""regista-tui beside a bare Textual app, in a real terminal (tmux 120×40), interleaved.
+
+- First screen: seconds from starting the process until its first screen is in
+  ``tmux capture-pane`` (regista-tui on the realistic 200 MB trace: its header and the
+  timeline; the bare app: a header, a list of 30 lines and a footer).
+- Step move: one key press at a time, the screen settled between presses; milliseconds
+  from ``send-keys`` until the pane shows the move (regista-tui: the step counter in the
+  timeline's title, and the step view redrawn after its settle delay counts as part of the
+  move; the bare app: a counter in a label that the key press updates). Median and p95.
+
+The bare app pays the same terminal, tmux and polling costs: the ratios are what regista
+adds. Made with ``bench/realistic.py`` if missing.
+
+    .venv/bin/python bench/bench_tui_peer.py [--starts 7] [--moves 40]
+"""
+
+from __future__ import annotations
+
+import argparse
+import compileall
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from realistic import DIR, realistic_trace
+
+BARE = """
+from textual.app import App
+from textual.widgets import Footer, Header, Label, ListItem, ListView
+
+
+class Bare(App[None]):
+    BINDINGS = [("j", "down", "Down"), ("k", "up", "Up"), ("q", "quit", "Quit")]
+
+    def compose(self):
+        yield Header()
+        yield Label("Steps · 1/30", id="where")
+        yield ListView(*(ListItem(Label(f"row {i} of the bare app")) for i in range(30)))
+        yield Footer()
+
+    def on_mount(self):
+        self.n = 1
+
+    def action_down(self):
+        self.n += 1
+        self.query_one("#where", Label).update(f"Steps · {self.n}/30")
+        self.query_one(ListView).action_cursor_down()
+
+    def action_up(self):
+        self.n -= 1
+        self.query_one("#where", Label).update(f"Steps · {self.n}/30")
+        self.query_one(ListView).action_cursor_up()
+
+
+Bare().run()
+"""
+
+
+def _tmux(*args: str) -> str:
+    return subprocess.run(["tmux", *args], capture_output=True, text=True).stdout
+
+
+def _start(name: str, command: str) -> float:
+    for _ in range(3):  # a tmux server that is just exiting refuses the first try
+        t0 = time.perf_counter()
+        done = subprocess.run(
+            ["tmux", "new-session", "-d", "-s", name, "-x", "120", "-y", "40", command],
+            capture_output=True,
+        )
+        if done.returncode == 0:
+            return t0
+        time.sleep(0.2)
+    raise RuntimeError(f"tmux: {done.stderr.decode().strip()}")
+
+
+def _wait(name: str, needles: list[str], since: float, timeout: float = 30) -> float:
+    while time.perf_counter() - since < timeout:
+        out = _tmux("capture-pane", "-t", name, "-p")
+        if all(n in out for n in needles):
+            return time.perf_counter() - since
+        time.sleep(0.001)
+    raise RuntimeError(f"tmux: {needles} not on screen after {timeout}s")
+
+
+def _kill(name: str) -> None:
+    subprocess.run(["tmux", "kill-session", "-t", name], check=False, capture_output=True)
+
+
+def first_screen(command: str, needles: list[str], tag: str) -> float:
+    name = f"peer{os.getpid()}-{tag}"
+    t0 = _start(name, command)
+    try:
+        return _wait(name, needles, t0)
+    finally:
+        _kill(name)
+
+
+def moves(
+    command: str, ready: list[str], where: str, total: int, count: int, tag: str
+) -> list[float]:
+    """Milliseconds per single ``j`` press until ``where.format(n=…, total=…)`` shows."""
+    name = f"peer{os.getpid()}-m{tag}"
+    t0 = _start(name, command)
+    out = []
+    try:
+        _wait(name, ready, t0)
+        time.sleep(1.5)  # the background index scan
+        for i in range(count):
+            t = time.perf_counter()
+            subprocess.run(["tmux", "send-keys", "-t", name, "j"], check=True)
+            _wait(name, [where.format(n=i + 2, total=total)], t)
+            out.append((time.perf_counter() - t) * 1000)
+            time.sleep(0.15)  # settled: a person reads before the next press
+    finally:
+        _kill(name)
+    return out
+
+
+def _p95(values: list[float]) -> float:
+    return sorted(values)[max(0, round(0.95 * len(values)) - 1)]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--starts", type=int, default=7)
+    parser.add_argument("--moves", type=int, default=40)
+    parser.add_argument("--mb", type=float, default=200.0)
+    args = parser.parse_args()
+    path = realistic_trace(DIR / f"real-{args.mb:g}.jsonl", args.mb)
+    root = Path(__file__).resolve().parent.parent
+    for package in ("regista", "regista_tui"):  # bytecode as after an install
+        compileall.compile_dir(root / package, quiet=1)
+    bare = DIR / "bare_app.py"
+    bare.write_text(BARE)
+    tui = f"{Path(sys.executable).with_name('regista-tui')} {path}"
+    peer = f"{sys.executable} {bare}"
+    from regista.trace.index import TraceIndex
+
+    index = TraceIndex(path)
+    index.scan()
+    steps = len(index)
+    marker = index.start.task[:20] if index.start else "Steps"
+    index.close()
+    print(f"{path.name}: {path.stat().st_size / 1e6:.0f} MB, {steps} steps")
+
+    ours, theirs = [], []
+    for i in range(args.starts):
+        theirs.append(first_screen(peer, ["row 29 of the bare app"], f"b{i}"))
+        ours.append(first_screen(tui, [marker, "Steps"], f"r{i}"))
+    r, b = statistics.median(ours), statistics.median(theirs)
+    print(f"  first screen   regista-tui {r:6.3f} s   bare app {b:6.3f} s   {r / b:5.2f}×")
+
+    bm = moves(peer, ["row 29"], "Steps · {n}/{total}", 30, min(args.moves, 28), "b")
+    rm = moves(tui, [marker, "Steps"], "· {n}/{total}", steps, args.moves, "r")
+    for label, f in (("median", statistics.median), ("p95", _p95)):
+        r, b = f(rm), f(bm)
+        print(f"  move {label:6}    regista-tui {r:6.1f} ms  bare app {b:6.1f} ms  {r / b:5.2f}×")
+
+
+if __name__ == "__main__":
+    main()
