@@ -145,7 +145,7 @@ class ReplayDivergence(RegistaError):
     Attributes:
         step: The step at which the run left the recorded path.
         kind: ``"model"`` or ``"tool"``.
-        diffs: Structural differences (``regista.structdiff.Change``), most specific first.
+        diffs: Structural differences (``regista.diff.structural.Change``), most specific first.
         trace_path: The recording that was being replayed.
     """
 

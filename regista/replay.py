@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from regista.context import ContextConfig
 from regista.defaults import DEFAULT_TRACE_DIR
+from regista.diff.structural import format_changes, structural_diff
 from regista.errors import RecordedEnding, ReplayDivergence, ReplayDivergenceWarning
 from regista.loop import RecordedOutcome, RunResult, SessionConfig, run_session
 from regista.policy import ToolCallInfo
@@ -30,7 +31,6 @@ from regista.providers.replay import (
     recorded_ending,
     recording_end_note,
 )
-from regista.structdiff import format_changes, structural_diff
 from regista.tools import Tool, ToolRegistry
 from regista.trace.events import LlmRequestEvent, PermissionDecision, ToolCall, ToolResult
 from regista.trace.reader import Trace

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 import orjson
 
-from regista.structdiff import short_repr
+from regista.diff.structural import short_repr
 from regista.trace.steps import Step
 from regista.types import text_of
 

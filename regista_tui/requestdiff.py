@@ -6,8 +6,8 @@ Only the messages after the part both requests share are rebuilt, so the diff of
 
 from __future__ import annotations
 
-from regista.stepdiff import list_changes, request_config
-from regista.structdiff import Change, structural_diff
+from regista.diff.steps import list_changes, request_config
+from regista.diff.structural import Change, structural_diff
 from regista.trace.index import TraceIndex
 
 __all__ = ["request_diff"]

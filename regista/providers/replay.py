@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from regista.context import ContextConfig, compaction_request
+from regista.diff.structural import Change
 from regista.errors import (
     ProviderError,
     RecordedEnding,
@@ -38,7 +39,6 @@ from regista.errors import (
 )
 from regista.providers.base import Provider, TextCallback, set_meta, stream_recorded
 from regista.providers.tape import Tape, TapeProvider, mismatch
-from regista.structdiff import Change
 from regista.trace.events import ContextCompaction, ErrorEvent, LlmRequestEvent, LlmResponseEvent
 from regista.trace.reader import Trace
 from regista.types import LlmRequest, LlmResponse, Usage

@@ -22,8 +22,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from regista.diff.structural import Change, format_changes, structural_diff
 from regista.providers.base import Provider
-from regista.structdiff import Change, format_changes, structural_diff
 from regista.types import LlmRequest
 
 if TYPE_CHECKING:

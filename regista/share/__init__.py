@@ -21,10 +21,10 @@ from typing import Any
 
 import orjson
 
+from regista.diff.structural import structural_diff
 from regista.errors import UserError
 from regista.pricing import add_costs
 from regista.savings import Savings
-from regista.structdiff import structural_diff
 from regista.trace.events import ContextCompaction, LlmRequestEvent, LlmResponseEvent
 from regista.trace.reader import Trace
 from regista.trace.steps import Step

@@ -84,7 +84,7 @@ class RunsTools:
         return [_clip(r.to_dict(), 500) for r in runs[: max(1, min(limit, 1000))]]
 
     def run_summary(self, run: str, offset: int = 0) -> dict[str, Any]:
-        from regista.stepdiff import step_summary
+        from regista.diff.steps import step_summary
         from regista.trace.reader import Trace
 
         trace = Trace.load(self._path(run))

@@ -12,7 +12,7 @@ import orjson
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-from regista.structdiff import Change, short_repr
+from regista.diff.structural import Change, short_repr
 from regista.trace.steps import Step
 
 __all__ = ["render_changes", "render_raw", "render_step"]

@@ -16,8 +16,8 @@ from textual.containers import Vertical, VerticalScroll
 from textual.timer import Timer
 from textual.widgets import Static, TabbedContent, TabPane
 
+from regista.diff.structural import Change
 from regista.errors import RegistaError
-from regista.structdiff import Change
 from regista.trace.index import TraceIndex
 from regista.trace.steps import Step
 from regista_tui.requestdiff import request_diff

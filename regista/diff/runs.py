@@ -17,7 +17,7 @@ signature is hashed for every step, straight from the events (no full request is
 rebuilt), so a diff costs one pass over both runs plus the alignment.
 
 **Alignment.** The two signature sequences are aligned with Myers' minimal diff
-(:mod:`regista.align`), so an extra or missing step shifts nothing after it. Inside each gap
+(:mod:`regista.diff.align`), so an extra or missing step shifts nothing after it. Inside each gap
 between two exactly-matched steps, the leftover steps are aligned again on a coarser key,
 the kind (and the tool name for tool steps), so that a step whose input changed pairs up
 with its counterpart in the other run instead of showing as a deletion plus an insertion.
@@ -41,7 +41,7 @@ A call to a *different* tool is a different step, not a changed one.
   a step was live or served from a recording never count.
 
 :attr:`AlignedPair.changes` gives the field-level differences (computed on demand, with
-:func:`regista.structdiff.structural_diff`), e.g. ``request.system``,
+:func:`regista.diff.structural.structural_diff`), e.g. ``request.system``,
 ``request.messages[3].content[0].text``, ``response.content[0].text``, ``tool.input.query``,
 ``result.content``.
 """
@@ -57,9 +57,9 @@ from typing import Any
 import orjson
 
 from regista._gc import paused_gc
-from regista.align import align_levels
-from regista.stepdiff import DiffKind, classify, signature, step_changes, step_summary
-from regista.structdiff import Change
+from regista.diff.align import align_levels
+from regista.diff.steps import DiffKind, classify, signature, step_changes, step_summary
+from regista.diff.structural import Change
 from regista.trace.reader import Trace
 from regista.trace.steps import Step, build_steps
 from regista.vocab import KINDS, LABELS
