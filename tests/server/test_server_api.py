@@ -4,6 +4,7 @@ proxy, tools/next, expiry, runs and diff, and bad input."""
 from __future__ import annotations
 
 import asyncio
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -26,15 +27,25 @@ def _weather(body: dict[str, Any]) -> dict[str, Any]:
     return {"content": [{"type": "text", "text": f"Tool: {last['content'][0]['content']}"}]}
 
 
-@pytest.fixture
-def recorded(tmp_path: Path) -> Path:
-    store = tmp_path / "store"
+@pytest.fixture(scope="module")
+def recording(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    store = tmp_path_factory.mktemp("recording")
     with FakeAnthropicServer() as fake, regista_server(store, anthropic=fake.url) as server:
         fake.answer_with(_weather)
         client = anthropic.Anthropic(api_key="k", base_url=f"{server.url}/v1/record/anthropic")
         assert anthropic_agent(client) == "Tool: sunny in Paris"
         server.record_done()
     (path,) = store.glob("*.jsonl")
+    return path
+
+
+@pytest.fixture
+def recorded(recording: Path, tmp_path: Path) -> Path:
+    """The recording, alone in a store of this test's own."""
+    store = tmp_path / "store"
+    store.mkdir()
+    path = store / recording.name
+    shutil.copyfile(recording, path)
     return path
 
 
@@ -142,24 +153,25 @@ def test_runs_and_diff(recorded: Path) -> None:
         assert server.http.get("/v1/diff?a=x").status_code == 400
 
 
-@pytest.mark.parametrize(
-    ("body", "status"),
-    [
-        (b"{nope", 400),
-        (b"[]", 400),
-        (b'{"run": 3}', 400),
-        (b'{"run": "nope"}', 404),
-        (b'{"run": "../../etc/passwd"}', 404),
-        (b'{"run": "RUN", "mode": "chaos"}', 400),
-        (b'{"run": "RUN", "edits": [{"step": 0, "tool_result": "x"}]}', 400),
-        (b'{"run": "RUN", "edits": [{"step": 99, "answer": "x"}]}', 400),
-        (b'{"run": "RUN", "edits": [{"step": 1}]}', 400),
-        (b'{"run": "RUN", "live": "maybe"}', 400),
-    ],
-)
-def test_bad_replay_requests(recorded: Path, body: bytes, status: int) -> None:
+BAD = [
+    (b"{nope", 400),
+    (b"[]", 400),
+    (b'{"run": 3}', 400),
+    (b'{"run": "nope"}', 404),
+    (b'{"run": "../../etc/passwd"}', 404),
+    (b'{"run": "RUN", "mode": "chaos"}', 400),
+    (b'{"run": "RUN", "edits": [{"step": 0, "tool_result": "x"}]}', 400),
+    (b'{"run": "RUN", "edits": [{"step": 99, "answer": "x"}]}', 400),
+    (b'{"run": "RUN", "edits": [{"step": 1}]}', 400),
+    (b'{"run": "RUN", "live": "maybe"}', 400),
+]
+
+
+def test_bad_replay_requests(recorded: Path) -> None:
     with regista_server(recorded.parent) as server:
-        r = server.http.post("/v1/replays", content=body.replace(b"RUN", recorded.stem.encode()))
-        assert r.status_code == status, r.text
-        assert r.json()["error"]["message"] and "Traceback" not in r.text
+        for body, status in BAD:
+            content = body.replace(b"RUN", recorded.stem.encode())
+            r = server.http.post("/v1/replays", content=content)
+            assert r.status_code == status, (body, r.text)
+            assert r.json()["error"]["message"] and "Traceback" not in r.text
         assert server.http.get("/v1/replays/rp_unknown").status_code == 404
