@@ -40,6 +40,7 @@ from regista.providers.replay import RecordedCall, ReplayMode, recorded_calls
 from regista.providers.tape import Tape, TapeProvider, mismatch
 from regista.replay import RecordedTools, config_from_trace
 from regista.trace.reader import Trace, TraceSummary
+from regista.trace.verify import check_rebuilt
 from regista.types import AgentSpec, LlmRequest, LlmResponse, OnEvent, OnText, Usage
 
 __all__ = [
@@ -393,6 +394,7 @@ async def fork(
         ReplayDivergence: The agent no longer reproduces the recording before the edit.
     """
     trace = trace_path if isinstance(trace_path, Trace) else Trace.load(trace_path)
+    check_rebuilt(trace)
     steps = trace.steps()
     plan = _edit_plan(at_step, edit, edits)
     for step, _ in plan:

@@ -34,6 +34,7 @@ from regista.providers.replay import (
 from regista.tools import Tool, ToolRegistry
 from regista.trace.events import LlmRequestEvent, PermissionDecision, ToolCall, ToolResult
 from regista.trace.reader import Trace
+from regista.trace.verify import check_rebuilt
 from regista.types import OnEvent, OnText
 
 if TYPE_CHECKING:
@@ -166,6 +167,7 @@ async def replay(
         ReplayDivergence: In ``strict`` mode, when the run leaves the recording.
     """
     trace = path if isinstance(path, Trace) else Trace.load(path)
+    check_rebuilt(trace)
     replay_mode = ReplayMode.parse(mode)
     provider = ReplayProvider(trace, replay_mode, fallback)
     config = config_from_trace(trace, trace_dir=Path(trace_dir))
@@ -209,6 +211,7 @@ async def resume(
         simply re-runs the task live.
     """
     trace = path if isinstance(path, Trace) else Trace.load(path)
+    check_rebuilt(trace)
     provider = ReplayProvider(trace, ReplayMode.HYBRID, agent.provider)
     tape = RecordedTools(trace, ReplayMode.HYBRID)
     config = replace(agent.config(), session_id=None)

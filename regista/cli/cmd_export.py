@@ -90,6 +90,7 @@ def resolve_endpoint(url: str | None) -> str:
 def run(args: argparse.Namespace) -> int:
     from regista.trace.otel import export_trace, require_otel
     from regista.trace.reader import Trace
+    from regista.trace.verify import check_rebuilt
 
     require_otel()
     if args.timeout <= 0:
@@ -98,6 +99,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("--max-value-chars must be a positive number of characters")
     endpoint = None if args.console else resolve_endpoint(args.otlp)
     trace = Trace.load(args.trace)
+    check_rebuilt(trace)
 
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import SpanLimits, TracerProvider

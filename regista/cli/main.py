@@ -34,6 +34,7 @@ COMMANDS = [
     "import",
     "share",
     "mcp",
+    "verify",
 ]
 
 #: Each command's module and one-line help, so that ``regista --help`` and a command's run
@@ -61,6 +62,7 @@ SUMMARIES: dict[str, tuple[str, str]] = {
     "import": ("import", "write Claude Code or Codex sessions as regista traces"),
     "share": ("share", "write a run (or two, side by side) as one self-contained HTML page"),
     "mcp": ("mcp", "serve a traces folder to agents over the Model Context Protocol (stdio)"),
+    "verify": ("verify", "check a trace: every line, and every rebuilt request against its hash"),
 }
 
 EXIT_ERROR = 1

@@ -24,6 +24,7 @@ from regista.loop import RunResult, run_session
 from regista.providers.replay import ReplayMode, ReplayProvider
 from regista.replay import RecordedTools
 from regista.trace.reader import Trace
+from regista.trace.verify import check_rebuilt
 from regista.types import AgentSpec
 
 __all__ = ["BrokenTape", "TapeMismatch", "play_tape", "play_tape_sync", "resolve_tape_agent"]
@@ -78,6 +79,7 @@ async def play_tape(
     """
     trace = path if isinstance(path, Trace) else Trace.load(path)
     check_tape(trace)
+    check_rebuilt(trace)
     live = resolve_tape_agent(trace, agent)
     label = trace.path.name if trace.path else "tape"
     provider = ReplayProvider(trace, ReplayMode.STRICT, name_of=label)

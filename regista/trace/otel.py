@@ -39,6 +39,7 @@ from regista.trace.otel_spans import (
     build_span_tree,
 )
 from regista.trace.reader import Trace
+from regista.trace.verify import check_rebuilt
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Tracer, TracerProvider
@@ -111,6 +112,7 @@ def export_trace(
     from opentelemetry import trace as trace_api
 
     loaded = trace if isinstance(trace, Trace) else Trace.load(trace)
+    check_rebuilt(loaded)
     tree = build_span_tree(loaded, include_content=include_content, max_value_chars=max_value_chars)
     provider = tracer_provider or trace_api.get_tracer_provider()
     tracer = provider.get_tracer("regista", __version__)

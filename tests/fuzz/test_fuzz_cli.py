@@ -34,6 +34,7 @@ def _commands(path: Path, original: Path, out: Path) -> list[list[str]]:
         ["resume", p, "--trace-dir", d],
         ["runs", str(path.parent)],
         ["runs", str(path.parent), "--json"],
+        ["verify", p],
     ]
 
 
