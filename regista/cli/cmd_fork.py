@@ -150,6 +150,7 @@ def _fork_child(
         f"parent {parent.session_id}: {parent.stop_reason or 'unfinished'}, "
         f"cost {_cost(parent.cost_usd)}"
     )
+    lines += [f"compare: regista-tui {args.trace} {path}" for path in paths]
     out(lines)
     return code
 

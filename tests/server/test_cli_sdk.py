@@ -112,6 +112,7 @@ def test_fork_with_an_edited_tool_result_goes_live_after_it(
     assert [s.kind for s in fork.steps()] == ["model", "tool", "model"]
     assert "sk-ant-cli-secret" not in fork_path.read_text()
     assert "fork: end_turn after 3 steps" in out and "parent " in out
+    assert f"compare: regista-tui {path} {fork_path}" in out
 
 
 def test_rewind_goes_live_from_the_step(
