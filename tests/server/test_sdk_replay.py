@@ -208,3 +208,34 @@ def test_openai_conflict_and_unsupported_endpoints(tmp_path: Path) -> None:
             aclient.messages.count_tokens(
                 model="claude-sonnet-4-6", messages=[{"role": "user", "content": "x"}]
             )
+
+
+def test_openai_async_client_replays(tmp_path: Path) -> None:
+    store, recorded = _record_openai(tmp_path, False)
+    (path,) = store.glob("*.jsonl")
+    with regista_server(store) as server:
+        rp = new_replay(server, path.stem)
+
+        async def main() -> str:
+            client = openai.AsyncOpenAI(api_key="unused", base_url=rp["openai_base_url"])
+            first = await client.chat.completions.create(
+                model="gpt-4o",
+                messages=[
+                    {"role": "system", "content": "You are a weather bot."},
+                    {"role": "user", "content": "Weather in Paris?"},
+                ],
+            )
+            call = first.choices[0].message.tool_calls[0]  # type: ignore[index]
+            second = await client.chat.completions.create(
+                model="gpt-4o",
+                messages=[
+                    {"role": "system", "content": "You are a weather bot."},
+                    {"role": "user", "content": "Weather in Paris?"},
+                    {"role": "assistant", "content": None,
+                     "tool_calls": [call.model_dump()]},  # type: ignore[list-item]
+                    {"role": "tool", "tool_call_id": call.id, "content": "sunny in Paris"},
+                ],
+            )  # fmt: skip
+            return second.choices[0].message.content or ""
+
+        assert asyncio.run(main()) == recorded
