@@ -312,11 +312,13 @@ class _ForkTools(RecordedTools):
         self.live_from = live_from
         self.loose = 0
 
+    def mode_at(self, step: int) -> ReplayMode:
+        # loose playback after the first edit
+        return ReplayMode.WARN if step > self.first_edit else self.mode
+
     def lookup(self, call: Any, step: int) -> RecordedOutcome | None:
         if self.live_from is not None and step >= self.live_from:
             return None
-        if step > self.first_edit:  # loose playback after the first edit
-            self.mode = ReplayMode.WARN
         outcome = super().lookup(call, step)
         if outcome is not None and step > self.first_edit and call.id not in self.edits:
             self.loose += 1

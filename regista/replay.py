@@ -73,11 +73,15 @@ class RecordedTools:
         self.decisions = {
             ev.tool_use_id: ev for ev in trace.events if isinstance(ev, PermissionDecision)
         }
-        self.served = 0
         self.end_note = recording_end_note(trace)
         self.ending = recorded_ending(trace)
 
+    def mode_at(self, step: int) -> ReplayMode:
+        """How a call at ``step`` that leaves the recording is treated."""
+        return self.mode
+
     def lookup(self, call: ToolCallInfo, step: int) -> RecordedOutcome | None:
+        mode = self.mode_at(step)
         if call.id in self.edits:
             return self.edits[call.id]
         rec = self.results.get(call.id)
@@ -86,7 +90,6 @@ class RecordedTools:
             live = {"name": call.name, "input": call.input}
             old = {"name": recorded_call.name, "input": recorded_call.input}
             if live == old:
-                self.served += 1
                 dec = self.decisions.get(call.id)
                 return RecordedOutcome(
                     content=rec.content,
@@ -98,7 +101,7 @@ class RecordedTools:
             detail = format_changes(structural_diff(old, live, "tool"))
         else:
             ending = self.ending
-            if recorded_call is not None and ending is not None and self.mode is not HYBRID:
+            if recorded_call is not None and ending is not None and mode is not HYBRID:
                 # The recording stopped here (cancelled, or a callback raised while the tool
                 # ran): the replay ends the same way.
                 where, message, error_type = ending
@@ -109,9 +112,9 @@ class RecordedTools:
                 )
             detail = f"no recorded result for tool call {call.id} ({call.name}){self.end_note}"
         message = f"{self.label}: diverged at step {step} (tool call): {detail}"
-        if self.mode is ReplayMode.HYBRID:
+        if mode is ReplayMode.HYBRID:
             return None
-        if self.mode is ReplayMode.WARN:
+        if mode is ReplayMode.WARN:
             warnings.warn(message, ReplayDivergenceWarning, stacklevel=2)
             return RecordedOutcome(content=f"(replay) {detail}", is_error=True)
         raise ReplayDivergence(message, step=step, kind="tool")

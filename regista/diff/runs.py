@@ -61,7 +61,7 @@ from regista.diff.align import align_levels
 from regista.diff.steps import DiffKind, classify, signature, step_changes, step_summary
 from regista.diff.structural import Change
 from regista.trace.reader import Trace
-from regista.trace.steps import Step, build_steps
+from regista.trace.steps import Step
 from regista.vocab import KINDS, LABELS
 
 __all__ = [
@@ -278,11 +278,8 @@ def _run_info(trace: Trace) -> dict[str, Any]:
 
 
 def _steps_of(trace: Trace) -> list[Step]:
-    # Trace.steps() rebuilds every full request; a diff only needs the events, so it
-    # groups them itself unless the trace has its steps already.
-    if "_steps" in vars(trace):
-        return trace.steps()
-    return build_steps(trace.events)
+    # A diff only needs the events: no full request is rebuilt.
+    return trace.step_groups()
 
 
 def _load(run: Trace | str | Path) -> Trace:

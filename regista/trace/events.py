@@ -14,12 +14,12 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 __all__ = [
-    "EVENT_TYPES",
     "SCHEMA_VERSION",
     "ContextCompaction",
     "ErrorEvent",
     "Event",
     "EventAdapter",
+    "EventBase",
     "LlmRequestEvent",
     "LlmResponseEvent",
     "PermissionDecision",
@@ -41,7 +41,9 @@ def now_ts() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
-class _Base(BaseModel):
+class EventBase(BaseModel):
+    """The envelope every event shares."""
+
     # Unknown fields are kept (and written back) so that a minor addition inside one
     # schema version never loses data.
     model_config = ConfigDict(extra="allow")
@@ -52,7 +54,7 @@ class _Base(BaseModel):
     ts: str = Field(default_factory=now_ts)
 
 
-class SessionStart(_Base):
+class SessionStart(EventBase):
     """The configuration a session ran with: enough to rebuild it without its code."""
 
     type: Literal["session.start"] = "session.start"
@@ -73,7 +75,7 @@ class SessionStart(_Base):
     regista_version: str = ""
 
 
-class LlmRequestEvent(_Base):
+class LlmRequestEvent(EventBase):
     """A model request. ``messages`` holds only what is new since the previous request:
     the full list is the previous request's first ``messages_prefix`` messages followed by
     ``messages`` (``request_hash`` proves the rebuild)."""
@@ -92,7 +94,7 @@ class LlmRequestEvent(_Base):
     messages: list[dict[str, Any]]
 
 
-class LlmResponseEvent(_Base):
+class LlmResponseEvent(EventBase):
     """The full normalised response: the replay payload."""
 
     type: Literal["llm.response"] = "llm.response"
@@ -107,7 +109,7 @@ class LlmResponseEvent(_Base):
     matched: bool | None = None
 
 
-class ToolCall(_Base):
+class ToolCall(EventBase):
     type: Literal["tool.call"] = "tool.call"
     step: int
     turn: int
@@ -116,7 +118,7 @@ class ToolCall(_Base):
     input: dict[str, Any] = Field(default_factory=dict)
 
 
-class PermissionDecision(_Base):
+class PermissionDecision(EventBase):
     type: Literal["permission.decision"] = "permission.decision"
     step: int
     tool_use_id: str
@@ -125,7 +127,7 @@ class PermissionDecision(_Base):
     by: Literal["policy", "default", "recorded"] = "policy"
 
 
-class ToolResult(_Base):
+class ToolResult(EventBase):
     type: Literal["tool.result"] = "tool.result"
     step: int
     tool_use_id: str
@@ -136,7 +138,7 @@ class ToolResult(_Base):
     duration_ms: float = 0.0
 
 
-class ContextCompaction(_Base):
+class ContextCompaction(EventBase):
     """Older turns replaced by a summary, written by a model call of its own."""
 
     type: Literal["context.compaction"] = "context.compaction"
@@ -153,15 +155,15 @@ class ContextCompaction(_Base):
     duration_ms: float = 0.0
 
 
-class ErrorEvent(_Base):
+class ErrorEvent(EventBase):
     type: Literal["error"] = "error"
     step: int | None = None
-    where: Literal["provider", "tool", "policy", "agent", "replay"] = "agent"
+    where: Literal["provider", "tool", "agent", "replay"] = "agent"
     error_type: str
     message: str
 
 
-class SessionEnd(_Base):
+class SessionEnd(EventBase):
     type: Literal["session.end"] = "session.end"
     stop_reason: str
     output: str | None = None
@@ -189,17 +191,3 @@ Event = Annotated[
 ]
 
 EventAdapter: TypeAdapter[Event] = TypeAdapter(Event)
-
-EVENT_TYPES: frozenset[str] = frozenset(
-    {
-        "session.start",
-        "llm.request",
-        "llm.response",
-        "tool.call",
-        "permission.decision",
-        "tool.result",
-        "context.compaction",
-        "error",
-        "session.end",
-    }
-)

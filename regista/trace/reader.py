@@ -278,6 +278,13 @@ class Trace:
         """The session's steps, numbered from 0 (see ``regista.trace.steps``)."""
         return self._steps
 
+    def step_groups(self) -> list[Step]:
+        """The steps, their events grouped, without rebuilding any full request
+        (``Step.request`` is ``None``) unless :meth:`steps` already did."""
+        if "_steps" in vars(self):
+            return self._steps
+        return build_steps(self.events)
+
     @cached_property
     def _steps(self) -> list[Step]:
         with paused_gc():  # tens of thousands of long-lived steps: nothing to collect

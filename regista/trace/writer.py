@@ -23,7 +23,7 @@ from typing import Any
 import orjson
 
 from regista.errors import TraceExistsError, TraceWriteError, UserError
-from regista.trace.events import _Base
+from regista.trace.events import EventBase
 from regista.trace.validate import MAX_DEPTH, too_deep
 
 __all__ = ["TraceWriter", "too_deep_error"]
@@ -98,7 +98,7 @@ class TraceWriter:
         """Call ``callback(event)`` after each event is on disk (the TUI streams forks so)."""
         self._listeners.append(callback)
 
-    def write(self, event_cls: type[_Base], **fields: Any) -> Any:
+    def write(self, event_cls: type[EventBase], **fields: Any) -> Any:
         """Create an event of ``event_cls`` with the next ``seq`` and append it.
 
         Returns:

@@ -59,3 +59,12 @@ def test_resolve_agent_prefers_the_given_agent_then_the_trace_s() -> None:
     assert agent.agent_ref == "regista.samples.refund:refund_agent"
     with pytest.raises(UserError, match="no agent here"):
         resolve_agent(None, None, "no agent here")
+
+
+def test_a_diff_groups_steps_without_rebuilding_requests() -> None:
+    from regista import Trace
+
+    trace = Trace.load("sample_traces/refund_happy.jsonl")
+    groups = trace.step_groups()
+    assert [s.index for s in groups] == [s.index for s in trace.steps()]
+    assert trace.step_groups() is trace.steps()  # once built, the steps are shared
