@@ -23,7 +23,8 @@ from regista.errors import RegistaError
 from regista.trace.reader import Trace
 from regista.vocab import cost_text
 from regista_tui.screens.help import HelpScreen, key_table
-from regista_tui.screens.prompt import GoToStep
+from regista_tui.screens.prompt import GoToStep, SearchPrompt
+from regista_tui.search import visible_text
 from regista_tui.widgets.diff.pair_detail import PairDetail
 from regista_tui.widgets.diff.pair_list import KIND_STYLE, PairList
 
@@ -85,6 +86,13 @@ class CompareScreen(Screen[None]):
         Binding("n", "next_difference", "Next diff", id="compare.next"),
         Binding("N", "prev_difference", "Prev diff", id="compare.prev"),
         Binding("colon", "goto", "Go to", id="compare.goto", tooltip="Go to step N of run A"),
+        Binding(
+            "slash",
+            "search",
+            "Search",
+            id="compare.search",
+            tooltip="Search the steps of both runs (/ Enter again: next match)",
+        ),
         Binding("question_mark", "help", "Help", id="compare.help"),
         Binding("q", "app.quit", "Quit", id="compare.quit"),
         # The pair list's own j / k, for when the pair diff has the focus (a click on it).
@@ -104,6 +112,9 @@ class CompareScreen(Screen[None]):
         self._reload_again = False
         self._a_cache: tuple[int, Trace] | None = None
         self._goto_failed = False
+        #: The pair the status line is about: it is cleared when the cursor leaves it.
+        self._status_pair: int | None = None
+        self._query = ""
 
     def compose(self) -> ComposeResult:
         yield Static(Text("Aligning the two runs…", "dim"), id="compare-header")
@@ -224,8 +235,11 @@ class CompareScreen(Screen[None]):
         )
         self.query_one("#compare-header", Static).update(head)
 
-    def set_status(self, text: str, error: bool = False) -> None:
+    def set_status(self, text: str, error: bool = False, *, about: int | None = None) -> None:
+        """Say ``text`` under the panes; ``about``: the pair it is about (the line is
+        cleared when the cursor leaves that pair)."""
         self._goto_failed = False
+        self._status_pair = about
         status = self.query_one("#status", Static)
         status.set_class(error, "-error")
         status.update(text)
@@ -236,6 +250,8 @@ class CompareScreen(Screen[None]):
     def _selected(self, event: PairList.PairSelected) -> None:
         if self.diff is None:
             return  # not aligned yet: there is nothing to say about the pair
+        if self._status_pair is not None and event.position != self._status_pair:
+            self.set_status("")  # "Difference 3 of 22" is no longer where the cursor is
         self.query_one(PairDetail).show(self.pairs.pair(event.position), *self.names)
 
     def _jump(self, target: int | None, what: str) -> None:
@@ -247,7 +263,9 @@ class CompareScreen(Screen[None]):
         if pair is not None and self.diff is not None:
             n = self.diff.differences.index(target) + 1
             where = Divergence(target, pair).describe(*self.names)
-            self.set_status(f"Difference {n} of {len(self.diff.differences)}: {where}  (n / N)")
+            self.set_status(
+                f"Difference {n} of {len(self.diff.differences)}: {where}  (n / N)", about=target
+            )
         self.pairs.move_to(target)
 
     def action_next_difference(self) -> None:
@@ -278,11 +296,49 @@ class CompareScreen(Screen[None]):
                 self._goto_failed = True
                 return
             if note or self._goto_failed:  # the line said the last number was wrong
-                self.set_status(note)
+                self.set_status(note, about=target if note else None)
             self._goto_failed = False
             self.pairs.move_to(target)
 
         self.app.push_screen(GoToStep(), answer)
+
+    def action_search(self) -> None:
+        def answer(value: str | None) -> None:
+            if value and self.diff is not None:
+                self._search(value, self.diff, self.pairs.cursor)
+
+        self.app.push_screen(SearchPrompt(self._query), answer)
+
+    @work(thread=True, exclusive=True, group="search")
+    def _search(self, query: str, diff: RunDiff, cursor: int) -> None:
+        """The pairs whose steps (in either run) show ``query``, case-insensitively."""
+        needle = query.lower()
+        matches = []
+        for i, pair in enumerate(diff.pairs):
+            for step in (pair.a, pair.b):
+                if step is None:
+                    continue
+                events = [ev.model_dump() for ev in step.events]
+                if needle in visible_text(events).lower():
+                    matches.append(i)
+                    break
+        self.app.call_from_thread(self._found, query, matches, cursor)
+
+    def _found(self, query: str, matches: list[int], cursor: int) -> None:
+        """Go to the first match after the cursor (wrapping): ``/`` Enter again goes on."""
+        repeat = query == self._query
+        self._query = query
+        if not matches:
+            self.set_status(f"{query!r}: no step of either run shows it.", True)
+            return
+        after = [m for m in matches if m > cursor or (m == cursor and not repeat)]
+        target = after[0] if after else matches[0]
+        n = matches.index(target) + 1
+        wrapped = " (from the top)" if not after else ""
+        self.set_status(
+            f"{query!r}: match {n} of {len(matches)}{wrapped}  (/ Enter: next)", about=target
+        )
+        self.pairs.move_to(target)
 
     def action_help(self) -> None:
         self.app.push_screen(HelpScreen(key_table(self)))

@@ -1,0 +1,77 @@
+"""The comparison's status line follows the cursor, and ``/`` searches both runs."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+from rich.console import Console
+
+from regista_tui.app import RegistaApp
+from regista_tui.screens.compare import CompareScreen
+from regista_tui.widgets.diff.pair_list import PairList
+
+
+def _text(app: RegistaApp, selector: str) -> str:
+    console = Console(width=200, record=True, file=io.StringIO())
+    console.print(app.screen.query_one(selector).content)  # type: ignore[attr-defined]
+    return console.export_text()
+
+
+async def _ready(app: RegistaApp) -> CompareScreen:
+    await app.workers.wait_for_complete()
+    screen = app.screen
+    assert isinstance(screen, CompareScreen)
+    await screen.workers.wait_for_complete()
+    for _ in range(5):
+        await app.wait_for_refresh()
+        if screen.diff is not None:
+            break
+    assert screen.diff is not None
+    return screen
+
+
+async def test_the_difference_line_is_cleared_when_the_cursor_leaves(
+    trace_path: Path, other_trace_path: Path
+) -> None:
+    app = RegistaApp(compare=(trace_path, other_trace_path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _ready(app)
+        await pilot.press("n")
+        await pilot.pause()
+        assert "Difference" in _text(app, "#status")
+        await pilot.press("colon", "0", "enter")
+        await pilot.pause()
+        assert app.screen.query_one(PairList).cursor == 0
+        assert "Difference" not in _text(app, "#status")
+        await pilot.press("n")
+        await pilot.pause()
+        assert "Difference" in _text(app, "#status")
+        await pilot.press("end")
+        await pilot.pause()
+        assert _text(app, "#status").strip() == ""
+
+
+async def test_slash_searches_both_runs(trace_path: Path, other_trace_path: Path) -> None:
+    app = RegistaApp(compare=(trace_path, other_trace_path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await _ready(app)
+        assert screen.diff is not None
+        pairs = app.screen.query_one(PairList)
+        await pilot.press("home")
+        await pilot.press("slash", *"refund", "enter")
+        await screen.workers.wait_for_complete()
+        await pilot.pause()
+        first = pairs.cursor
+        status = _text(app, "#status")
+        assert "'refund': match 1 of" in status, status
+        # / Enter again: the next match, the query kept
+        await pilot.press("slash", "enter")
+        await screen.workers.wait_for_complete()
+        await pilot.pause()
+        assert pairs.cursor > first
+        assert "'refund': match 2 of" in _text(app, "#status")
+        await pilot.press("slash", "ctrl+u", *"zzqx", "enter")
+        await screen.workers.wait_for_complete()
+        await pilot.pause()
+        assert "no step of either run shows it" in _text(app, "#status")
