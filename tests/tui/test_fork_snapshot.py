@@ -55,7 +55,7 @@ def test_finished_fork(snap_compare: Any, here: Path) -> None:
 
 def test_finished_fork_narrow(snap_compare: Any, here: Path) -> None:
     """The same comparison at 80×24: the pair list, the pair diff, the two fork status
-    lines and the footer with x (stop, hidden once finished), esc, n / N all fit."""
+    lines and the footer with x (stop, hidden once finished), esc, n / N and / all fit."""
 
     async def run_before(pilot: Any) -> None:
         await open_editor(pilot.app, pilot, "j")

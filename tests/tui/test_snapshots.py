@@ -63,7 +63,8 @@ def test_help_screen(snap_compare: Any, trace_path: Path) -> None:
 
 def test_compare_wide(snap_compare: Any, trace_path: Path, other_trace_path: Path) -> None:
     """Two runs side by side: both run lines and the counts legend in the header, the
-    aligned pairs with gaps, the first divergence selected and its field diff below."""
+    aligned pairs with gaps, the first divergence selected and its field diff below, and
+    "/ Search" in the footer."""
     app = RegistaApp(compare=(trace_path, other_trace_path))
     assert snap_compare(app, terminal_size=(120, 40), run_before=_settle)
 
@@ -72,7 +73,7 @@ def test_compare_narrow(
     snap_compare: Any, trace_path: Path, replay_path: Path, tmp_path: Path
 ) -> None:
     """A trace against its replay at 80×24: every pair is "same", and the status line says
-    the runs are the same step for step."""
+    the runs are the same step for step; the footer keeps n / N, : and / in view."""
     stable = tmp_path / "replay.jsonl"  # the replay's own file name is a fresh ULID
     stable.write_bytes(replay_path.read_bytes())
     app = RegistaApp(compare=(trace_path, stable))
