@@ -16,7 +16,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 from regista.errors import UserError
 
@@ -69,6 +69,20 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(func=run)
 
 
+def shown_url(url: str) -> str:
+    """``url`` as it may be printed: a password in it (``user:pw@host``) becomes ``***``."""
+    try:
+        parts = urlsplit(url)
+        password = parts.password
+    except ValueError:
+        return url
+    if not password:
+        return url
+    user = parts.username or ""
+    host = parts.netloc.rpartition("@")[2]
+    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
+
+
 def resolve_endpoint(url: str | None) -> str:
     """The traces URL: ``url``, else the standard OTLP environment variables, else the default.
 
@@ -81,7 +95,9 @@ def resolve_endpoint(url: str | None) -> str:
             url = base.rstrip("/") + TRACES_PATH if base else DEFAULT_ENDPOINT
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise UserError(f"--otlp wants an http(s) URL such as {DEFAULT_ENDPOINT}, not {url!r}")
+        raise UserError(
+            f"--otlp wants an http(s) URL such as {DEFAULT_ENDPOINT}, not {shown_url(url)!r}"
+        )
     if parts.path in ("", "/"):
         url = url.rstrip("/") + TRACES_PATH
     return url
@@ -134,9 +150,9 @@ def run(args: argparse.Namespace) -> int:
         return 0
     problem = _send_otlp(spans, endpoint, args.timeout)
     if problem is not None:
-        print(f"regista: could not export to {endpoint}: {problem}", file=sys.stderr)
+        print(f"regista: could not export to {shown_url(endpoint)}: {problem}", file=sys.stderr)
         return 1
-    print(f"exported {what} to {endpoint}")
+    print(f"exported {what} to {shown_url(endpoint)}")
     return 0
 
 

@@ -171,11 +171,13 @@ class AnthropicProvider:
         return set_meta(response, self.name)
 
     def _scrub(self, message: str) -> str:
-        # An error body may echo what was sent; never let a credential ride along.
-        for secret in (self._client.api_key, getattr(self._client, "auth_token", None)):
-            if secret:
-                message = message.replace(secret, "***")
-        return message
+        # An error body may echo what was sent, whole or cut short: never let a
+        # credential (or an identifying piece of one) ride along.
+        from regista.providers.scrub import scrub_secrets
+
+        return scrub_secrets(
+            message, (self._client.api_key, getattr(self._client, "auth_token", None))
+        )
 
 
 def _has_credentials(client: Any) -> bool:

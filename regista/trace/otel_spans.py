@@ -474,7 +474,8 @@ class _Builder:
         _set(attrs, "regista.cost_usd", summary.cost_usd)
         _set(attrs, "regista.replay_of", start.replay_of)
         if start.forked_from:
-            attrs["regista.forked_from"] = to_json(start.forked_from)
+            forked = start.forked_from if self.content else _without_edit_text(start.forked_from)
+            attrs["regista.forked_from"] = to_json(forked)
         if self.content:
             attrs["gen_ai.input.messages"] = to_json(
                 input_messages([{"role": "user", "content": start.task}])
@@ -558,3 +559,22 @@ def build_span_tree(
     if max_value_chars is not None:
         fit_values(tree, max_value_chars)
     return tree
+
+
+def _without_edit_text(forked_from: dict[str, Any]) -> dict[str, Any]:
+    """A fork's link without what its edits said (content is exported only on request)."""
+
+    def bare(edit: Any) -> Any:
+        if not isinstance(edit, dict):
+            return edit
+        return {k: v for k, v in edit.items() if k not in ("content", "text", "answer")}
+
+    out = {k: v for k, v in forked_from.items() if k not in ("edit", "edits")}
+    if "edit" in forked_from:
+        out["edit"] = bare(forked_from["edit"])
+    if isinstance(forked_from.get("edits"), list):
+        out["edits"] = [
+            {**item, "edit": bare(item.get("edit"))} if isinstance(item, dict) else item
+            for item in forked_from["edits"]
+        ]
+    return out
