@@ -5,8 +5,11 @@ Three runs of the same agent loop (the SDK, a tool result of ~600 characters per
 messages growing every call), interleaved ROUNDS times:
 
 - direct: the SDK against a fake provider on 127.0.0.1 (the floor);
-- proxy:  the SDK through ``regista``'s recording proxy to the same fake (added latency);
+- proxy:  the SDK through ``regista serve``'s recording proxy to the same fake (added
+  latency);
 - replay: the SDK against a strict replay of the recording (nothing upstream).
+
+``regista serve`` runs in its own process, as users run it.
 
 Figures are medians per call, and ratios to the direct run measured in the same rounds.
 
@@ -15,7 +18,10 @@ Figures are medians per call, and ratios to the direct run measured in the same 
 
 from __future__ import annotations
 
+import os
+import socket
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -28,9 +34,6 @@ import httpx2
 sys.path.insert(0, str(Path(__file__).parents[1] / "tests"))
 
 from fakes.anthropic_server import FakeAnthropicServer
-
-from regista.server import BackgroundServer, create_app
-from regista.server.record import book
 
 CALLS = int(sys.argv[1]) if len(sys.argv) > 1 else 200
 ROUNDS = int(sys.argv[2]) if len(sys.argv) > 2 else 3
@@ -86,6 +89,13 @@ def agent(client: anthropic.Anthropic) -> list[float]:
         )  # fmt: skip
 
 
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
 def main() -> None:
     store = Path(tempfile.mkdtemp(prefix="regista-bench-sdk-"))
     direct: list[float] = []
@@ -93,20 +103,35 @@ def main() -> None:
     replayed: list[float] = []
     with FakeAnthropicServer() as fake:
         fake.answer_with(answer)
-        app = create_app(store, upstreams={"anthropic": fake.url})
-        with BackgroundServer(app) as server, httpx2.Client(base_url=server.url) as http:
-            for r in range(ROUNDS):
-                direct += agent(anthropic.Anthropic(api_key="k", base_url=fake.url))
-                proxy_url = f"{server.url}/v1/record/anthropic"
-                proxied += agent(anthropic.Anthropic(api_key="k", base_url=proxy_url))
-                book(app.state.ctx).close()
-                run = sorted(store.glob("*.jsonl"), key=lambda p: p.stat().st_mtime)[-1].stem
-                rp = http.post("/v1/replays", json={"run": run}).json()
-                replay_url = rp["anthropic_base_url"]
-                replayed += agent(anthropic.Anthropic(api_key="k", base_url=replay_url))
-                status = http.get(f"/v1/replays/{rp['id']}").json()
-                assert status["matched"] == CALLS, status
-                print(f"round {r + 1}/{ROUNDS} done", file=sys.stderr)
+        # `regista serve` in its own process, as it runs for users
+        port = free_port()
+        env = {**os.environ, "ANTHROPIC_BASE_URL": fake.url}
+        cmd = [sys.executable, "-m", "regista", "serve", "--store", str(store), "--port", str(port)]
+        server = subprocess.Popen(cmd, env=env, stderr=subprocess.DEVNULL)
+        url = f"http://127.0.0.1:{port}"
+        try:
+            with httpx2.Client(base_url=url) as http:
+                for _ in range(600):  # wait for it to listen
+                    try:
+                        http.get("/v1/health")
+                        break
+                    except httpx2.TransportError:
+                        time.sleep(0.05)
+                for r in range(ROUNDS):
+                    direct += agent(anthropic.Anthropic(api_key="k", base_url=fake.url))
+                    proxy_url = f"{url}/v1/record/anthropic"
+                    proxied += agent(anthropic.Anthropic(api_key="k", base_url=proxy_url))
+                    newest = max(store.glob("*.jsonl"), key=lambda p: p.stat().st_mtime)
+                    run = newest.stem
+                    rp = http.post("/v1/replays", json={"run": run}).json()
+                    replay_url = rp["anthropic_base_url"]
+                    replayed += agent(anthropic.Anthropic(api_key="k", base_url=replay_url))
+                    status = http.get(f"/v1/replays/{rp['id']}").json()
+                    assert status["matched"] == CALLS, status
+                    print(f"round {r + 1}/{ROUNDS} done", file=sys.stderr)
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
     server_ms, loads_ms = server_side(store, run)
     d, p, rep = (statistics.median(x) for x in (direct, proxied, replayed))
     print(f"{CALLS}-call SDK session, {ROUNDS} interleaved rounds, medians per call:")

@@ -17,7 +17,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="serve the traces folder over HTTP (SDK replays, record proxy, runs, diff)",
         description="Run regista's HTTP server over a folder of traces. It binds 127.0.0.1 "
         "unless told otherwise; any other address needs a token, which every request must "
-        "then carry (Authorization: Bearer TOKEN, or as the SDK's API key).",
+        "then carry (Authorization: Bearer TOKEN, or as the SDK's API key). The record "
+        "proxy and live forks forward to ANTHROPIC_BASE_URL / OPENAI_BASE_URL when set "
+        "(default: the public APIs).",
     )
     p.add_argument(
         "--store", default=DEFAULT_STORE, help=f"traces folder (default {DEFAULT_STORE})"
@@ -33,10 +35,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from regista.cli.sdk_child import upstreams
     from regista.server import check_bind, create_app, serve
 
     check_bind(args.host, args.token)
-    app = create_app(args.store, token=args.token)
+    app = create_app(args.store, token=args.token, upstreams=upstreams())
     print(f"regista: serving {args.store} on http://{args.host}:{args.port}", file=sys.stderr)
     serve(app, args.host, args.port)
     return 0

@@ -15,12 +15,13 @@ from typing import Any
 
 from regista.errors import UserError
 
-__all__ = ["record", "replay_child"]
+__all__ = ["record", "replay_child", "upstreams"]
 
 _PLACEHOLDER_KEY = "regista-replay-needs-no-key"
 
 
-def _upstreams() -> dict[str, str]:
+def upstreams() -> dict[str, str]:
+    """The upstreams named by ``ANTHROPIC_BASE_URL`` / ``OPENAI_BASE_URL``, if set."""
     ups = {}
     if os.environ.get("ANTHROPIC_BASE_URL"):
         ups["anthropic"] = os.environ["ANTHROPIC_BASE_URL"]
@@ -46,7 +47,7 @@ def record(cmd: list[str], trace_dir: str | Path) -> tuple[int, list[Path]]:
     from regista.server import BackgroundServer, create_app
     from regista.server.record import book
 
-    app = create_app(trace_dir, upstreams=_upstreams())
+    app = create_app(trace_dir, upstreams=upstreams())
     with BackgroundServer(app) as server:
         try:
             code = _run(
@@ -96,7 +97,7 @@ def replay_child(
         live_after=live_after,
         live="proxy" if is_fork and not loose_after_edits else None,
     )
-    app = create_app(trace_dir, upstreams=_upstreams())
+    app = create_app(trace_dir, upstreams=upstreams())
     try:
         replay = SdkReplay(trace, spec, ttl=365 * 86400.0)
     except HttpError as exc:

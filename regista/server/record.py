@@ -13,6 +13,7 @@ The SDKs' base URLs for recording::
 
 from __future__ import annotations
 
+import socket
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -60,7 +61,13 @@ class Upstream:
     @property
     def client(self) -> httpx2.AsyncClient:
         if self._client is None:
-            self._client = httpx2.AsyncClient(timeout=httpx2.Timeout(600.0, connect=10.0))
+            # TCP_NODELAY: a request's headers and body go out at once, not 40 ms apart
+            transport = httpx2.AsyncHTTPTransport(
+                socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
+            )
+            self._client = httpx2.AsyncClient(
+                transport=transport, timeout=httpx2.Timeout(600.0, connect=10.0)
+            )
         return self._client
 
     def url(self, provider: str, rest: str, query: str) -> str:
