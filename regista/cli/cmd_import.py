@@ -10,19 +10,20 @@ from regista.errors import UserError
 
 __all__ = ["register", "run"]
 
-_FORMATS = ("claude-code", "codex")
+_FORMATS = ("claude-code", "codex", "otlp")
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``import`` subcommand."""
     p = sub.add_parser(
         "import",
-        help="write Claude Code or Codex sessions as regista traces",
+        help="write Claude Code or Codex sessions, or OTLP GenAI spans, as regista traces",
         description="Convert Claude Code transcripts (~/.claude/projects/…) or Codex rollouts "
         "(~/.codex/sessions/…) into regista traces, one per session and one per subagent. "
         "A PATH may be a session file, a session folder or the tool's root. Importing the "
         "same session again gives the same session id and the same bytes. The transcripts "
-        "are only read.",
+        "are only read. 'otlp' reads an OTLP JSON file of OpenTelemetry GenAI spans (one "
+        "run per OTel trace).",
     )
     p.add_argument("format", choices=_FORMATS, metavar="FORMAT", help=" | ".join(_FORMATS))
     p.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="files or folders")

@@ -49,6 +49,11 @@ def convert(fmt: str, path: Path, data: bytes | None = None) -> Conversion:
 
         conv = codex.convert(path, data)
         return conv
+    if fmt == "otlp":
+        from regista.importers import otlp
+
+        conv = otlp.convert(path, data)
+        return conv
     raise UserError(f"unknown transcript format {fmt!r}; known: {', '.join(FORMATS)}")
 
 
@@ -81,6 +86,12 @@ def discover(fmt: str, paths: list[Path]) -> list[Path]:
         from regista.importers import codex
 
         found = codex.discover(paths)
+    elif fmt == "otlp":
+        found = []
+        for p in paths:
+            if not Path(p).exists():
+                raise FileNotFoundError(p)
+            found.extend(sorted(Path(p).rglob("*.json*")) if Path(p).is_dir() else [Path(p)])
     else:
         raise UserError(f"unknown transcript format {fmt!r}; known: {', '.join(FORMATS)}")
     return found

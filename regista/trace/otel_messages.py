@@ -12,7 +12,7 @@ Mapping of content blocks to parts:
 - ``tool_result`` → ``{"type": "tool_call_response", "id", "response"}``, in a message of
   role ``tool`` (Anthropic carries tool results in ``user`` messages; the convention gives
   them a role of their own)
-- ``thinking`` → ``{"type": "reasoning", "content": …}``
+- ``thinking`` → ``{"type": "reasoning", "content": …}`` (with its ``signature``)
 - ``image`` / ``document`` with a base64 source → ``blob``; with a URL source → ``uri``
 - anything else → the block itself (a "generic part": it has a ``type``)
 """
@@ -78,7 +78,10 @@ def _part(block: dict[str, Any]) -> dict[str, Any]:
             part["is_error"] = True
         return part
     if kind == "thinking":
-        return {"type": "reasoning", "content": block.get("thinking", "")}
+        part = {"type": "reasoning", "content": block.get("thinking", "")}
+        if block.get("signature"):  # kept so that the block can be sent back to the model
+            part["signature"] = block["signature"]
+        return part
     if kind in _MODALITY and isinstance(block.get("source"), dict):
         source = block["source"]
         if source.get("type") == "base64":

@@ -406,7 +406,7 @@ class _Builder:
         elif result is None:
             span.error = "no result was recorded (the session stopped during this call)"
             attrs["error.type"] = "incomplete"
-        if result is not None and not result.is_error and self.content:
+        if result is not None and self.content:  # error results too: they are what came back
             attrs["gen_ai.tool.call.result"] = _result_json(result.content)
         span.events.extend(_exception(ev, self.trace, self.content) for ev in step.errors)
         return span

@@ -358,7 +358,7 @@ def test_content_with_include_content(small_trace: Path) -> None:
     assert json.loads(str(ok.attributes["gen_ai.tool.call.arguments"])) == {"city": "Paris"}
     assert json.loads(str(ok.attributes["gen_ai.tool.call.result"])).startswith("Sunny")
     boom = tool_span(spans, "toolu_boom")
-    assert "gen_ai.tool.call.result" not in boom.attributes  # only successful results
+    assert "backend unavailable" in str(boom.attributes["gen_ai.tool.call.result"])
     assert "backend unavailable" in str(boom.status.description)
 
 

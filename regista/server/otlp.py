@@ -1,0 +1,114 @@
+"""``POST /v1/traces``: OpenTelemetry traces in (OTLP/HTTP, protobuf or JSON).
+
+Each OTel trace with GenAI spans becomes a regista run in the store
+(``<store>/<session_id>.jsonl``); a trace sent again (or in several batches) is converted
+again from all its spans received so far (the last 1000 traces are remembered) and
+replaces its run. The answer is OTLP's
+``ExportTraceServiceResponse`` in the request's encoding.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Route
+
+from regista.errors import RegistaError
+from regista.server.context import HttpError, ServerContext
+
+__all__ = ["routes"]
+
+_PROTOBUF = "application/x-protobuf"
+#: How many OTel traces' spans are kept, so that a later batch of a trace joins the earlier.
+_KEEP_TRACES = 1000
+
+
+async def _body(request: Request, ctx: ServerContext) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > ctx.max_body:
+            raise HttpError(
+                413, f"the body is larger than the server accepts ({ctx.max_body} bytes)"
+            )
+        chunks.append(chunk)
+    data = b"".join(chunks)
+    if request.headers.get("content-encoding", "").lower() == "gzip":
+        import gzip
+
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError):
+            raise HttpError(400, "the body is not valid gzip") from None
+    return data
+
+
+def routes(ctx: ServerContext) -> list[BaseRoute]:
+    """The OTLP receiver route."""
+    received: dict[str, list[dict[str, Any]]] = ctx.state.setdefault("otlp", {})
+
+    async def traces(request: Request) -> Response:
+        from regista.importers import write_runs
+        from regista.importers.otlp import convert_request, parse_protobuf
+
+        kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        data = await _body(request, ctx)
+        try:
+            if kind == _PROTOBUF:
+                body = parse_protobuf(data)
+            else:
+                try:
+                    body = orjson.loads(data)
+                except orjson.JSONDecodeError as exc:
+                    raise HttpError(400, f"the body is not valid JSON: {exc}") from None
+                if not isinstance(body, dict):
+                    raise HttpError(400, "the body must be an OTLP ExportTraceServiceRequest")
+            # Keep every batch of a trace: spans of one trace often come in several.
+            for rs in body.get("resourceSpans") or []:
+                ids = {
+                    str(sp.get("traceId"))
+                    for ss in (rs.get("scopeSpans") or [])
+                    for sp in (ss.get("spans") or [])
+                    if isinstance(sp, dict)
+                }
+                for trace_id in ids:
+                    received.setdefault(trace_id, []).append(rs)
+            while len(received) > _KEEP_TRACES:  # the oldest traces' spans are let go
+                received.pop(next(iter(received)))
+            touched = {
+                str(sp.get("traceId"))
+                for rs in body.get("resourceSpans") or []
+                for ss in (rs.get("scopeSpans") or [])
+                for sp in (ss.get("spans") or [])
+                if isinstance(sp, dict)
+            }
+            for trace_id in touched:
+                merged = {"resourceSpans": _only(received[trace_id], trace_id)}
+                conv = convert_request(merged, "otlp")
+                if conv.runs:
+                    write_runs(conv, ctx.store)
+        except RegistaError as exc:
+            raise HttpError(400, str(exc)) from None
+        if kind == _PROTOBUF:
+            return Response(b"", media_type=_PROTOBUF)
+        return Response(b"{}", media_type="application/json")
+
+    return [Route("/v1/traces", traces, methods=["POST"])]
+
+
+def _only(batches: list[dict[str, Any]], trace_id: str) -> list[dict[str, Any]]:
+    """The resource spans of ``batches`` cut down to the spans of one trace."""
+    out = []
+    for rs in batches:
+        scopes = []
+        for ss in rs.get("scopeSpans") or []:
+            spans = [sp for sp in ss.get("spans") or [] if str(sp.get("traceId")) == trace_id]
+            if spans:
+                scopes.append({**ss, "spans": spans})
+        if scopes:
+            out.append({**rs, "scopeSpans": scopes})
+    return out

@@ -1,0 +1,278 @@
+"""OpenTelemetry GenAI spans in: files, the OTLP receiver, and export → receiver → same run."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from regista.cli.main import main
+from regista.errors import RegistaError
+from regista.importers import convert
+from regista.importers.otlp import convert_request, parse_protobuf
+from regista.server import BackgroundServer, create_app
+from regista.trace.otel import export_trace
+from regista.trace.reader import Trace
+
+from .cc_fixtures import basic_session
+
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_traces"
+
+
+def _spans(trace: Trace, content: bool = True) -> list[Any]:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    export_trace(trace, provider, include_content=content)
+    return list(exporter.get_finished_spans())
+
+
+def _body(trace: Trace, content: bool = True) -> dict[str, Any]:
+    return parse_protobuf(encode_spans(_spans(trace, content)).SerializeToString())
+
+
+def assert_same_run(a: Trace, b: Trace, content: bool = True) -> None:
+    """The same steps, kinds, tokens, timestamps and (when exported) content."""
+    assert b.session_id == a.session_id
+    sa, sb = a.steps(), b.steps()
+    assert [(s.index, s.kind, s.turn) for s in sa] == [(s.index, s.kind, s.turn) for s in sb]
+    for x, y in zip(sa, sb, strict=True):
+        assert x.events[0].ts == y.events[0].ts
+        if x.kind == "model":
+            rx, ry = x.response, y.response
+            assert rx is not None and ry is not None
+            keys = ("input_tokens", "output_tokens", "cache_read_input_tokens")
+            assert [getattr(rx.usage, k) for k in keys] == [getattr(ry.usage, k) for k in keys]
+            assert rx.usage.cache_creation_input_tokens == ry.usage.cache_creation_input_tokens
+            assert x.response_event.ts == y.response_event.ts  # type: ignore[union-attr]
+            if content:
+                assert rx.content == ry.content
+                assert rx.stop_reason == ry.stop_reason
+                ex, ey = x.request_event, y.request_event
+                assert a.request_for(ex).messages == b.request_for(ey).messages  # type: ignore[arg-type]
+            else:
+                assert ry.content == []
+                assert y.response_event.model_extra["not_captured"] == ["input", "output"]  # type: ignore[union-attr]
+        elif x.kind == "tool":
+            assert x.tool_call.name == y.tool_call.name  # type: ignore[union-attr]
+            assert x.is_error == y.is_error and x.denied == y.denied
+            if content:
+                assert x.tool_call.input == y.tool_call.input  # type: ignore[union-attr]
+                if x.result is not None:
+                    assert y.result is not None and x.result.content == y.result.content
+        else:
+            if content:
+                assert x.compaction.summary == y.compaction.summary  # type: ignore[union-attr]
+            else:
+                assert y.compaction.model_extra["not_captured"] == ["input", "output"]  # type: ignore[union-attr]
+            assert x.compaction.tokens_before == y.compaction.tokens_before  # type: ignore[union-attr]
+    assert b.summary().usage == a.summary().usage
+
+
+def _generated(tmp_path: Path) -> list[Trace]:
+    """Sessions other than the samples: imported Claude Code runs."""
+    path = basic_session().write(tmp_path / "s.jsonl")
+    return [Trace.from_bytes(r.to_bytes(), path) for r in convert("claude-code", path).runs]
+
+
+@pytest.mark.parametrize("content", [True, False])
+def test_export_then_import_gives_the_same_run(tmp_path: Path, content: bool) -> None:
+    traces = [Trace.load(p) for p in sorted(SAMPLES.glob("*.jsonl"))] + _generated(tmp_path)
+    for trace in traces:
+        conv = convert_request(_body(trace, content))
+        assert len(conv.runs) == 1
+        back = Trace.from_bytes(conv.main.to_bytes(), "<otlp>")
+        assert_same_run(trace, back, content)
+        if content and trace.start.provider == "scripted":
+            # Everything a request holds was exported: the same request hashes.
+            assert back.request_hashes()[:1] == trace.request_hashes()[:1]
+
+
+def test_the_receiver_on_regista_serve_takes_protobuf_and_json(tmp_path: Path) -> None:
+    import httpx2
+    from google.protobuf import json_format  # type: ignore[import-untyped]
+
+    store = tmp_path / "store"
+    trace = Trace.load(SAMPLES / "refund_happy.jsonl")
+    other = Trace.load(SAMPLES / "refund_denied_compaction.jsonl")
+    with BackgroundServer(create_app(store)) as server:
+        exporter = OTLPSpanExporter(endpoint=f"{server.url}/v1/traces")
+        assert exporter.export(_spans(trace)).name == "SUCCESS"
+        exporter.shutdown()  # type: ignore[no-untyped-call]
+        as_json = json_format.MessageToDict(encode_spans(_spans(other)))
+        with httpx2.Client(base_url=server.url) as client:
+            ok = client.post("/v1/traces", json=as_json)
+            assert ok.status_code == 200
+            bad = client.post(
+                "/v1/traces", content=b"{nope", headers={"content-type": "application/json"}
+            )
+            assert bad.status_code == 400
+            garbage = client.post(
+                "/v1/traces",
+                content=b"\xff\x00",
+                headers={"content-type": "application/x-protobuf"},
+            )
+            assert garbage.status_code == 400
+    assert_same_run(trace, Trace.load(store / f"{trace.session_id}.jsonl"))
+    assert_same_run(other, Trace.load(store / f"{other.session_id}.jsonl"))
+
+
+def test_import_otlp_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from google.protobuf import json_format
+
+    trace = Trace.load(SAMPLES / "refund_happy.jsonl")
+    path = tmp_path / "spans.json"
+    path.write_bytes(orjson.dumps(json_format.MessageToDict(encode_spans(_spans(trace)))))
+    out = tmp_path / "traces"
+    assert main(["import", "otlp", str(path), "--trace-dir", str(out)]) == 0
+    assert_same_run(trace, Trace.load(out / f"{trace.session_id}.jsonl"))
+    empty = tmp_path / "empty.json"
+    empty.write_text('{"resourceSpans": []}')
+    capsys.readouterr()
+    assert main(["import", "otlp", str(empty)]) == 1
+    assert "no OpenTelemetry GenAI spans" in capsys.readouterr().err
+
+
+def _kv(attrs: dict[str, Any]) -> list[dict[str, Any]]:
+    out = []
+    for k, v in attrs.items():
+        if isinstance(v, bool):
+            val: dict[str, Any] = {"boolValue": v}
+        elif isinstance(v, int):
+            val = {"intValue": str(v)}
+        else:
+            val = {"stringValue": v}
+        out.append({"key": k, "value": val})
+    return out
+
+
+def _request(*spans: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "resourceSpans": [
+            {
+                "resource": {"attributes": _kv({"service.name": "shop"})},
+                "scopeSpans": [{"spans": list(spans)}],
+            }
+        ]
+    }
+
+
+def _span(
+    span_id: str, name: str, start: int, attrs: dict[str, Any], parent: str = ""
+) -> dict[str, Any]:
+    return {
+        "traceId": "5b8efff798038103d269b633813fc60c",
+        "spanId": span_id,
+        "parentSpanId": parent,
+        "name": name,
+        "startTimeUnixNano": str(1767225600_000_000_000 + start * 1_000_000),
+        "endTimeUnixNano": str(1767225600_000_000_000 + (start + 400) * 1_000_000),
+        "attributes": _kv(attrs),
+        "status": {},
+    }
+
+
+def test_older_attribute_styles_and_spans_without_content() -> None:
+    body = _request(
+        _span(
+            "eee19b7ec3c1b174",
+            "anthropic.chat",
+            0,
+            {
+                "llm.request.type": "chat",
+                "gen_ai.system": "Anthropic",
+                "gen_ai.request.model": "claude-sonnet-4-5",
+                "gen_ai.prompt.0.role": "user",
+                "gen_ai.prompt.0.content": "What is 2+2?",
+                "gen_ai.completion.0.role": "assistant",
+                "gen_ai.completion.0.content": "4",
+                "gen_ai.completion.0.finish_reason": "end_turn",
+                "gen_ai.usage.prompt_tokens": 12,
+                "gen_ai.usage.completion_tokens": 1,
+            },
+        ),
+        _span(
+            "eee19b7ec3c1b175",
+            "ChatOpenAI",
+            1000,
+            {
+                "openinference.span.kind": "LLM",
+                "llm.model_name": "gpt-4o",
+                "llm.input_messages.0.message.role": "user",
+                "llm.input_messages.0.message.content": "And 3+3?",
+                "llm.output_messages.0.message.role": "assistant",
+                "llm.output_messages.0.message.content": "6",
+                "llm.token_count.prompt": 20,
+                "llm.token_count.completion": 1,
+            },
+        ),
+        _span(
+            "eee19b7ec3c1b176",
+            "chat claude-sonnet-4-5",
+            2000,
+            {
+                "gen_ai.operation.name": "chat",
+                "gen_ai.request.model": "claude-sonnet-4-5",
+                "gen_ai.usage.input_tokens": 30,
+                "gen_ai.usage.output_tokens": 2,
+            },
+        ),
+        _span(
+            "eee19b7ec3c1b177",
+            "execute_tool lookup",
+            3000,
+            {
+                "gen_ai.operation.name": "execute_tool",
+                "gen_ai.tool.name": "lookup",
+                "gen_ai.tool.call.id": "call_9",
+            },
+        ),
+        _span("eee19b7ec3c1b178", "GET /health", 4000, {"http.method": "GET"}),
+    )
+    conv = convert_request(body)
+    trace = Trace.from_bytes(conv.main.to_bytes(), "<otlp>")
+    steps = trace.steps()
+    assert [s.kind for s in steps] == ["model", "model", "model", "tool"]
+    assert steps[0].response.text == "4"  # type: ignore[union-attr]
+    assert (
+        trace.request_for(steps[0].request_event).messages[0]["content"][0]["text"]
+        == "What is 2+2?"
+    )  # type: ignore[arg-type]
+    assert steps[0].response.usage.input_tokens == 12  # type: ignore[union-attr]
+    assert steps[1].response.text == "6"  # type: ignore[union-attr]
+    assert steps[1].response.usage.input_tokens == 20  # type: ignore[union-attr]
+    # Content not captured: still a step, and marked so.
+    assert steps[2].response_event.model_extra["not_captured"] == ["input", "output"]  # type: ignore[union-attr]
+    assert steps[2].response.usage.output_tokens == 2  # type: ignore[union-attr]
+    assert steps[3].result.model_extra["not_captured"] == ["content"]  # type: ignore[union-attr]
+    assert trace.start.task == "What is 2+2?"
+    assert trace.start.metadata["service_name"] == "shop"
+
+
+def test_fuzzed_otlp_bodies_give_runs_or_one_clear_error() -> None:
+    from .fuzzing import CASES, _mutate_value
+
+    seed = _body(Trace.load(SAMPLES / "refund_denied_compaction.jsonl"))
+    rng = random.Random("regista-otlp")
+    for case in range(CASES):
+        body = seed
+        for _ in range(rng.randint(1, 4)):
+            body = _mutate_value(rng, body)
+        if not isinstance(body, dict):
+            continue
+        try:
+            conv = convert_request(body)
+        except RegistaError:
+            continue
+        except Exception as exc:  # pragma: no cover - the failure report
+            raise AssertionError(f"case {case}: {type(exc).__name__}: {exc}") from exc
+        for run in conv.runs:
+            Trace.from_bytes(run.to_bytes(), "<fuzz>").steps()
