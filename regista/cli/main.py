@@ -59,7 +59,10 @@ SUMMARIES: dict[str, tuple[str, str]] = {
     ),
     "recall": ("recall", "find earlier runs that dealt with the same words"),
     "record": ("record", "run a command with its Anthropic/OpenAI SDK calls recorded as traces"),
-    "import": ("import", "write Claude Code or Codex sessions as regista traces"),
+    "import": (
+        "import",
+        "write Claude Code or Codex sessions, or OTLP GenAI spans, as regista traces",
+    ),
     "share": ("share", "write a run (or two, side by side) as one self-contained HTML page"),
     "mcp": ("mcp", "serve a traces folder to agents over the Model Context Protocol (stdio)"),
     "verify": ("verify", "check a trace: every line, and every rebuilt request against its hash"),

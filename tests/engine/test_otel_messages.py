@@ -42,7 +42,7 @@ def test_block_kinds() -> None:
     (msg,) = output_messages(content, "pause_turn")
     assert msg["finish_reason"] == "pause_turn"
     assert msg["parts"] == [
-        {"type": "reasoning", "content": "hmm"},
+        {"type": "reasoning", "content": "hmm", "signature": "s"},
         {"type": "blob", "modality": "image", "mime_type": "image/png", "content": "AA=="},
         {"type": "uri", "modality": "image", "uri": "https://x/y.png"},
         {"type": "tool_call_response", "id": "t", "response": "a"},
