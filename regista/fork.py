@@ -60,6 +60,25 @@ class ToolResultEdit:
     content: str | list[dict[str, Any]]
     is_error: bool = False
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.is_error, bool):
+            raise InvalidEditError(
+                f"a tool result's is_error must be True or False, not {self.is_error!r:.40}"
+            )
+        if isinstance(self.content, str):
+            return
+        if not isinstance(self.content, list):
+            raise InvalidEditError(
+                "a tool result is text or a list of content blocks, "
+                f"not {type(self.content).__name__}"
+            )
+        for i, block in enumerate(self.content):
+            if not isinstance(block, dict) or not isinstance(block.get("type"), str):
+                raise InvalidEditError(
+                    f"a tool result's content[{i}] must be a content block such as "
+                    f'{{"type": "text", "text": "…"}}, not {block!r:.40}'
+                )
+
     def to_dict(self) -> dict[str, Any]:
         return {"kind": "tool_result", "content": self.content, "is_error": self.is_error}
 
@@ -70,6 +89,18 @@ class ModelAnswerEdit:
 
     content: list[dict[str, Any]]
     stop_reason: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.content, list):
+            raise InvalidEditError(
+                "a model answer is a list of content blocks (text / tool_use), "
+                f"not {type(self.content).__name__}"
+            )
+        if self.stop_reason is not None and not isinstance(self.stop_reason, str):
+            raise InvalidEditError(
+                f"a model answer's stop_reason must be text such as 'end_turn', "
+                f"not {self.stop_reason!r:.40}"
+            )
 
     @classmethod
     def text(cls, text: str) -> ModelAnswerEdit:
@@ -90,7 +121,12 @@ class ModelAnswerEdit:
                 content = data.get("content") or []
                 if isinstance(content, str):  # {"content": "text"}, as the API also allows
                     content = [{"type": "text", "text": content}]
-                return cls(list(content), data.get("stop_reason"))
+                if not isinstance(content, list):
+                    raise InvalidEditError(
+                        "the answer's 'content' must be text or a list of content blocks, "
+                        f"not {type(content).__name__}"
+                    )
+                return cls(content, data.get("stop_reason"))
             if isinstance(data, list):
                 return cls(data)
         return cls.text(raw)

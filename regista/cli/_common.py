@@ -20,6 +20,11 @@ def read_arg(value: str) -> str:
             return path.read_text(encoding="utf-8")
         except OSError as exc:
             raise UserError(f"cannot read {path}: {exc.strerror}") from None
+        except UnicodeDecodeError as exc:
+            raise UserError(
+                f"cannot read {path}: it is not UTF-8 text (byte {exc.object[exc.start]:#04x} "
+                f"at offset {exc.start})"
+            ) from None
     return value
 
 
