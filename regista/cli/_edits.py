@@ -82,7 +82,10 @@ def parse_edits_file(raw: str, name: str) -> list[tuple[int, Any]]:
             is_error = item.get("is_error", False)
             if not isinstance(is_error, bool):
                 raise InvalidEditError(f"{where}: 'is_error' must be true or false")
-            edits.append((step, ToolResultEdit(content, is_error=is_error)))
+            try:
+                edits.append((step, ToolResultEdit(content, is_error=is_error)))
+            except InvalidEditError as exc:
+                raise InvalidEditError(f"{where}: {exc}") from None
         elif kind == "model_answer":
             stop = item.get("stop_reason")
             if stop is not None and not isinstance(stop, str):
@@ -90,7 +93,10 @@ def parse_edits_file(raw: str, name: str) -> list[tuple[int, Any]]:
             if isinstance(content, str):
                 edits.append((step, ModelAnswerEdit.text(content)))
             elif isinstance(content, list):
-                edits.append((step, ModelAnswerEdit(content, stop)))
+                try:
+                    edits.append((step, ModelAnswerEdit(content, stop)))
+                except InvalidEditError as exc:
+                    raise InvalidEditError(f"{where}: {exc}") from None
             else:
                 raise InvalidEditError(
                     f"{where}: a model answer's 'content' must be text or content blocks"
