@@ -99,9 +99,10 @@ def first_screen(command: str, needles: list[str], tag: str) -> float:
 
 
 def moves(
-    command: str, ready: list[str], where: str, total: int, count: int, tag: str
+    command: str, ready: list[str], where: list[str], total: int, count: int, tag: str
 ) -> list[float]:
-    """Milliseconds per single ``j`` press until ``where.format(n=…, total=…)`` shows."""
+    """Milliseconds per single ``j`` press until every ``where`` (formatted with the
+    1-based position ``n``, the ``step`` number and the ``total``) shows."""
     name = f"peer{os.getpid()}-m{tag}"
     t0 = _start(name, command)
     out = []
@@ -111,7 +112,7 @@ def moves(
         for i in range(count):
             t = time.perf_counter()
             subprocess.run(["tmux", "send-keys", "-t", name, "j"], check=True)
-            _wait(name, [where.format(n=i + 2, total=total)], t)
+            _wait(name, [w.format(n=i + 2, step=i + 1, total=total) for w in where], t)
             out.append((time.perf_counter() - t) * 1000)
             time.sleep(0.15)  # settled: a person reads before the next press
     finally:
@@ -153,8 +154,9 @@ def main() -> None:
     r, b = statistics.median(ours), statistics.median(theirs)
     print(f"  first screen   regista-tui {r:6.3f} s   bare app {b:6.3f} s   {r / b:5.2f}×")
 
-    bm = moves(peer, ["row 29"], "Steps · {n}/{total}", 30, min(args.moves, 28), "b")
-    rm = moves(tui, [marker, "Steps"], "· {n}/{total}", steps, args.moves, "r")
+    bm = moves(peer, ["row 29"], ["Steps · {n}/{total}"], 30, min(args.moves, 28), "b")
+    # The move is done when the timeline's counter and the step view's title both say so.
+    rm = moves(tui, [marker, "Steps"], ["· {n}/{total}", "Step {step} ·"], steps, args.moves, "r")
     for label, f in (("median", statistics.median), ("p95", _p95)):
         r, b = f(rm), f(bm)
         print(f"  move {label:6}    regista-tui {r:6.1f} ms  bare app {b:6.1f} ms  {r / b:5.2f}×")
