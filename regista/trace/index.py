@@ -23,9 +23,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from regista.errors import TraceError, TraceFormatError
 from regista.pricing import add_costs
-from regista.trace.events import LlmRequestEvent, SessionEnd, SessionStart
+from regista.trace.events import SCHEMA_VERSION, LlmRequestEvent, SessionEnd, SessionStart
 from regista.trace.reader import TraceSummary, not_a_trace_file, parse_line
 from regista.trace.steps import Step, StepKind
 from regista.types import Usage
@@ -39,6 +41,12 @@ _CHUNK = 4 * 1024 * 1024
 _TYPE = re.compile(rb'"type"\s*:\s*"([a-z.]+)"')
 _STEP = re.compile(rb'"step"\s*:\s*(\d+)')
 _NAME = re.compile(rb'"name"\s*:\s*"((?:[^"\\]|\\.){0,200})"')
+_COUNTS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
+)
 _KIND_OF: dict[bytes, StepKind] = {
     b"llm.request": "model",
     b"tool.call": "tool",
@@ -358,11 +366,16 @@ class TraceIndex:
         cost: float | None = 0.0
         turns = 0
         for lineno in list(self._usage_lines):
-            ev = self.event(lineno)
-            raw = ev.response.get("usage") if ev.type == "llm.response" else ev.usage
+            fields = self._usage_fields(lineno)
+            if fields is None:  # not the plain shape: the validated event (or its error)
+                ev = self.event(lineno)
+                is_response = ev.type == "llm.response"
+                raw = ev.response.get("usage") if is_response else ev.usage
+                fields = (raw, ev.turn if is_response else None, ev.cost_usd)
+            raw, turn, event_cost = fields
             usage = usage + Usage.model_validate(raw or {})
-            turns = max(turns, ev.turn + 1) if ev.type == "llm.response" else turns
-            cost = add_costs(cost, ev.cost_usd)
+            turns = turns if turn is None else max(turns, turn + 1)
+            cost = add_costs(cost, event_cost)
         if end is not None:
             cost, turns = end.cost_usd, end.turns
         steps = list(self.steps)
@@ -385,6 +398,32 @@ class TraceIndex:
             denials=self._denials,
             compactions=self._compactions,
         )
+
+    def _usage_fields(self, lineno: int) -> tuple[Any, int | None, float | None] | None:
+        """(usage, turn of a response, cost) of a response or compaction line, read without
+        validating the whole event (a compaction carries every message it replaced); ``None``
+        when the line is not of the plain shape, for the caller to validate it."""
+        try:
+            data = orjson.loads(self.raw_line(lineno))
+        except orjson.JSONDecodeError:
+            return None
+        if not isinstance(data, dict) or data.get("schema_version") != SCHEMA_VERSION:
+            return None
+        cost = data.get("cost_usd")
+        if cost is not None and type(cost) not in (int, float):
+            return None
+        if data.get("type") == "llm.response":
+            response, turn = data.get("response"), data.get("turn")
+            if not isinstance(response, dict) or type(turn) is not int:
+                return None
+            usage = response.get("usage")
+        else:
+            usage, turn = data.get("usage"), None
+        if usage is not None and (
+            not isinstance(usage, dict) or any(type(usage.get(f, 0)) is not int for f in _COUNTS)
+        ):
+            return None
+        return usage, turn, cost
 
     def previous_request(self, pos: int) -> int | None:
         """Position of the model step before ``pos``, if any."""

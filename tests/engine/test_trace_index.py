@@ -127,3 +127,28 @@ def test_the_index_summary_is_the_loaded_summary(tmp_path: Path) -> None:
             warnings.simplefilter("ignore")
             loaded = Trace.load(path).summary()
         assert read_summary(path) == loaded, path
+
+
+def test_the_index_summary_refuses_what_the_loader_refuses(tmp_path: Path) -> None:
+    """Responses and compactions are read without the whole validation only when plain:
+    an odd usage or cost gets the loader's own error."""
+    import orjson
+
+    from regista.trace.index import read_summary
+
+    path = _trace(tmp_path)
+    lines = path.read_bytes().splitlines()
+    for field, value in (("input_tokens", "many"), ("cost_usd", "free")):
+        events = [orjson.loads(line) for line in lines]
+        response = next(ev for ev in events if ev["type"] == "llm.response")
+        if field == "cost_usd":
+            response["cost_usd"] = value
+        else:
+            response["response"]["usage"] = {field: value}
+        bad = tmp_path / f"bad-{field}.jsonl"
+        bad.write_bytes(b"".join(orjson.dumps(ev) + b"\n" for ev in events))
+        with pytest.raises(TraceFormatError) as loaded:
+            Trace.load(bad).summary()
+        with pytest.raises(TraceFormatError) as summarised:
+            read_summary(bad)
+        assert str(summarised.value) == str(loaded.value)
