@@ -106,12 +106,12 @@ def print_diff(
         console.print(f"The runs are the same ({len(diff.pairs)} steps).")
         return
     console.print(
-        f"[bold]First divergence:[/] {escape(first.describe('A', 'B'))}",
+        f"[bold]First divergence:[/] {escape(fit(first.describe('A', 'B')))}",
         style=STYLES[first.kind],
     )
     changes = first.changes
     for change in changes[:max_changes]:
-        console.print("  " + escape(change.describe("A", "B")))
+        console.print("  " + escape(fit(change.describe("A", "B"))))
     if len(changes) > max_changes:
         more = len(changes) - max_changes
         console.print(f"  … and {more} more difference{'s' if more > 1 else ''}")
@@ -130,15 +130,27 @@ def print_diff(
         pair = diff.pairs[n]
         table.add_row(
             "" if pair.a is None else str(pair.a.index),
-            "" if pair.a is None else escape(step_summary(pair.a)),
+            "" if pair.a is None else escape(fit(step_summary(pair.a))),
             _styled(pair.kind, pair.label),
             "" if pair.b is None else str(pair.b.index),
-            "" if pair.b is None else escape(step_summary(pair.b)),
+            "" if pair.b is None else escape(fit(step_summary(pair.b))),
         )
     console.print(table)
     console.print()
     counts = ", ".join(_styled(kind, f"{n} {LABELS[kind]}") for kind, n in diff.counts.items() if n)
     console.print(f"{len(diff.differences)} of {len(diff.pairs)} steps differ: {counts}")
+
+
+#: The most characters of one value the table or a change line shows (a terminal line).
+FIT = 400
+
+
+def fit(text: str, limit: int = FIT) -> str:
+    """``text`` cut to ``limit`` characters, saying how long it was: laying out a huge value
+    (a 5 MB tool name) for the terminal would cost far more than comparing it."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text):,} characters)"
 
 
 def fold(total: int, differences: list[int], context: int | None) -> list[tuple[str, int]]:
