@@ -126,6 +126,8 @@ def main(argv: Sequence[str] | None = None, *, standalone: bool = False) -> int:
     global _exit_fast
     _exit_fast = standalone and bool(getattr(args, "exit_fast", False))
     args.child_command = child
+    if child is not None and args.command not in ("record", "replay", "fork", "rewind"):
+        parser.error(f"{args.command or 'regista'} takes no command after --")
     if not getattr(args, "func", None):
         parser.print_help()
         return EXIT_USAGE

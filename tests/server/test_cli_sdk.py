@@ -165,3 +165,10 @@ def test_bad_commands_are_one_line_errors(tmp_path: Path, capfd: Any) -> None:
     assert main(["record", "--", "no-such-program-xyz"]) == 2
     err = capfd.readouterr().err
     assert "no such program" in err and "Traceback" not in err
+
+
+def test_a_command_after_dashes_only_where_one_is_run(capfd: Any) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["show", "x.jsonl", "--", "python", "agent.py"])
+    assert info.value.code == 2
+    assert "takes no command after --" in capfd.readouterr().err
