@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import anthropic
@@ -31,7 +33,27 @@ OPENAI_ANSWERS = (
 )
 
 
+_RECORDINGS: dict[tuple[str, bool], tuple[Path, str]] = {}
+
+
+def _cached(
+    kind: str, stream: bool, tmp_path: Path, record: Callable[[Path, bool], tuple[Path, str]]
+) -> tuple[Path, str]:
+    """A recording made once per process, copied into this test's own store."""
+    key = (kind, stream)
+    if key not in _RECORDINGS:
+        _RECORDINGS[key] = record(tmp_path / "origin", stream)
+    origin, output = _RECORDINGS[key]
+    store = tmp_path / "store"
+    shutil.copytree(origin, store)
+    return store, output
+
+
 def _record_anthropic(tmp_path: Path, stream: bool = False) -> tuple[Path, str]:
+    return _cached("anthropic", stream, tmp_path, _record_anthropic_now)
+
+
+def _record_anthropic_now(tmp_path: Path, stream: bool) -> tuple[Path, str]:
     store = tmp_path / "store"
     with FakeAnthropicServer() as fake, regista_server(store, anthropic=fake.url) as server:
         fake.script(*ANSWERS)
@@ -143,6 +165,10 @@ def test_async_client_and_twenty_concurrent_replays(tmp_path: Path) -> None:
 
 
 def _record_openai(tmp_path: Path, stream: bool) -> tuple[Path, str]:
+    return _cached("openai", stream, tmp_path, _record_openai_now)
+
+
+def _record_openai_now(tmp_path: Path, stream: bool) -> tuple[Path, str]:
     store = tmp_path / "store"
     with FakeOpenAIServer() as fake, regista_server(store, openai=fake.url) as server:
         fake.script(*OPENAI_ANSWERS)
