@@ -409,7 +409,9 @@ class _Run:
         ):
             self.session_id = conv_id  # exported by regista: the same run comes back
         else:
-            first = min(s["start"] for s in spans)
+            # The first step's start (not the first span's: a parent span often arrives
+            # last, and the id must not change as a trace's batches come in).
+            first = min(s["start"] for s in steps) if steps else min(s["start"] for s in spans)
             self.session_id = derived_session_id(f"otlp:{trace_id}", _ts(first))
         self.by_id = by_id
         first_chat = next((s for s in steps if _kind(s) == "model"), None)

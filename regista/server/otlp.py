@@ -9,6 +9,7 @@ replaces its run. The answer is OTLP's
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -50,6 +51,7 @@ async def _body(request: Request, ctx: ServerContext) -> bytes:
 def routes(ctx: ServerContext) -> list[BaseRoute]:
     """The OTLP receiver route."""
     received: dict[str, list[dict[str, Any]]] = ctx.state.setdefault("otlp", {})
+    paths: dict[str, list[Path]] = ctx.state.setdefault("otlp_paths", {})
 
     async def traces(request: Request) -> Response:
         from regista.importers import write_runs
@@ -78,7 +80,9 @@ def routes(ctx: ServerContext) -> list[BaseRoute]:
                 for trace_id in ids:
                     received.setdefault(trace_id, []).append(rs)
             while len(received) > _KEEP_TRACES:  # the oldest traces' spans are let go
-                received.pop(next(iter(received)))
+                oldest = next(iter(received))
+                received.pop(oldest)
+                paths.pop(oldest, None)
             touched = {
                 str(sp.get("traceId"))
                 for rs in body.get("resourceSpans") or []
@@ -90,7 +94,10 @@ def routes(ctx: ServerContext) -> list[BaseRoute]:
                 merged = {"resourceSpans": _only(received[trace_id], trace_id)}
                 conv = convert_request(merged, "otlp")
                 if conv.runs:
-                    write_runs(conv, ctx.store)
+                    written = write_runs(conv, ctx.store)
+                    for stale in set(paths.get(trace_id, [])) - set(written):
+                        stale.unlink(missing_ok=True)  # an earlier conversion of this trace
+                    paths[trace_id] = written
         except RegistaError as exc:
             raise HttpError(400, str(exc)) from None
         if kind == _PROTOBUF:
