@@ -96,6 +96,7 @@ class ReplaySession:
         ).json()
         #: Edited tool results by tool_use_id: put in place of the agent's own in live calls.
         self.tool_edits: dict[str, Any] = status.get("tool_edits") or {}
+        self.tool_errors: list[str] = status.get("tool_errors") or []
         self.url = url
         self.token = token
         self.run = run
@@ -207,7 +208,7 @@ class _Endpoint:
         from regista.server.record import substitute_tool_results
 
         body = {"messages": _jsonable(kwargs["messages"])}
-        substitute_tool_results(body, self._provider, self._rs.tool_edits)
+        substitute_tool_results(body, self._provider, self._rs.tool_edits, self._rs.tool_errors)
         return {**kwargs, "messages": body["messages"]}
 
     def __getattr__(self, name: str) -> Any:

@@ -125,6 +125,7 @@ def _fork_child(
         raise UserError("--agent is for a regista Agent; with -- CMD the command is the agent")
     answers = {n: e for n, e in edits if isinstance(e, ModelAnswerEdit)}
     tool_results = {n: e.content for n, e in edits if not isinstance(e, ModelAnswerEdit)}
+    tool_errors = {n for n, e in edits if not isinstance(e, ModelAnswerEdit) and e.is_error}
     if live_after is not None and live_after < 0:
         live_after = -1
     code, replay, paths = replay_child(
@@ -132,6 +133,7 @@ def _fork_child(
         args.child_command,
         answers=answers,
         tool_results=tool_results,
+        tool_errors=tool_errors,
         live_after=live_after,
         loose_after_edits=loose,
         trace_dir=args.trace_dir or ".regista/traces",

@@ -70,6 +70,7 @@ def replay_child(
     mode: str = "strict",
     answers: dict[int, Any] | None = None,
     tool_results: dict[int, Any] | None = None,
+    tool_errors: set[int] | None = None,
     live_after: int | None = None,
     loose_after_edits: bool = False,
     trace_dir: str | Path = ".regista/traces",
@@ -94,6 +95,7 @@ def replay_child(
         mode=SdkReplayMode.parse(mode) if not is_fork else SdkReplayMode.STRICT,
         answers=dict(answers or {}),
         tool_results=dict(tool_results or {}),
+        tool_errors=set(tool_errors or ()),
         live_after=live_after,
         live="proxy" if is_fork and not loose_after_edits else None,
     )

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import socket
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Collection
 from typing import Any
 
 import httpx2
@@ -191,9 +191,15 @@ async def _body(request: Request, ctx: ServerContext, provider: str) -> bytes:
     return b"".join(chunks)
 
 
-def substitute_tool_results(body: dict[str, Any], provider: str, edits: dict[str, Any]) -> None:
+def substitute_tool_results(
+    body: dict[str, Any],
+    provider: str,
+    edits: dict[str, Any],
+    errors: Collection[str] = (),
+) -> None:
     """Put edited tool results in place of the agent's own, in a body about to go upstream
-    (the model sees the edit whatever the agent's real tool returned)."""
+    (the model sees the edit whatever the agent's real tool returned); ``errors``: the
+    tool_use_ids whose edit is an error (Anthropic's ``is_error``; OpenAI has no such flag)."""
     for m in body.get("messages") or []:
         if not isinstance(m, dict):
             continue
@@ -212,7 +218,10 @@ def substitute_tool_results(body: dict[str, Any], provider: str, edits: dict[str
                 and b.get("tool_use_id") in edits
             ):
                 b["content"] = edits[b["tool_use_id"]]
-                b.pop("is_error", None)
+                if b["tool_use_id"] in errors:
+                    b["is_error"] = True
+                else:
+                    b.pop("is_error", None)
 
 
 def routes(ctx: ServerContext) -> list[BaseRoute]:
@@ -247,7 +256,7 @@ def routes(ctx: ServerContext) -> list[BaseRoute]:
         replay: SdkReplay, provider: str, body: dict[str, Any], request: Request
     ) -> Response:
         if replay.tool_edits:
-            substitute_tool_results(body, provider, replay.tool_edits)
+            substitute_tool_results(body, provider, replay.tool_edits, replay.tool_errors)
         raw = orjson.dumps(body)
         req = _normalise(provider, body)
         fork_book = replay.book

@@ -88,6 +88,8 @@ class Spec:
     mode: SdkReplayMode = SdkReplayMode.STRICT
     answers: dict[int, ModelAnswerEdit] = field(default_factory=dict)
     tool_results: dict[int, Any] = field(default_factory=dict)
+    #: Steps whose edited tool result is an error.
+    tool_errors: set[int] = field(default_factory=set)
     live_after: int | None = None
     live: Literal["proxy", "signal"] | None = None
     ttl: float | None = None
@@ -111,6 +113,8 @@ def parse_spec(body: dict[str, Any]) -> Spec:
             if not isinstance(edit["tool_result"], str | list):
                 raise HttpError(400, f"edits[{i}].tool_result must be text or content blocks")
             spec.tool_results[step] = edit["tool_result"]
+            if edit.get("is_error") is True:
+                spec.tool_errors.add(step)
         elif "answer" in edit:
             answer = edit["answer"]
             if isinstance(answer, str):
@@ -166,6 +170,11 @@ class SdkReplay:
             self.steps[step].tool_call.tool_use_id: content  # type: ignore[union-attr]
             for step, content in spec.tool_results.items()
         }
+        #: tool_use_ids whose edited result is an error.
+        self.tool_errors = [
+            self.steps[step].tool_call.tool_use_id  # type: ignore[union-attr]
+            for step in sorted(spec.tool_errors & set(spec.tool_results))
+        ]
         edited = [*spec.answers, *spec.tool_results]
         self.last_edit = max(edited) if edited else None
         if spec.live_after is not None:
@@ -334,7 +343,7 @@ class SdkReplay:
             "name": found.name,
             "step": found.step,
             "content": self.tool_edits[found.tool_use_id] if edited else found.content,
-            "is_error": False if edited else found.is_error,
+            "is_error": (found.tool_use_id in self.tool_errors) if edited else found.is_error,
             "source": "edit" if edited else "recorded",
         }
 
@@ -370,6 +379,7 @@ class SdkReplay:
             "live_calls": self.live_calls,
             "live_from": self.live_from,
             "tool_edits": self.tool_edits,
+            "tool_errors": self.tool_errors,
             "divergence": self.divergence,
             "expires_at": _iso(self.expires_at),
         }

@@ -175,3 +175,27 @@ def test_bad_replay_requests(recorded: Path) -> None:
             assert r.status_code == status, (body, r.text)
             assert r.json()["error"]["message"] and "Traceback" not in r.text
         assert server.http.get("/v1/replays/rp_unknown").status_code == 404
+
+
+def test_an_edited_tool_result_can_be_an_error(recorded: Path) -> None:
+    from regista.server.record import substitute_tool_results
+
+    with regista_server(recorded.parent) as server:
+        edit = {"step": 1, "tool_result": "no such city", "is_error": True}
+        rp = new_replay(server, recorded.stem, edits=[edit])
+        got = server.http.get(f"/v1/replays/{rp['id']}/tools/next?tool_use_id=toolu_1").json()
+        assert got["content"] == "no such city" and got["is_error"] is True
+    body: dict[str, Any] = {
+        "messages": [
+            {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "toolu_1", "content": "sunny"},
+                {"type": "tool_result", "tool_use_id": "toolu_2", "content": "ok",
+                 "is_error": True},
+            ]}
+        ]
+    }  # fmt: skip
+    substitute_tool_results(body, "anthropic", {"toolu_1": "x", "toolu_2": "y"}, ["toolu_1"])
+    blocks = body["messages"][0]["content"]
+    assert blocks[0] == {"type": "tool_result", "tool_use_id": "toolu_1", "content": "x",
+                         "is_error": True}  # fmt: skip
+    assert blocks[1] == {"type": "tool_result", "tool_use_id": "toolu_2", "content": "y"}
