@@ -37,6 +37,9 @@ class Agent:
         agent_ref: ``"module:attr"`` that re-creates this agent; found automatically for
             agents bound to a module global or made by a module-level factory.
         fsync: ``fsync`` the trace after every event.
+        redact: Replace secret shapes (API keys, bearer tokens, AWS keys, passwords in
+            URLs, private keys) in the trace by ``[REDACTED:<kind>]`` as it is written.
+            The model still sees them; only the trace does not.
         metadata: Free-form data recorded in ``session.start``.
         clock: Timestamps and durations (``regista.loop.FakeClock`` for byte-identical
             traces in tests and samples).
@@ -60,6 +63,7 @@ class Agent:
         tool_choice: dict[str, Any] | None = None,
         agent_ref: str | None = None,
         fsync: bool = False,
+        redact: bool = True,
         metadata: dict[str, Any] | None = None,
         clock: Clock | None = None,
         session_id: str | None = None,
@@ -76,6 +80,7 @@ class Agent:
         self.params = dict(params or {})
         self.tool_choice = tool_choice
         self.fsync = fsync
+        self.redact = redact
         self.metadata = dict(metadata or {})
         self._agent_ref = agent_ref
         self.clock = clock
@@ -128,6 +133,7 @@ class Agent:
             agent_ref=self.agent_ref,
             trace_dir=self.trace_dir,
             fsync=self.fsync,
+            redact=self.redact,
             metadata=self.metadata,
             clock=self.clock,
             session_id=self.session_id,

@@ -382,7 +382,11 @@ async def run_session(
     path = trace_path or default_trace_path(config.trace_dir, session_id)
     clock = config.clock
     rec = TraceRecorder.create(
-        path, session_id, fsync=config.fsync, clock=clock.ts if clock is not None else None
+        path,
+        session_id,
+        fsync=config.fsync,
+        clock=clock.ts if clock is not None else None,
+        redact=config.redact,
     )
     if on_event is not None:
         rec.add_listener(on_event)

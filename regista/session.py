@@ -39,6 +39,8 @@ class SessionConfig:
     agent_ref: str | None = None
     trace_dir: Path = DEFAULT_TRACE_DIR
     fsync: bool = False
+    #: Replace secret shapes in the trace by markers as it is written (``regista.redact``).
+    redact: bool = True
     metadata: dict[str, Any] = field(default_factory=dict)
     policy_label: str | None = None
     #: Deterministic runs (sample traces, golden tests): fixed ids, timestamps, durations.

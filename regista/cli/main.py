@@ -35,6 +35,7 @@ COMMANDS = [
     "share",
     "mcp",
     "verify",
+    "redact",
 ]
 
 #: Each command's module and one-line help, so that ``regista --help`` and a command's run
@@ -66,6 +67,7 @@ SUMMARIES: dict[str, tuple[str, str]] = {
     "share": ("share", "write a run (or two, side by side) as one self-contained HTML page"),
     "mcp": ("mcp", "serve a traces folder to agents over the Model Context Protocol (stdio)"),
     "verify": ("verify", "check a trace: every line, and every rebuilt request against its hash"),
+    "redact": ("redact", "copy a trace with secret shapes (API keys, tokens, passwords) replaced"),
 }
 
 EXIT_ERROR = 1

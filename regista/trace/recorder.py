@@ -92,9 +92,10 @@ class TraceRecorder:
         *,
         fsync: bool = False,
         clock: Callable[[], str] | None = None,
+        redact: bool = True,
     ) -> TraceRecorder:
         """Open a recorder on a new trace file (see :class:`TraceWriter` for the arguments)."""
-        return cls(TraceWriter(path, session_id, fsync=fsync, clock=clock))
+        return cls(TraceWriter(path, session_id, fsync=fsync, clock=clock, redact=redact))
 
     @property
     def path(self) -> Path:

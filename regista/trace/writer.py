@@ -23,6 +23,7 @@ from typing import Any
 import orjson
 
 from regista.errors import TraceExistsError, TraceWriteError, UserError
+from regista.redact import redact_bytes
 from regista.trace.events import EventBase
 from regista.trace.validate import MAX_DEPTH, too_deep
 
@@ -46,6 +47,8 @@ class TraceWriter:
         fsync: ``os.fsync`` after every event.
         clock: Makes each event's ``ts`` (default: the current UTC time); a fixed clock
             makes byte-identical traces (the sample traces use one).
+        redact: Replace secret shapes (API keys, tokens, passwords in URLs, private keys)
+            by ``[REDACTED:<kind>]`` as each line is written (see ``regista.redact``).
     """
 
     def __init__(
@@ -55,8 +58,10 @@ class TraceWriter:
         *,
         fsync: bool = False,
         clock: Callable[[], str] | None = None,
+        redact: bool = True,
     ) -> None:
         self.path = Path(path)
+        self.redact = redact
         self.clock = clock
         self.session_id = session_id
         self.fsync = fsync
@@ -111,6 +116,8 @@ class TraceWriter:
         try:
             data = event.model_dump(mode="json")
             line = orjson.dumps(data) + b"\n"
+            if self.redact:
+                line = redact_bytes(line)
         except (TypeError, ValueError, RecursionError):  # past orjson's / pydantic's depth
             line, data = b"[" * (MAX_DEPTH + 1), None
         if data is None or too_deep(line, data):
