@@ -24,7 +24,7 @@ import orjson
 
 from regista.redact import redact_bytes
 
-__all__ = ["canonical_json", "request_hash"]
+__all__ = ["canonical_json", "message_bytes", "request_hash"]
 
 _CACHE_SIZE = 8192
 _cache: OrderedDict[int, tuple[Any, bytes]] = OrderedDict()
@@ -36,7 +36,8 @@ def canonical_json(value: Any) -> bytes:
     return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
 
 
-def _message_bytes(message: Any) -> bytes:
+def message_bytes(message: Any) -> bytes:
+    """The redacted canonical JSON of one message (remembered for the last few thousand)."""
     key = id(message)
     with _lock:
         hit = _cache.get(key)
@@ -58,7 +59,7 @@ def request_hash(canonical_request: dict[str, Any]) -> str:
         value = canonical_request[key]
         h.update((b"," if i else b"") + canonical_json(key) + b":")
         if key == "messages" and isinstance(value, list):
-            h.update(b"[" + b",".join(_message_bytes(m) for m in value) + b"]")
+            h.update(b"[" + b",".join(message_bytes(m) for m in value) + b"]")
         else:
             h.update(redact_bytes(canonical_json(value)))
     h.update(b"}")

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from regista.errors import RequestHashMismatch
-from regista.trace.canonical import canonical_json
+from regista.redact import redact_bytes
+from regista.trace.canonical import canonical_json, message_bytes
 
 if TYPE_CHECKING:
     from regista.trace.reader import Trace
@@ -41,10 +42,11 @@ def is_imported(trace: Trace) -> bool:
 
 
 def _split(canonical: dict[str, Any]) -> tuple[bytes, bytes]:
-    """The canonical JSON of a request before and after its messages."""
+    """The canonical JSON of a request before and after its messages (secrets redacted, as
+    ``request_hash`` does)."""
     whole = canonical_json({**canonical, "messages": []})
     head, _, tail = whole.partition(b'"messages":[]')
-    return head + b'"messages":[', b"]" + tail
+    return redact_bytes(head) + b'"messages":[', b"]" + redact_bytes(tail)
 
 
 def verify_requests(trace: Trace) -> VerifyReport:
@@ -77,7 +79,7 @@ def verify_requests(trace: Trace) -> VerifyReport:
             if state is None or head != state_head or ev.messages_prefix < hashed:
                 state, state_head, hashed = hashlib.sha256(head), head, 0
             for i in range(hashed, len(messages)):
-                state.update((b"," if i else b"") + canonical_json(messages[i]))
+                state.update((b"," if i else b"") + message_bytes(messages[i]))
             hashed = len(messages)
             final = state.copy()
             final.update(tail)
