@@ -106,7 +106,8 @@ def _max_tokens(body: dict[str, Any], *names: str) -> int:
 
 
 def anthropic_request(body: dict[str, Any]) -> LlmRequest:
-    """A Messages API request body, normalised (``system`` blocks joined into text)."""
+    """A Messages API request body, normalised (``system`` blocks joined into text, a string
+    ``content`` written as its text block, as regista's own loop writes it)."""
     messages = _messages(body, "anthropic")
     for i, m in enumerate(messages):
         if not isinstance(m.get("content"), str | list):
@@ -123,7 +124,7 @@ def anthropic_request(body: dict[str, Any]) -> LlmRequest:
     return LlmRequest(
         model=str(body.get("model") or ""),
         system=system or None,
-        messages=messages,
+        messages=digest_form(None, messages)["messages"],
         tools=tools if isinstance(tools, list) else [],
         tool_choice=tool_choice if isinstance(tool_choice, dict) else None,
         max_tokens=_max_tokens(body, "max_tokens"),

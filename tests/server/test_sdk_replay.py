@@ -265,3 +265,20 @@ def test_openai_async_client_replays(tmp_path: Path) -> None:
             return second.choices[0].message.content or ""
 
         assert asyncio.run(main()) == recorded
+
+
+@pytest.mark.parametrize("kind", ["anthropic", "openai"])
+def test_sdk_traces_replay_in_the_harness_too(
+    tmp_path: Path, kind: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from regista.cli.main import main
+
+    if kind == "anthropic":
+        store, recorded = _record_anthropic(tmp_path)
+    else:
+        store, recorded = _record_openai(tmp_path, False)
+    (path,) = store.glob("*.jsonl")
+    code = main(["replay", str(path), "--trace-dir", str(tmp_path / "replays")])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    assert f"output: {recorded}" in out.out
