@@ -59,7 +59,8 @@ async def test_click_on_a_row_and_on_the_scrubber(browser_app: RegistaApp) -> No
     async with browser_app.run_test(size=(120, 40)) as pilot:
         await pilot.click(Timeline, offset=(5, 3))
         assert _cursor(browser_app) == 3
-        await pilot.click("#scrubber", offset=(58, 0))
+        scrubber = browser_app.screen.query_one("#scrubber")
+        await pilot.click("#scrubber", offset=(scrubber.size.width - 2, 0))
         assert _cursor(browser_app) == 7
 
 

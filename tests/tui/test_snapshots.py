@@ -23,8 +23,9 @@ async def _settle(pilot: Any) -> None:
 def test_browser_wide(snap_compare: Any, trace_path: Path) -> None:
     """Header (task, "scripted", end_turn, 8 steps), the 8-step timeline with the first step
     selected, the error mark on step 1 and the denial mark on step 5 (no duration: a denied
-    call never ran), the scrubber with its markers, and the first model request and response
-    in the step view."""
+    call never ran), gists of about 30 characters in the timeline's three fifths of the width,
+    the scrubber with its markers, and step 0 in the step view: the model's answer first,
+    then its request."""
     assert snap_compare(_browser(trace_path), terminal_size=(120, 40), run_before=_settle)
 
 
@@ -42,7 +43,8 @@ def test_browser_narrow(snap_compare: Any, trace_path: Path) -> None:
 
 def test_request_diff_tab(snap_compare: Any, trace_path: Path) -> None:
     """Step 2's request diff: the assistant's tool_use and the error tool_result added as
-    request.messages[1] and [2], colored as additions."""
+    request.messages[1] and [2], each drawn below its line as the step view draws it (the
+    tool_use input as indented JSON, no escaped quotes)."""
 
     async def run_before(pilot: Any) -> None:
         await pilot.press("j", "j", "v", "v")

@@ -14,6 +14,7 @@ from rich.text import Text
 
 from regista.diff.structural import Change, short_repr
 from regista.trace.steps import Step
+from regista_tui.widgets.step.json_view import JsonView
 
 __all__ = ["render_changes", "render_raw", "render_step"]
 
@@ -27,15 +28,17 @@ def _cut(text: str, limit: int) -> str:
 
 
 def _json(value: Any, limit: int) -> RenderableType:
-    try:
-        body = orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
-    except TypeError:
-        body = repr(value)
-    from rich.syntax import Syntax  # pygments: loaded when a step first shows JSON
+    return JsonView(value, limit)
 
-    return Syntax(
-        _cut(body, limit), "json", theme="ansi_dark", word_wrap=True, background_color="default"
-    )
+
+def _text_or_json(text: str, limit: int, style: str = "") -> RenderableType:
+    """A text as it is, or, when it holds a JSON object or array, that JSON pretty-printed."""
+    if text[:1] in "{[":
+        try:
+            return _json(orjson.loads(text), limit)
+        except orjson.JSONDecodeError:
+            pass
+    return Text(_cut(text, limit), style)
 
 
 def _heading(title: str, detail: str = "") -> Text:
@@ -61,7 +64,7 @@ def _block(block: dict[str, Any], limit: int) -> list[RenderableType]:
             head.append("  error", "bold red")
         content = block.get("content")
         body: RenderableType = (
-            Text(_cut(content, limit)) if isinstance(content, str) else _json(content, limit)
+            _text_or_json(content, limit) if isinstance(content, str) else _json(content, limit)
         )
         return [head, body]
     if kind == "thinking":
@@ -87,9 +90,27 @@ def _message(message: dict[str, Any], number: int | None, limit: int) -> list[Re
 
 
 def _model(step: Step, limit: int, model_label: str | None) -> list[RenderableType]:
+    """What the model answered first, then the request it answered (system prompt, tools
+    and the messages new in this turn)."""
     out: list[RenderableType] = []
+    resp = step.response_event
+    if resp is None:
+        out.append(Text("No response was recorded for this request.", "yellow"))
+    else:
+        usage = resp.response.get("usage") or {}
+        cost = f" · ${resp.cost_usd:.4f}" if resp.cost_usd else ""
+        model = model_label or resp.response.get("model") or resp.provider
+        detail = (
+            f"{model} · stop_reason {resp.response.get('stop_reason')} · "
+            f"{usage.get('input_tokens', 0)} in / {usage.get('output_tokens', 0)} out tokens"
+            f"{cost} · {resp.duration_ms:.0f} ms · {resp.source}"
+        )
+        out.append(_heading("Response", detail))
+        for block in resp.response.get("content") or []:
+            out.extend(_block(block, limit))
     req = step.request_event
     if req is not None:
+        out.append(Text(""))
         params = ", ".join(f"{k}={short_repr(v, 30)}" for k, v in req.params.items())
         detail = f"turn {req.turn} · {req.model} · max_tokens {req.max_tokens}"
         out.append(_heading("Request", detail + (f" · {params}" if params else "")))
@@ -101,22 +122,6 @@ def _model(step: Step, limit: int, model_label: str | None) -> list[RenderableTy
         out.append(Text(f"new messages: {len(req.messages)}  {kept}", "bold"))
         for i, msg in enumerate(req.messages):
             out.extend(_message(msg, req.messages_prefix + i, limit))
-    resp = step.response_event
-    out.append(Text(""))
-    if resp is None:
-        out.append(Text("No response was recorded for this request.", "yellow"))
-        return out
-    usage = resp.response.get("usage") or {}
-    cost = f" · ${resp.cost_usd:.4f}" if resp.cost_usd else ""
-    model = model_label or resp.response.get("model") or resp.provider
-    detail = (
-        f"{model} · stop_reason {resp.response.get('stop_reason')} · "
-        f"{usage.get('input_tokens', 0)} in / {usage.get('output_tokens', 0)} out tokens"
-        f"{cost} · {resp.duration_ms:.0f} ms · {resp.source}"
-    )
-    out.append(_heading("Response", detail))
-    for block in resp.response.get("content") or []:
-        out.extend(_block(block, limit))
     return out
 
 
@@ -142,14 +147,7 @@ def _tool(step: Step, limit: int) -> list[RenderableType]:
         head.append("  error", "bold red")
     out.append(head)
     if isinstance(res.content, str):
-        text = res.content
-        if text[:1] in "{[":
-            try:
-                out.append(_json(orjson.loads(text), limit))
-                return out
-            except orjson.JSONDecodeError:
-                pass
-        out.append(Text(_cut(text, limit), "red" if res.is_error else ""))
+        out.append(_text_or_json(res.content, limit, "red" if res.is_error else ""))
     else:
         for block in res.content:
             out.extend(_block(block, limit))
@@ -190,8 +188,34 @@ def render_raw(step: Step, *, limit: int = 20_000) -> RenderableType:
     return _json(events, limit)
 
 
+def _inline(value: Any, width: int) -> str:
+    """A value on one line; a string that holds JSON is shown as that JSON, not escaped."""
+    if isinstance(value, str) and value[:1] in "{[":
+        try:
+            text = orjson.dumps(orjson.loads(value)).decode()
+        except orjson.JSONDecodeError:
+            pass
+        else:
+            return text if len(text) <= width else text[: width - 1] + "…"
+    return short_repr(value, width)
+
+
+def _block_of(value: Any, limit: int) -> RenderableType:
+    """An added or removed message, block or object, drawn as the step view draws it."""
+    from rich.padding import Padding
+
+    if isinstance(value, dict) and "role" in value and "content" in value:
+        parts = _message(value, None, limit)
+    elif isinstance(value, dict) and isinstance(value.get("type"), str):
+        parts = _block(value, limit)
+    else:
+        parts = [JsonView(value, limit)]
+    return Padding(Group(*parts), (0, 0, 0, 9))
+
+
 def render_changes(changes: list[Change], *, limit: int = 200, width: int = 120) -> RenderableType:
-    """Structural changes, one line each, colored by operation.
+    """Structural changes, one line each, colored by operation; an added or removed message
+    or object is drawn below its line as the step view draws it (never as escaped JSON).
 
     Args:
         changes: The changes to show.
@@ -205,15 +229,20 @@ def render_changes(changes: list[Change], *, limit: int = 200, width: int = 120)
     for change in changes[:limit]:
         text = Text(f"{change.op:>8} ", OP_STYLE.get(change.op, ""))
         text.append(change.path, "bold")
+        whole = change.new if change.op == "added" else change.old
+        if change.op in ("added", "removed") and isinstance(whole, dict | list) and whole:
+            lines.append(text)
+            lines.append(_block_of(whole, width * 2))
+            continue
         if change.op == "added":
-            values = [(short_repr(change.new, width), "green")]
+            values = [(_inline(change.new, width), "green")]
         elif change.op == "removed":
-            values = [(short_repr(change.old, width), "red")]
+            values = [(_inline(change.old, width), "red")]
         else:
             values = [
-                (short_repr(change.old, width // 2), "red"),
+                (_inline(change.old, width // 2), "red"),
                 (" → ", ""),
-                (short_repr(change.new, width // 2), "green"),
+                (_inline(change.new, width // 2), "green"),
             ]
         text.append("  ")
         for value, style in values:
