@@ -1,5 +1,6 @@
 """End to end: an app on the real SDKs, instrumented by OpenLLMetry with content capture,
-exports over the real OTLP exporter to ``regista serve``; the runs hold the conversation."""
+exports over the real OTLP exporter to ``regista serve``; the runs hold the conversation, and
+the same app replayed through the SDK replay server on those runs gets the same answers."""
 
 from __future__ import annotations
 
@@ -57,7 +58,34 @@ def test_openllmetry_spans_become_runs(tmp_path: Path) -> None:
         )
         assert done.returncode == 0, done.stderr
         assert "Refunded $40" in done.stdout
-    runs = sorted((Trace.load(p) for p in store.glob("*.jsonl")), key=lambda t: t.start.ts)
+        runs = sorted((Trace.load(p) for p in store.glob("*.jsonl")), key=lambda t: t.start.ts)
+        # The received runs replay through the SDK replay server to the same answers
+        # (loose: spans do not hold everything a request's digest needs).
+        import httpx2
+
+        with httpx2.Client(base_url=server.url) as http:
+            urls = [
+                http.post("/v1/replays", json={"run": r.session_id, "mode": "loose"}).json()
+                for r in runs
+            ]
+        sink = tmp_path / "sink"  # the replayed app's own spans go to another store
+        with BackgroundServer(create_app(sink)) as other:
+            again = subprocess.run(
+                [
+                    sys.executable,
+                    str(APP),
+                    f"{other.url}/v1/traces",
+                    urls[0]["anthropic_base_url"],
+                    urls[1]["openai_base_url"],
+                ],
+                capture_output=True,
+                text=True,
+                env=env,
+                timeout=120,
+            )
+        assert again.returncode == 0, again.stderr
+        assert again.stdout == done.stdout
+        assert len(claude.requests) == 2 and len(gpt.requests) == 1  # nothing reached them
     assert len(runs) == 2
     claude_run, gpt_run = runs
     steps = claude_run.steps()
