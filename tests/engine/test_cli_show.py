@@ -109,6 +109,15 @@ def test_bad_input_is_one_line_and_non_zero(
     assert err.count("\n") == 1 and err.startswith("regista: ") and message in err
 
 
+@given(st.text(alphabet=" \n\tab→é", max_size=400), st.integers(min_value=2, max_value=40))
+def test_short_of_long_texts_says_the_same(text: str, width: int) -> None:
+    """Long texts too (cut from a collapsed prefix, or word by word when white space
+    makes the prefix short)."""
+    whole = " ".join(text.split())
+    expected = whole if len(whole) <= width else whole[: width - 1] + "…"
+    assert _short(text, width) == expected
+
+
 @given(st.text(alphabet=" \n\tab→é", max_size=60), st.integers(min_value=2, max_value=40))
 def test_short_reads_only_what_it_shows_and_says_the_same(text: str, width: int) -> None:
     """_short stops reading a long text once it has enough: same result as collapsing
