@@ -6,7 +6,6 @@ import bisect
 import os
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, ClassVar
 
 from textual import on, work
@@ -17,9 +16,9 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 from textual.worker import get_current_worker
 
-from regista.defaults import DEFAULT_TRACE_DIR
 from regista.errors import RegistaError
 from regista.trace.index import StepEntry, TraceIndex
+from regista_tui.app import RegistaApp
 from regista_tui.navigation import Breakpoints, find, label_of
 from regista_tui.screens.help import HelpScreen, key_table
 from regista_tui.screens.prompt import GoToStep, SearchPrompt
@@ -211,6 +210,14 @@ class BrowserScreen(Screen[None]):
         self._seen: tuple[int, int] | None = None
         self._diverged_at = self._divergence()
 
+    @property
+    def regista(self) -> RegistaApp:
+        """The app, typed: its settings (agent, trace folder, settle time) are read here."""
+        app = self.app
+        if not isinstance(app, RegistaApp):
+            raise TypeError("BrowserScreen runs inside a RegistaApp")
+        return app
+
     def compose(self) -> ComposeResult:
         yield SessionHeader(self.index, notice=self._notice(), id="header")
         with Horizontal(id="main"):
@@ -220,7 +227,7 @@ class BrowserScreen(Screen[None]):
             yield StepView(
                 self.index,
                 model_label=self.label,
-                settle_s=getattr(self.app, "settle_s", 0.05),
+                settle_s=self.regista.settle_s,
                 id="step-view",
             )
         yield Static(id="status", markup=False)
@@ -588,7 +595,7 @@ class BrowserScreen(Screen[None]):
         start = self.index.start
         try:
             ref = start.agent_ref if start is not None else None
-            live = resolve_live(getattr(self.app, "agent", None), ref)
+            live = resolve_live(self.regista.agent, ref)
         except RegistaError as exc:
             self.app.call_from_thread(self._refuse, str(exc), "No agent for the live half")
             return
@@ -627,7 +634,7 @@ class BrowserScreen(Screen[None]):
         from regista_tui.forkrun import ForkRequest
         from regista_tui.screens.fork import ForkScreen
 
-        trace_dir = Path(getattr(self.app, "trace_dir", DEFAULT_TRACE_DIR))
+        trace_dir = self.regista.trace_dir
         request = ForkRequest(self.index.path, step, edit, live, trace_dir)
         self.set_status("")
         self.app.push_screen(ForkScreen(request))

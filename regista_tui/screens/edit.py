@@ -27,17 +27,6 @@ __all__ = ["ConfirmRewind", "EditStep"]
 
 Edit = ToolResultEdit | ModelAnswerEdit
 
-_MODAL_CSS = """
-{name} {{ align: center middle; background: $background 50%; }}
-{name} > Vertical {{ width: 90%; max-width: 110; height: auto; max-height: 95%;
-                     border: round $accent; background: $surface; padding: 0 1; }}
-{name} .hint {{ color: $text-muted; width: 100%; }}
-{name} .error {{ color: $error; text-style: bold; }}
-{name} .buttons {{ height: auto; }}
-{name} .buttons Button {{ margin: 0 1 0 0; }}
-"""
-
-
 #: The editor's height: at most, and at least when the screen is short.
 _EDITOR_MAX, _EDITOR_MIN = 24, 6
 
@@ -60,6 +49,10 @@ def _replayed(step: int) -> str:
     return f"{steps} replayed from the recording for $0, "
 
 
+#: The dialogs' look (shared by the editor and the rewind confirmation).
+MODAL_CSS_PATH = "modal.tcss"
+
+
 class EditStep(ModalScreen[Edit | None]):
     """Edit a tool step's result (and is_error) or a model step's answer.
 
@@ -71,19 +64,11 @@ class EditStep(ModalScreen[Edit | None]):
         live: Who answers the live steps after the edit.
     """
 
+    CSS_PATH = MODAL_CSS_PATH
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+s", "save", "Fork with this edit", id="edit.save", priority=True),
         Binding("escape", "cancel", "Cancel", id="edit.cancel"),
     ]
-    DEFAULT_CSS = (
-        _MODAL_CSS.format(name="EditStep")
-        + """
-    EditStep TextArea { height: auto; min-height: 6; max-height: 24; }  /* see _fit */
-    EditStep #edit-flags { height: auto; }
-    EditStep #edit-flags Label { padding: 1 1 0 1; }
-    EditStep #edit-error { height: auto; }
-    """
-    )
 
     def __init__(
         self, step: int, title: str, content: EditorContent, tool_names: set[str], live: LiveHalf
@@ -212,11 +197,11 @@ class EditStep(ModalScreen[Edit | None]):
 class ConfirmRewind(ModalScreen[bool]):
     """Say what a rewind to step N does and ask before doing it."""
 
+    CSS_PATH = MODAL_CSS_PATH
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter,y", "confirm", "Rewind", id="rewind.confirm"),
         Binding("escape,n", "cancel", "Cancel", id="rewind.cancel"),
     ]
-    DEFAULT_CSS = _MODAL_CSS.format(name="ConfirmRewind").replace("max-width: 110", "max-width: 80")
 
     def __init__(self, step: int, live: LiveHalf) -> None:
         super().__init__()
