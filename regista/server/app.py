@@ -42,6 +42,7 @@ ROUTE_MODULES: list[str] = [
     "regista.server.replays",
     "regista.server.record",
     "regista.server.runs",
+    "regista.server.recall",
     "regista.server.otlp",
 ]
 
