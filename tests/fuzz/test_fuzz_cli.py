@@ -2,8 +2,8 @@
 
 Each command either works or prints one ``regista: …`` line on stderr and exits non-zero;
 an exception escaping ``main`` (which would be a traceback) is a bug. ``regista serve`` is
-left out: it serves a folder rather than reading one trace (its routes have tests of their
-own).
+left out, as are ``mcp`` and ``record`` (servers and a wrapper; their routes have tests of
+their own) and ``import`` (it reads other tools' files, fuzzed with their importers).
 """
 
 from __future__ import annotations
@@ -35,6 +35,9 @@ def _commands(path: Path, original: Path, out: Path) -> list[list[str]]:
         ["runs", str(path.parent)],
         ["runs", str(path.parent), "--json"],
         ["verify", p],
+        ["share", p, "-o", str(out / "one.html")],
+        ["share", o, p, "-o", str(out / "two.html")],
+        ["recall", "order refund", str(path.parent)],
     ]
 
 
