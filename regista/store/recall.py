@@ -349,15 +349,16 @@ class RecallIndex:
         if d.end is not None:
             outcome = str(d.end.get("stop_reason") or "?")
             ok = int(outcome in OK_OUTCOMES and not d.end.get("error"))
-            steps = d.end.get("steps") if isinstance(d.end.get("steps"), int) else steps
+            steps = d.end.get("steps") if _sql_int(d.end.get("steps")) else steps
             c = d.end.get("cost_usd")
             cost = float(c) if isinstance(c, int | float) else None
-        elif d.last_step >= 0:
+        elif d.last_step >= 0 and _sql_int(d.last_step + 1):
             steps = max(steps or 0, d.last_step + 1)
         if d.texts:
             self.db.executemany(
                 "INSERT INTO steps(run_id, step, body) VALUES (?, ?, ?)",
-                [(run_id, step, text) for step, text in d.texts],
+                # a corrupt step number past SQLite's integers is kept out of the index
+                [(run_id, step, text) for step, text in d.texts if _sql_int(step)],
             )
         body_len = row[1] or 0
         if new or d.texts:
@@ -499,3 +500,8 @@ def recall(words: str, folder: str | Path | None = None, *, limit: int = 10) -> 
             index.db = index._rebuild()
             index.update()
             return index.search(words, limit)
+
+
+def _sql_int(value: object) -> bool:
+    """Whether ``value`` is an integer SQLite can store (a corrupt trace may hold any)."""
+    return isinstance(value, int) and not isinstance(value, bool) and -(2**63) <= value < 2**63

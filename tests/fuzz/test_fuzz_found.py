@@ -1,0 +1,30 @@
+"""Variants the fuzz suite once found failing, kept as fixed regression cases."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from mutate import mutations
+
+from regista.cli.main import main
+
+#: (seed, index, command): a recall index given a step number past SQLite's integers.
+FOUND = [(7, 77, "recall")]
+
+
+@pytest.mark.parametrize(("seed", "index", "command"), FOUND)
+def test_once_failing_variant(
+    seed_traces: dict[str, bytes],
+    tmp_path: Path,
+    seed: int,
+    index: int,
+    command: str,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    variant = list(mutations(seed_traces, index + 1, seed))[index]
+    path = tmp_path / "trace.jsonl"
+    path.write_bytes(variant.data)
+    argv = {"recall": ["recall", "order refund", str(tmp_path)]}[command]
+    assert main(argv) in (0, 1, 2)
+    assert "Traceback" not in capsys.readouterr().err
