@@ -11,6 +11,11 @@ message's redacted JSON is kept (by identity, for the last few thousand messages
 a request redacts only what is new in it. The bytes hashed are exactly
 ``redact_bytes(canonical_json(request))``: no secret shape crosses from one JSON value into
 the next, so redacting the parts is redacting the whole.
+
+A session's requests grow: each one is the previous one's messages and a few more.
+:class:`PrefixHasher` gives the same hashes as :func:`request_hash` while hashing only the
+new messages of each request, so a session's hashing is linear in its length instead of
+quadratic.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ import orjson
 
 from regista.redact import redact_bytes
 
-__all__ = ["canonical_json", "message_bytes", "request_hash"]
+__all__ = ["PrefixHasher", "canonical_json", "message_bytes", "request_hash", "same_json"]
 
 _CACHE_SIZE = 8192
 _cache: OrderedDict[int, tuple[Any, bytes]] = OrderedDict()
@@ -64,3 +69,77 @@ def request_hash(canonical_request: dict[str, Any]) -> str:
             h.update(redact_bytes(canonical_json(value)))
     h.update(b"}")
     return h.hexdigest()
+
+
+class PrefixHasher:
+    """:func:`request_hash` for a growing conversation, incremental over its messages.
+
+    The canonical JSON of a request is ``{<keys before "messages">,"messages":[m0,m1,…],
+    <keys after>}``. The hasher keeps the SHA-256 state after the messages of the last
+    request it hashed; a request whose messages start with those messages (the same
+    objects, or equal as JSON) continues from that state. Anything else (another head,
+    a history rewritten by a compaction) is hashed from the start, and becomes the state.
+
+    Messages already hashed must not be changed in place afterwards (the agent loop builds
+    new lists and never does).
+    """
+
+    def __init__(self) -> None:
+        self._head = b""
+        self._messages: list[Any] = []
+        self._state: Any = None
+
+    def __call__(self, canonical_request: dict[str, Any]) -> str:
+        """The :func:`request_hash` of ``canonical_request``."""
+        messages = canonical_request.get("messages")
+        if not isinstance(messages, list):
+            return request_hash(canonical_request)
+        keys = sorted(canonical_request)
+        before = [k for k in keys if k < "messages"]
+        after = [k for k in keys if k > "messages"]
+        head = b"{" + b"".join(_member(canonical_request, k, i) for i, k in enumerate(before))
+        head += b',"messages":[' if before else b'"messages":['
+        known = self._messages
+        n = len(known)
+        if (
+            self._state is not None
+            and head == self._head
+            and len(messages) >= n
+            and all(a is b or same_json(a, b) for a, b in zip(messages, known, strict=False))
+        ):
+            state = self._state.copy()
+            start = n
+        else:
+            state = hashlib.sha256(head)
+            start = 0
+        for i in range(start, len(messages)):
+            if i:
+                state.update(b",")
+            state.update(message_bytes(messages[i]))
+        self._head, self._messages, self._state = head, list(messages), state
+        final = state.copy()
+        final.update(b"]" + b"".join(_member(canonical_request, k, 1) for k in after) + b"}")
+        return str(final.hexdigest())
+
+
+def _member(request: dict[str, Any], key: str, i: int) -> bytes:
+    """``"key":value`` as :func:`request_hash` hashes it (``i``: its position)."""
+    return (
+        (b"," if i else b"")
+        + canonical_json(key)
+        + b":"
+        + redact_bytes(canonical_json(request[key]))
+    )
+
+
+def same_json(a: Any, b: Any) -> bool:
+    """Equal as JSON (``True == 1`` and ``1 == 1.0`` in Python, but not in canonical JSON)."""
+    if a is b:
+        return True
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(same_json(v, b[k]) for k, v in a.items())
+    if isinstance(a, list):
+        return len(a) == len(b) and all(same_json(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)

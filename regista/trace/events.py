@@ -8,6 +8,7 @@ Timestamps are made when an event is created, never when it is loaded.
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
@@ -31,14 +32,31 @@ __all__ = [
 ]
 
 #: The trace schema this regista writes (and the newest it reads). See docs/trace-format.md.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 Source = Literal["live", "recorded", "edit"]
 
 
+#: The last millisecond and whole second formatted, each as one tuple (replaced whole:
+#: safe across threads). Formatting a date costs more than writing a small event.
+_milli: list[tuple[int, str]] = [(-1, "")]
+_second: list[tuple[int, str]] = [(-1, "")]
+
+
 def now_ts() -> str:
     """UTC timestamp with milliseconds, e.g. ``2026-07-02T18:04:11.123Z``."""
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    ms = time.time_ns() // 1_000_000
+    last = _milli[0]
+    if last[0] == ms:
+        return last[1]
+    second, milli = divmod(ms, 1000)
+    cached = _second[0]
+    if cached[0] != second:
+        cached = (second, datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%S"))
+        _second[0] = cached
+    text = f"{cached[1]}.{milli:03d}Z"
+    _milli[0] = (ms, text)
+    return text
 
 
 class EventBase(BaseModel):
@@ -78,7 +96,10 @@ class SessionStart(EventBase):
 class LlmRequestEvent(EventBase):
     """A model request. ``messages`` holds only what is new since the previous request:
     the full list is the previous request's first ``messages_prefix`` messages followed by
-    ``messages`` (``request_hash`` proves the rebuild)."""
+    ``messages`` (``request_hash`` proves the rebuild).
+
+    Loaded events hold ``system``, ``tools`` and every tool result in full; the line on
+    disk leaves out what earlier lines hold (``regista.trace.compact``)."""
 
     type: Literal["llm.request"] = "llm.request"
     step: int

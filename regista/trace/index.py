@@ -27,7 +27,9 @@ import orjson
 
 from regista.errors import TraceError, TraceFormatError
 from regista.pricing import add_costs
+from regista.trace.compact import complete_request
 from regista.trace.events import SCHEMA_VERSION, LlmRequestEvent, SessionEnd, SessionStart
+from regista.trace.migrations import migrate
 from regista.trace.reader import TraceSummary, not_a_trace_file, parse_line
 from regista.trace.steps import Step, StepKind
 from regista.types import Usage
@@ -47,6 +49,9 @@ _COUNTS = (
     "cache_creation_input_tokens",
     "cache_read_input_tokens",
 )
+_TOOL_USE_ID = re.compile(rb'"tool_use_id"\s*:\s*("(?:[^"\\]|\\.){0,200}")')
+# A compact request writes ``system`` (and ``tools``) right after ``model`` when it has them.
+_MODEL = re.compile(rb'"model"\s*:\s*"(?:[^"\\]|\\.)*"\s*,\s*("system")?')
 _KIND_OF: dict[bytes, StepKind] = {
     b"llm.request": "model",
     b"tool.call": "tool",
@@ -139,6 +144,11 @@ class TraceIndex:
         self._denials = 0
         self._tool_calls = 0
         self._compactions = 0
+        # Compact requests (schema 2) leave out what earlier lines hold: where to find it.
+        self._context_line: int | None = None
+        self._contexts: dict[int, int] = {}
+        self._results: dict[str, list[int]] = {}
+        self._context_cache: tuple[int, dict[str, Any]] | None = None
 
     # -- scanning ------------------------------------------------------------------------
 
@@ -231,6 +241,13 @@ class TraceIndex:
                 self.start = event
             elif isinstance(event, SessionEnd):
                 self.end = event
+        if etype == b"llm.request":
+            self._note_request(offset, length, lineno, head)
+        elif etype == b"tool.result":
+            um = _TOOL_USE_ID.search(head)
+            if um is not None:
+                uid = orjson.loads(um.group(1))
+                self._results.setdefault(uid, []).append(lineno)
         with self._lock:
             self.offsets.append(offset)
             self.lengths.append(length)
@@ -269,6 +286,19 @@ class TraceIndex:
             elif etype in (b"llm.response", b"context.compaction"):
                 entry.complete = True
 
+    def _note_request(self, offset: int, length: int, lineno: int, head: bytes) -> None:
+        """Note whether a request line writes ``system`` and ``tools`` itself."""
+        m = _MODEL.search(head)
+        if m is not None and m.end() < len(head):
+            own = m.group(1) is not None
+        else:  # the head was too short to tell
+            data = orjson.loads(pread(self._fd, length, offset))
+            own = isinstance(data, dict) and "system" in data
+        if own:
+            self._context_line = lineno
+        elif self._context_line is not None:
+            self._contexts[lineno] = self._context_line
+
     # -- reading -------------------------------------------------------------------------
 
     def __len__(self) -> int:
@@ -284,8 +314,28 @@ class TraceIndex:
         return parse_line(pread(self._fd, length, offset), self.path, lineno + 1)
 
     def event(self, lineno: int) -> Any:
-        """The validated event on line ``lineno`` (0-based)."""
-        return parse_line(self.raw_line(lineno), self.path, lineno + 1)
+        """The validated event on line ``lineno`` (0-based), compact requests completed."""
+        return parse_line(self.raw_line(lineno), self.path, lineno + 1, _LineResolver(self, lineno))
+
+    def _context_of(self, lineno: int) -> dict[str, Any] | None:
+        """``system`` and ``tools`` of the request line ``lineno`` leaves them out of."""
+        at = self._contexts.get(lineno)
+        if at is None:
+            return None
+        cached = self._context_cache
+        if cached is not None and cached[0] == at:
+            return cached[1]
+        data = migrate(orjson.loads(self.raw_line(at)))
+        context = {k: data.get(k) for k in ("system", "tools")}
+        self._context_cache = (at, context)
+        return context
+
+    def _result_before(self, uid: str, lineno: int) -> Any:
+        """The content of the latest ``tool.result`` for ``uid`` before line ``lineno``."""
+        for at in reversed(self._results.get(uid, ())):
+            if at < lineno:
+                return orjson.loads(self.raw_line(at)).get("content")
+        return None
 
     def step(self, pos: int) -> Step:
         """The ``pos``-th step (its events decoded and validated), cached.
@@ -449,3 +499,20 @@ def read_summary(path: str | Path) -> TraceSummary:
         return index.summary()
     finally:
         index.close()
+
+
+class _LineResolver:
+    """Completes one compact request line of an index from the lines it refers to."""
+
+    def __init__(self, index: TraceIndex, lineno: int) -> None:
+        self.index = index
+        self.lineno = lineno
+
+    def resolve(self, data: dict[str, Any]) -> None:
+        if data.get("type") != "llm.request":
+            return
+        complete_request(
+            data,
+            self.index._context_of(self.lineno),
+            lambda uid: self.index._result_before(uid, self.lineno),
+        )

@@ -1,19 +1,30 @@
 """Migrations of older trace schemas to :data:`SCHEMA_VERSION`.
 
-Version 1 is the first schema, so there is nothing to migrate yet. When the schema
-changes: bump ``SCHEMA_VERSION`` in ``events.py``, add a ``_v{N}_to_v{N+1}`` function
-here, and describe the change in ``docs/trace-format.md``.
+Each ``_v{N}_to_v{N+1}`` takes one decoded event of version N and returns it in version
+N+1; :func:`migrate` chains them. See the migration notes in ``docs/trace-format.md``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from regista.trace.events import SCHEMA_VERSION
 
 __all__ = ["migrate"]
 
-_MIGRATIONS: dict[int, Any] = {}
+
+def _v1_to_v2(event: dict[str, Any]) -> dict[str, Any]:
+    """Version 1 wrote every request whole: its ``system`` and ``tools`` are explicit
+    (absent meant the default), and it has no ``result_refs``."""
+    if event.get("type") == "llm.request":
+        event.setdefault("system", None)
+        event.setdefault("tools", [])
+    event["schema_version"] = 2
+    return event
+
+
+_MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _v1_to_v2}
 
 
 def migrate(event: dict[str, Any]) -> dict[str, Any]:

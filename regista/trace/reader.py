@@ -20,6 +20,7 @@ from pydantic import ValidationError
 from regista._gc import paused_gc
 from regista.errors import TraceError, TraceFormatError, TraceWarning, UnsupportedSchemaVersion
 from regista.pricing import add_costs
+from regista.trace.compact import RequestDecoder, Resolver, TraceRefError
 from regista.trace.events import (
     SCHEMA_VERSION,
     ContextCompaction,
@@ -90,8 +91,17 @@ def not_a_trace_file(folder: Path) -> str:
     return f"{folder}: is a directory, not a trace file{hint}"
 
 
-def parse_line(raw: bytes, path: Path, lineno: int) -> Any:
-    """Decode, version-check, migrate and validate one trace line."""
+def parse_line(raw: bytes, path: Path, lineno: int, decoder: Resolver | None = None) -> Any:
+    """Decode, version-check, migrate and validate one trace line.
+
+    Args:
+        raw: The line, without its newline.
+        path: The trace (for messages).
+        lineno: The 1-based line number (for messages).
+        decoder: Completes compact ``llm.request`` lines from the lines before; give the
+            same decoder every line of a trace in order. Without one, a compact request
+            is returned as written (no ``system``/``tools``, referred results left out).
+    """
     try:
         data = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
@@ -109,6 +119,11 @@ def parse_line(raw: bytes, path: Path, lineno: int) -> Any:
     if version > SCHEMA_VERSION:
         raise UnsupportedSchemaVersion(path, version, SCHEMA_VERSION)
     data = migrate(data)
+    if decoder is not None:
+        try:
+            decoder.resolve(data)
+        except TraceRefError as exc:
+            raise TraceFormatError(path, lineno, f"invalid 'llm.request' event: {exc}") from None
     try:
         event = EventAdapter.validate_python(data)
     except ValidationError as exc:
@@ -403,13 +418,14 @@ def _parse_lines(lines: list[bytes], path: Path, unterminated: bool) -> tuple[li
     events: list[Any] = []
     truncated = False
     last = len(lines)
+    decoder = RequestDecoder()
     for lineno, raw in enumerate(lines, start=1):
         if not raw.strip():
             if lineno == last:
                 continue
             raise TraceFormatError(path, lineno, "empty line")
         try:
-            event = parse_line(raw, path, lineno)
+            event = parse_line(raw, path, lineno, decoder)
         except TraceFormatError:
             if lineno == last and events and unterminated:
                 warnings.warn(

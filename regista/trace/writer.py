@@ -11,6 +11,11 @@ A write that fails (a full disk, a file-size limit, an I/O error) raises
 trace stays readable and later, smaller events (the session's end) may still fit; an
 event that cannot be serialised (nested deeper than ``MAX_DEPTH``) is refused the same
 way. A trace whose first event could not be written is removed: no empty file is left.
+
+Writing is on every step's path, so a line is made straight from the fields (in the
+model's field order, defaults filled in) without validating a pydantic model first; the
+event returned and handed to listeners is made from the same dict. ``llm.request`` lines
+are written in their compact form (``regista.trace.compact``).
 """
 
 from __future__ import annotations
@@ -24,7 +29,8 @@ import orjson
 
 from regista.errors import TraceExistsError, TraceWriteError, UserError
 from regista.redact import redact_bytes
-from regista.trace.events import EventBase
+from regista.trace.compact import RequestEncoder
+from regista.trace.events import EventBase, LlmRequestEvent, ToolResult, now_ts
 from regista.trace.validate import MAX_DEPTH, too_deep
 
 __all__ = ["TraceWriter", "too_deep_error"]
@@ -90,6 +96,7 @@ class TraceWriter:
         self._seq = 0
         self._size = 0
         self._listeners: list[Any] = []
+        self._requests = RequestEncoder()
 
     @property
     def next_seq(self) -> int:
@@ -109,24 +116,37 @@ class TraceWriter:
         Returns:
             The event that was written.
         """
-        if self.clock is not None:
-            fields.setdefault("ts", self.clock())
-        event = event_cls(session_id=self.session_id, seq=self._seq, **fields)
-        kind = str(getattr(event, "type", event_cls.__name__))
+        if self.clock is not None and "ts" not in fields:
+            fields["ts"] = self.clock()
+        data = _line(event_cls, self.session_id, self._seq, fields)
         try:
-            data = event.model_dump(mode="json")
-            line = orjson.dumps(data) + b"\n"
-            if self.redact:
-                line = redact_bytes(line)
-        except (TypeError, ValueError, RecursionError):  # past orjson's / pydantic's depth
-            line, data = b"[" * (MAX_DEPTH + 1), None
-        if data is None or too_deep(line, data):
-            raise too_deep_error(kind, self.path)
+            line = self._encode(event_cls, data)
+        except TypeError:  # a value orjson does not know (a Path, …), or nested too deep
+            event = event_cls(**data)  # a field of the wrong kind is pydantic's to say
+            try:
+                data = event.model_dump(mode="json")
+                line = self._encode(event_cls, data)
+            except (TypeError, ValueError, RecursionError):  # past orjson's / pydantic's depth
+                raise too_deep_error(str(data.get("type")), self.path) from None
+        if self.redact:
+            line = redact_bytes(line)
+        if too_deep(line, data):
+            raise too_deep_error(str(data.get("type")), self.path)
         self._append(line)
         self._seq += 1
+        if event_cls is LlmRequestEvent:
+            self._requests.commit()
+        elif event_cls is ToolResult:
+            self._requests.note_result(data["tool_use_id"], data["content"])
+        event = _event(event_cls, data)
         for listener in self._listeners:
             listener(event)
         return event
+
+    def _encode(self, event_cls: type[EventBase], data: dict[str, Any]) -> bytes:
+        if event_cls is LlmRequestEvent:
+            return orjson.dumps(self._requests.encode(data)) + b"\n"
+        return orjson.dumps(data) + b"\n"
 
     def _append(self, line: bytes) -> None:
         view = memoryview(line)
@@ -165,3 +185,65 @@ class TraceWriter:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class _Shape:
+    """What the writer needs to know of an event class to make its lines fast."""
+
+    def __init__(self, event_cls: type[EventBase]) -> None:
+        fields = event_cls.model_fields
+        #: Every field in order, with its default (required ones: a placeholder).
+        self.template = {name: f.default for name, f in fields.items()}
+        self.factories = [
+            (name, f.default_factory)
+            for name, f in fields.items()
+            if f.default_factory is not None and name != "ts"
+        ]
+        self.required = frozenset(
+            name for name, f in fields.items() if f.is_required() and name not in _STAMPED
+        )
+        self.names = frozenset(fields)
+        self.width = len(fields)
+
+
+_STAMPED = ("session_id", "seq")
+_SHAPES: dict[type[EventBase], _Shape] = {}
+
+
+def _line(
+    event_cls: type[EventBase], session_id: str, seq: int, fields: dict[str, Any]
+) -> dict[str, Any]:
+    """The line's dict: every field in the model's order (defaults filled in), then extras.
+
+    The engine's own callers pass fields of the right types, and the reader validates
+    every line it loads; a missing required field is left to pydantic to report.
+    """
+    shape = _SHAPES.get(event_cls) or _SHAPES.setdefault(event_cls, _Shape(event_cls))
+    if not shape.required.issubset(fields):
+        return event_cls(**fields, session_id=session_id, seq=seq).model_dump(mode="json")
+    data = shape.template.copy()
+    data.update(fields)  # known keys keep the model's order; extras come last
+    data["session_id"] = session_id
+    data["seq"] = seq
+    if "ts" not in fields:
+        data["ts"] = now_ts()
+    for name, factory in shape.factories:
+        if name not in fields:
+            data[name] = factory()  # type: ignore[call-arg]
+    return data
+
+
+def _event(event_cls: type[EventBase], data: dict[str, Any]) -> Any:
+    """The event of a line dict, built as ``model_construct`` builds it, without its cost."""
+    shape = _SHAPES.get(event_cls) or _SHAPES.setdefault(event_cls, _Shape(event_cls))
+    if len(data) == shape.width:
+        values, extra = data, {}
+    else:
+        values = {k: v for k, v in data.items() if k in shape.names}
+        extra = {k: v for k, v in data.items() if k not in shape.names}
+    event = event_cls.__new__(event_cls)
+    object.__setattr__(event, "__dict__", values)
+    object.__setattr__(event, "__pydantic_fields_set__", set(data))
+    object.__setattr__(event, "__pydantic_extra__", extra)
+    object.__setattr__(event, "__pydantic_private__", None)
+    return event

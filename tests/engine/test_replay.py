@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import orjson
 import pytest
 from builders import SIMPLE_SCRIPT, Effects, answer, rich_agent, simple_agent, tool_use
 
@@ -73,7 +74,16 @@ async def test_replay_of_a_replay(rich_trace: Path, tmp_path: Path) -> None:
     assert Trace.load(second.trace_path).request_hashes() == Trace.load(rich_trace).request_hashes()
 
 
-def _tamper_tool_result(path: Path, tool_use_id: str, content: str) -> None:
+def _write_whole(path: Path) -> None:
+    """Rewrite a trace with every request whole (no references to tool results), so that
+    editing a tool result by hand changes only the tool result."""
+    events = Trace.load(path).events
+    path.write_bytes(b"".join(orjson.dumps(ev.model_dump(mode="json")) + b"\n" for ev in events))
+
+
+def _tamper_tool_result(path: Path, tool_use_id: str, content: str, *, whole: bool) -> None:
+    if whole:
+        _write_whole(path)
     lines = path.read_text().splitlines()
     for i, line in enumerate(lines):
         ev = json.loads(line)
@@ -83,9 +93,16 @@ def _tamper_tool_result(path: Path, tool_use_id: str, content: str) -> None:
     path.write_text("\n".join(lines) + "\n")
 
 
+async def test_a_changed_tool_result_that_a_request_refers_to_is_named(tmp_path: Path) -> None:
+    result = simple_agent(tmp_path).run_sync("Weather?")
+    _tamper_tool_result(result.trace_path, "toolu_1", "Snowing in Paris.", whole=False)
+    with pytest.raises(ReplayDivergence, match=r"step 2 .*no longer hashes to its request_hash"):
+        await replay(result.trace_path, trace_dir=tmp_path / "r")
+
+
 async def test_strict_divergence_names_step_and_path(tmp_path: Path) -> None:
     result = simple_agent(tmp_path).run_sync("Weather?")
-    _tamper_tool_result(result.trace_path, "toolu_1", "Snowing in Paris.")
+    _tamper_tool_result(result.trace_path, "toolu_1", "Snowing in Paris.", whole=True)
     with pytest.raises(ReplayDivergence) as info:
         await replay(result.trace_path, trace_dir=tmp_path / "r")
     err = info.value
@@ -106,7 +123,7 @@ async def test_long_string_divergence_shows_a_window(tmp_path: Path) -> None:
     original = trace.tool_results()["toolu_1"].content
     assert isinstance(original, str)
     changed = original[:100] + "X" + original[101:]
-    _tamper_tool_result(result.trace_path, "toolu_1", changed)
+    _tamper_tool_result(result.trace_path, "toolu_1", changed, whole=True)
     with pytest.raises(ReplayDivergence) as info:
         await replay(result.trace_path, trace_dir=tmp_path / "r")
     assert "first difference at character 101" in str(info.value)
@@ -115,7 +132,7 @@ async def test_long_string_divergence_shows_a_window(tmp_path: Path) -> None:
 
 async def test_warn_mode_warns_and_goes_on(tmp_path: Path) -> None:
     result = simple_agent(tmp_path).run_sync("Weather?")
-    _tamper_tool_result(result.trace_path, "toolu_1", "Snowing in Paris.")
+    _tamper_tool_result(result.trace_path, "toolu_1", "Snowing in Paris.", whole=True)
     with pytest.warns(ReplayDivergenceWarning, match="diverged at step") as caught:
         replayed = await replay(result.trace_path, mode="warn", trace_dir=tmp_path / "r")
     assert "diverged at step 2" in str(caught[0].message)
@@ -127,7 +144,7 @@ async def test_warn_mode_warns_and_goes_on(tmp_path: Path) -> None:
 
 async def test_hybrid_falls_through_to_the_fallback(tmp_path: Path) -> None:
     result = simple_agent(tmp_path).run_sync("Weather?")
-    _tamper_tool_result(result.trace_path, "toolu_1", "Snowing in Paris.")
+    _tamper_tool_result(result.trace_path, "toolu_1", "Snowing in Paris.", whole=True)
     fallback = ScriptedProvider([answer(text="Live: bring a coat.")])
     replayed = await replay(
         result.trace_path, mode="hybrid", fallback=fallback, trace_dir=tmp_path / "r"
@@ -155,6 +172,7 @@ async def test_hybrid_past_the_end_goes_live(tmp_path: Path) -> None:
 
 async def test_tool_call_without_recorded_result_diverges(tmp_path: Path) -> None:
     result = simple_agent(tmp_path).run_sync("Weather?")
+    _write_whole(result.trace_path)
     lines = [
         ln
         for ln in result.trace_path.read_text().splitlines()
@@ -251,6 +269,7 @@ async def test_replay_of_a_failed_session_reproduces_its_error(tmp_path: Path) -
 
 async def test_a_changed_request_at_the_failed_call_is_a_divergence(tmp_path: Path) -> None:
     failed = _failed_session(tmp_path)
+    _write_whole(failed)
     lines = failed.read_text().splitlines()
     out = []
     for line in lines:  # the tool result that feeds the failed call changes

@@ -121,7 +121,7 @@ def test_newer_schema_is_refused_with_a_clear_message(path: Path) -> None:
     with pytest.raises(UnsupportedSchemaVersion) as exc:
         Trace.load(path)
     message = str(exc.value)
-    assert "version 99" in message and "up to 1" in message and "Upgrade" in message
+    assert "version 99" in message and "up to 2" in message and "Upgrade" in message
 
 
 def test_missing_empty_and_directory(tmp_path: Path) -> None:

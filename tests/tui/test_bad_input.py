@@ -59,7 +59,7 @@ def test_not_a_trace(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
 
 def test_newer_schema(trace_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "future.jsonl"
-    path.write_bytes(trace_path.read_bytes().replace(b'"schema_version":1', b'"schema_version":9'))
+    path.write_bytes(trace_path.read_bytes().replace(b'"schema_version":2', b'"schema_version":9'))
     assert "schema version 9" in _fails([str(path)], capsys)
 
 

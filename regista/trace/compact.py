@@ -1,0 +1,221 @@
+"""The compact form of ``llm.request`` lines (schema 2), and how a reader rebuilds them.
+
+An agent's requests repeat what the trace already holds: the same system prompt and tool
+schemas on every call, and each tool's output both in its ``tool.result`` and again in the
+next request. Since schema 2 an ``llm.request`` line leaves those out:
+
+- ``system`` and ``tools`` are written on the first request and again, both of them, whenever
+  either changed; a line without them has the previous request's.
+- A ``tool_result`` block in ``messages`` whose ``content`` equals the ``content`` of the
+  latest ``tool.result`` event with its ``tool_use_id`` is written without ``content``, and
+  that id is listed in ``result_refs``.
+
+:class:`RequestEncoder` makes lines so (the writer); :class:`RequestDecoder` puts back what
+was left out (the reader), so a loaded event holds the request exactly as it was sent, and
+its ``request_hash`` proves it. Both work on the plain dicts of the lines, in ``seq`` order.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from regista.trace.canonical import same_json
+
+__all__ = [
+    "REQUEST_CONTEXT",
+    "RequestDecoder",
+    "RequestEncoder",
+    "Resolver",
+    "TraceRefError",
+    "complete_request",
+    "fill_results",
+]
+
+#: The fields of an ``llm.request`` that are written only when they change.
+REQUEST_CONTEXT = ("system", "tools")
+
+_MISSING: Any = object()
+
+
+class Resolver(Protocol):
+    """Completes decoded lines from what came before them (see ``parse_line``)."""
+
+    def resolve(self, data: dict[str, Any]) -> None: ...
+
+
+class TraceRefError(ValueError):
+    """A compact ``llm.request`` refers to something the trace does not hold."""
+
+
+def _is_result(block: Any) -> bool:
+    return type(block) is dict and block.get("type") == "tool_result"
+
+
+class RequestEncoder:
+    """Writes ``llm.request`` lines compactly; told of every line of one trace that
+    reached the disk (:meth:`commit`, :meth:`note_result`), in order."""
+
+    def __init__(self) -> None:
+        self._system: Any = _MISSING
+        self._tools: Any = _MISSING
+        self._results: dict[str, Any] = {}
+        self._pending: tuple[Any, Any] = (_MISSING, _MISSING)
+
+    def commit(self) -> None:
+        """The line :meth:`encode` made last is on disk (a failed write is not)."""
+        self._system, self._tools = self._pending
+
+    def note_result(self, tool_use_id: str, content: Any) -> None:
+        """A ``tool.result`` line was written."""
+        self._results[tool_use_id] = content
+
+    def encode(self, line: dict[str, Any]) -> dict[str, Any]:
+        """The compact form of a full ``llm.request`` line (``line`` is not changed)."""
+        system, tools = line["system"], line["tools"]
+        out = dict(line)
+        if same_json(system, self._system) and same_json(tools, self._tools):
+            del out["system"], out["tools"]
+        # kept even when equal: the next request most likely passes these same objects
+        self._pending = (system, tools)
+        if self._results:
+            messages, refs = self._refer(line["messages"])
+            if refs:
+                out["messages"] = messages
+                out["result_refs"] = refs
+        return out
+
+    def _refer(self, messages: list[Any]) -> tuple[list[Any], list[str]]:
+        results = self._results
+        refs: list[str] = []
+        bare: set[Any] = set()
+        out: list[Any] = []
+        for m in messages:
+            content = m.get("content") if type(m) is dict else None
+            if type(content) is not list:
+                out.append(m)
+                continue
+            blocks: list[Any] | None = None
+            for i, b in enumerate(content):
+                if type(b) is not dict or b.get("type") != "tool_result":
+                    continue
+                uid: Any = b.get("tool_use_id")
+                if "content" not in b:
+                    bare.add(uid)
+                    continue
+                recorded = results.get(uid, _MISSING) if type(uid) is str else _MISSING
+                if recorded is _MISSING or not same_json(b["content"], recorded):
+                    continue
+                if blocks is None:
+                    blocks = list(content)
+                blocks[i] = {k: v for k, v in b.items() if k != "content"}
+                if uid not in refs:
+                    refs.append(uid)
+            out.append(m if blocks is None else {**m, "content": blocks})
+        if bare.intersection(refs):
+            # A block without content of its own would take a referred one on reading:
+            # never refer to an id that such a block carries.
+            self._results = {k: v for k, v in results.items() if k not in bare}
+            try:
+                return self._refer(messages)
+            finally:
+                self._results = results
+        return out, refs
+
+
+class RequestDecoder:
+    """Rebuilds compact ``llm.request`` lines; fed every event of one trace in order."""
+
+    def __init__(self) -> None:
+        self._context: dict[str, Any] | None = None
+        self._results: dict[str, Any] = {}
+
+    def resolve(self, data: dict[str, Any]) -> None:
+        """Complete ``data`` (a decoded, migrated event) in place.
+
+        Raises:
+            TraceRefError: It refers to a request or a tool result that came before it
+                in no line.
+        """
+        kind = data.get("type")
+        if kind == "tool.result":
+            uid = data.get("tool_use_id")
+            if isinstance(uid, str) and "content" in data:
+                self._results[uid] = data["content"]
+        elif kind == "llm.request":
+            self._request(data)
+
+    def _request(self, data: dict[str, Any]) -> None:
+        context = complete_request(data, self._context, self._results.get)
+        if context is not None:
+            self._context = context
+
+
+def complete_request(
+    data: dict[str, Any], context: dict[str, Any] | None, lookup: Any
+) -> dict[str, Any] | None:
+    """Complete one decoded ``llm.request`` line in place.
+
+    Args:
+        data: The line's dict (migrated to the current schema).
+        context: ``system`` and ``tools`` of the latest earlier request that wrote them.
+        lookup: ``lookup(tool_use_id)`` gives the content of the latest earlier
+            ``tool.result`` with that id, or ``None``.
+
+    Returns:
+        The context of the requests after it when this line wrote any of it, else ``None``.
+
+    Raises:
+        TraceRefError: It leaves out what no earlier line holds.
+    """
+    own = any(k in data for k in REQUEST_CONTEXT)
+    if not all(k in data for k in REQUEST_CONTEXT):
+        if context is None:
+            missing = ", ".join(k for k in REQUEST_CONTEXT if k not in data)
+            raise TraceRefError(f"no {missing}, and no earlier llm.request to take it from")
+        for k in REQUEST_CONTEXT:
+            data.setdefault(k, context[k])
+    refs = data.pop("result_refs", None)
+    if refs is not None:
+        fill_results(data, refs, lookup)
+    return {k: data[k] for k in REQUEST_CONTEXT} if own else None
+
+
+def fill_results(data: dict[str, Any], refs: Any, lookup: Any) -> None:
+    """Put the referred tool results back into ``data["messages"]``.
+
+    Args:
+        data: A decoded ``llm.request`` line without its ``result_refs``.
+        refs: The ``result_refs`` it had.
+        lookup: ``lookup(tool_use_id)`` gives the recorded content, or ``None``.
+
+    Raises:
+        TraceRefError: A ref is not a tool_use_id of an earlier ``tool.result``.
+    """
+    if not isinstance(refs, list) or not all(isinstance(r, str) for r in refs):
+        raise TraceRefError("result_refs must be a list of tool_use_ids")
+    contents: dict[str, Any] = {}
+    for uid in refs:
+        content = lookup(uid)
+        if content is None:
+            raise TraceRefError(f"result_refs names {uid!r}, which no earlier tool.result has")
+        contents[uid] = content
+    messages = data.get("messages")
+    if not isinstance(messages, list):
+        return  # validation says what is wrong
+    for m in messages:
+        blocks = m.get("content") if isinstance(m, dict) else None
+        if not isinstance(blocks, list):
+            continue
+        for i, b in enumerate(blocks):
+            if _is_result(b) and "content" not in b and b.get("tool_use_id") in contents:
+                blocks[i] = _with_content(b, contents[b["tool_use_id"]])
+
+
+def _with_content(block: dict[str, Any], content: Any) -> dict[str, Any]:
+    """``block`` with ``content`` put back where the writer had it (after ``tool_use_id``)."""
+    out: dict[str, Any] = {}
+    for k, v in block.items():
+        out[k] = v
+        if k == "tool_use_id":
+            out["content"] = content
+    return out
