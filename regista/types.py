@@ -113,6 +113,16 @@ class LlmRequest(BaseModel):
             self._hash = request_hash(self.canonical())
         return self._hash
 
+    def hash_by(self, hasher: Callable[[dict[str, Any]], str]) -> str:
+        """:attr:`hash`, computed by ``hasher`` when not known yet.
+
+        ``hasher`` must give :func:`~regista.trace.canonical.request_hash`'s value (the recorder
+        passes a :class:`~regista.trace.canonical.PrefixHasher`).
+        """
+        if self._hash is None:
+            self._hash = hasher(self.canonical())
+        return self._hash
+
     def __setattr__(self, name: str, value: Any) -> None:
         if not name.startswith("_"):
             self._hash = None  # a field changed: the cached hash is stale

@@ -23,6 +23,7 @@ from typing import Any
 
 from regista._version import __version__
 from regista.pricing import add_costs
+from regista.trace.canonical import PrefixHasher
 from regista.trace.events import (
     ContextCompaction,
     ErrorEvent,
@@ -83,6 +84,8 @@ class TraceRecorder:
         self.cost_usd: float | None = 0.0
         self.sources: dict[str, int] = {"recorded": 0, "edit": 0, "live": 0}
         self._prev_messages: list[Message] = []
+        #: Hashes each request from where the previous one's messages left off.
+        self._hasher = PrefixHasher()
 
     @classmethod
     def create(
@@ -224,7 +227,7 @@ class TraceRecorder:
             LlmRequestEvent,
             step=step,
             turn=self.turns,
-            request_hash=request.hash,
+            request_hash=request.hash_by(self._hasher),
             model=request.model,
             system=request.system,
             tools=request.tools,

@@ -1,0 +1,88 @@
+"""The incremental request hash gives exactly the plain hash, whatever the requests do."""
+
+from __future__ import annotations
+
+import copy
+import os
+import random
+from pathlib import Path
+from typing import Any
+
+from regista.trace.canonical import PrefixHasher, request_hash
+from regista.trace.reader import Trace
+from regista.types import LlmRequest
+
+SAMPLES = Path(__file__).parents[2] / "sample_traces"
+RUNS = int(os.environ.get("REGISTA_FUZZ_RUNS", "40"))
+
+
+def _request(messages: list[Any], **kw: Any) -> dict[str, Any]:
+    return LlmRequest(
+        model=kw.get("model", "m"),
+        system=kw.get("system", "S"),
+        messages=messages,
+        tools=kw.get("tools", []),
+        max_tokens=kw.get("max_tokens", 100),
+        params=kw.get("params", {}),
+    ).canonical()
+
+
+def test_the_sample_sessions_hash_as_recorded() -> None:
+    for path in SAMPLES.glob("*.jsonl"):
+        hasher = PrefixHasher()
+        for ev, request in Trace.load(path).iter_requests():
+            assert hasher(request.canonical()) == ev.request_hash
+
+
+def test_edge_cases_hash_as_the_plain_hash() -> None:
+    hasher = PrefixHasher()
+    m = [{"role": "user", "content": "hi"}]
+    a = {"role": "assistant", "content": [{"type": "text", "text": "é"}]}
+    u = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": 1}]}
+    u_true = {
+        "role": "user",
+        "content": [{"type": "tool_result", "tool_use_id": "t", "content": True}],
+    }
+    sequence = [
+        _request([]),  # no messages
+        _request(m),
+        _request([*m, a]),
+        _request([*m, a], system="changed system prompt"),
+        _request([*m, a], tools=[{"name": "f", "input_schema": {}}]),
+        _request([*m, a], max_tokens=5),  # a key before "messages" changed
+        _request([*m, a, u], max_tokens=5),
+        _request([*m, a, u_true], max_tokens=5),  # equal in Python, not as JSON
+        _request([{"role": "user", "content": "summary"}, u_true]),  # a compaction rewrote it
+        _request([*m, a]),
+        _request([*m, a], params={"temperature": 0.5, "stop_sequences": ["x"]}),
+        _request(m),  # shorter than the last one
+        _request([copy.deepcopy(m[0]), copy.deepcopy(a)]),  # equal copies
+        {"model": "m", "messages": m},  # other keys
+        {"a": 1, "messages": "not a list", "z": 2},
+        {"zzz": None, "messages": m},
+    ]
+    for req in sequence:
+        assert hasher(req) == request_hash(req), req
+
+
+def test_fuzz_growing_sessions_hash_as_the_plain_hash() -> None:
+    rng = random.Random(31337)
+    values: list[Any] = [1, True, 1.0, "x", "é" * 3, None, [], {}, {"a": [1, {"b": False}]}]
+    for _ in range(RUNS):
+        hasher = PrefixHasher()
+        messages: list[Any] = []
+        system = "S"
+        for _step in range(rng.randint(1, 30)):
+            roll = rng.random()
+            if roll < 0.1 and messages:
+                messages = [{"role": "user", "content": "summary"}, *messages[-2:]]
+            elif roll < 0.15 and messages:
+                messages = messages[:-1]
+            elif roll < 0.2 and messages:  # an equal copy of the history
+                messages = copy.deepcopy(messages)
+            if rng.random() < 0.1:
+                system = rng.choice(["S", "T", ""])
+            for _ in range(rng.randint(0, 3)):
+                messages = [*messages, {"role": "user", "content": [{"v": rng.choice(values)}]}]
+            req = _request(messages, system=system, max_tokens=rng.choice([100, 100, 7]))
+            assert hasher(req) == request_hash(req)
