@@ -245,8 +245,11 @@ class TraceIndex:
             self._note_request(offset, length, lineno, head)
         elif etype == b"tool.result":
             um = _TOOL_USE_ID.search(head)
-            if um is not None:
-                uid = orjson.loads(um.group(1))
+            try:
+                uid = orjson.loads(um.group(1)) if um is not None else None
+            except orjson.JSONDecodeError:
+                uid = None
+            if isinstance(uid, str):
                 self._results.setdefault(uid, []).append(lineno)
         with self._lock:
             self.offsets.append(offset)
@@ -292,7 +295,10 @@ class TraceIndex:
         if m is not None and m.end() < len(head):
             own = m.group(1) is not None
         else:  # the head was too short to tell
-            data = orjson.loads(pread(self._fd, length, offset))
+            try:
+                data = orjson.loads(pread(self._fd, length, offset))
+            except orjson.JSONDecodeError:
+                data = None  # reading the line says what is wrong with it
             own = isinstance(data, dict) and "system" in data
         if own:
             self._context_line = lineno
@@ -325,7 +331,7 @@ class TraceIndex:
         cached = self._context_cache
         if cached is not None and cached[0] == at:
             return cached[1]
-        data = migrate(orjson.loads(self.raw_line(at)))
+        data = self._referred(at)
         context = {k: data.get(k) for k in ("system", "tools")}
         self._context_cache = (at, context)
         return context
@@ -334,8 +340,19 @@ class TraceIndex:
         """The content of the latest ``tool.result`` for ``uid`` before line ``lineno``."""
         for at in reversed(self._results.get(uid, ())):
             if at < lineno:
-                return orjson.loads(self.raw_line(at)).get("content")
+                return self._referred(at).get("content")
         return None
+
+    def _referred(self, lineno: int) -> dict[str, Any]:
+        """The decoded line ``lineno`` (0-based) that a compact request takes parts from."""
+        try:
+            data = orjson.loads(self.raw_line(lineno))
+        except orjson.JSONDecodeError as exc:
+            raise TraceFormatError(self.path, lineno + 1, f"not valid JSON ({exc})") from None
+        version = data.get("schema_version") if isinstance(data, dict) else None
+        if not isinstance(version, int) or not 1 <= version <= SCHEMA_VERSION:
+            raise TraceFormatError(self.path, lineno + 1, "not a trace event of a known schema")
+        return migrate(data)
 
     def step(self, pos: int) -> Step:
         """The ``pos``-th step (its events decoded and validated), cached.
