@@ -135,3 +135,14 @@ def simple_agent(
         trace_dir=trace_dir,
         clock=FakeClock(),
     )
+
+
+def write_whole(path: Path) -> None:
+    """Rewrite a trace with every request whole (no references to tool results), so that
+    a test that edits a recorded tool result by hand changes only that tool result."""
+    import orjson
+
+    from regista.trace.reader import Trace
+
+    events = Trace.load(path).events
+    path.write_bytes(b"".join(orjson.dumps(ev.model_dump(mode="json")) + b"\n" for ev in events))

@@ -165,16 +165,7 @@ def mismatch(
     recorded = rec.request if rec is not None else None
     if recorded is not None:
         changes = structural_diff(canonical(recorded), live, root)
-    if changes:
-        detail = format_changes(changes)
-    elif recorded is not None and recorded.hash != getattr(rec, "request_hash", recorded.hash):
-        # the recorded request, rebuilt, is not what was hashed: the file was edited
-        detail = (
-            "the recorded request no longer hashes to its request_hash: the trace was "
-            "changed after it was written (this request or a tool result it holds)"
-        )
-    else:
-        detail = "the request hash differs"
+    detail = format_changes(changes) if changes else "the request hash differs"
     nearest: list[tuple[int, int]] = []
     best = len(changes) if recorded is not None else None
     for other in others[:NEAREST_WINDOW]:

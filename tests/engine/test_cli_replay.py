@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from builders import SIMPLE_SCRIPT, simple_agent
+from builders import SIMPLE_SCRIPT, simple_agent, write_whole
 
 from regista.cli.main import main
 from regista.errors import ProviderError
@@ -35,6 +35,7 @@ def test_replay(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_replay_divergence_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     recorded = simple_agent(tmp_path).run_sync("Weather?")
+    write_whole(recorded.trace_path)
     lines = recorded.trace_path.read_text().splitlines()
     out = []
     for ln in lines:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from builders import SIMPLE_SCRIPT, by_turn, simple_agent
+from builders import SIMPLE_SCRIPT, by_turn, simple_agent, write_whole
 
 from regista import ReplayDivergence, ScriptedProvider, ToolResultEdit, fork, replay
 from regista.providers.base import text_chunks
@@ -66,6 +66,7 @@ async def test_warn_mode_records_matched_true(tmp_path: Path) -> None:
 
 async def test_warn_mode_records_matched_false_where_it_diverged(tmp_path: Path) -> None:
     path = await _recorded(tmp_path)
+    write_whole(path)
     lines = path.read_text().splitlines()
     for i, line in enumerate(lines):
         ev = json.loads(line)
