@@ -39,7 +39,8 @@ class Agent:
         fsync: ``fsync`` the trace after every event.
         redact: Replace secret shapes (API keys, bearer tokens, AWS keys, passwords in
             URLs, private keys) in the trace by ``[REDACTED:<kind>]`` as it is written.
-            The model still sees them; only the trace does not.
+            The model still sees them; only the trace does not. ``None``: on, unless
+            ``regista --no-redact`` turned it off for the process.
         metadata: Free-form data recorded in ``session.start``.
         clock: Timestamps and durations (``regista.loop.FakeClock`` for byte-identical
             traces in tests and samples).
@@ -63,7 +64,7 @@ class Agent:
         tool_choice: dict[str, Any] | None = None,
         agent_ref: str | None = None,
         fsync: bool = False,
-        redact: bool = True,
+        redact: bool | None = None,
         metadata: dict[str, Any] | None = None,
         clock: Clock | None = None,
         session_id: str | None = None,

@@ -25,7 +25,19 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["KINDS", "marker", "redact_bytes", "redact_text"]
+__all__ = ["KINDS", "default", "marker", "redact_bytes", "redact_text", "set_default"]
+
+_on_by_default = [True]
+
+
+def set_default(on: bool) -> None:
+    """Whether traces are redacted when nothing says (``regista --no-redact`` sets ``False``)."""
+    _on_by_default[0] = on
+
+
+def default() -> bool:
+    """Whether traces are redacted when nothing says (``True`` unless changed)."""
+    return _on_by_default[0]
 
 
 def marker(kind: str) -> bytes:

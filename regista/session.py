@@ -40,7 +40,7 @@ class SessionConfig:
     trace_dir: Path = DEFAULT_TRACE_DIR
     fsync: bool = False
     #: Replace secret shapes in the trace by markers as it is written (``regista.redact``).
-    redact: bool = True
+    redact: bool | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     policy_label: str | None = None
     #: Deterministic runs (sample traces, golden tests): fixed ids, timestamps, durations.

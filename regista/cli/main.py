@@ -87,6 +87,12 @@ def build_parser(command: str | None = None, *, lazy: bool = False) -> argparse.
         description="Inspect, replay, resume, fork and diff agent traces.",
     )
     parser.add_argument("--version", action="version", version=f"regista {__version__}")
+    parser.add_argument(
+        "--no-redact",
+        action="store_true",
+        help="write traces with secrets as they are (default: API keys, tokens, passwords "
+        "and private keys are replaced by [REDACTED:<kind>])",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     known = {module for module, _ in SUMMARIES.values()}
     wanted = SUMMARIES[command][0] if command in SUMMARIES else None
@@ -125,6 +131,10 @@ def main(argv: Sequence[str] | None = None, *, standalone: bool = False) -> int:
     parser = build_parser(_command_of(argv), lazy=True)
     args = parser.parse_args(argv)
     args.standalone = standalone
+    if args.no_redact:
+        from regista.redact import set_default
+
+        set_default(False)
     global _exit_fast
     _exit_fast = standalone and bool(getattr(args, "exit_fast", False))
     args.child_command = child
@@ -149,6 +159,11 @@ def main(argv: Sequence[str] | None = None, *, standalone: bool = False) -> int:
     except KeyboardInterrupt:
         print("regista: interrupted", file=sys.stderr)
         return 130
+    finally:
+        if args.no_redact:  # main() may be called again in this process (tests, tools)
+            from regista.redact import set_default
+
+            set_default(True)
 
 
 _exit_fast = False

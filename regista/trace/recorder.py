@@ -95,7 +95,7 @@ class TraceRecorder:
         *,
         fsync: bool = False,
         clock: Callable[[], str] | None = None,
-        redact: bool = True,
+        redact: bool | None = None,
     ) -> TraceRecorder:
         """Open a recorder on a new trace file (see :class:`TraceWriter` for the arguments)."""
         return cls(TraceWriter(path, session_id, fsync=fsync, clock=clock, redact=redact))

@@ -28,6 +28,7 @@ from typing import Any
 import orjson
 
 from regista.errors import TraceExistsError, TraceWriteError, UserError
+from regista.redact import default as redact_default
 from regista.redact import redact_bytes
 from regista.trace.compact import RequestEncoder
 from regista.trace.events import EventBase, LlmRequestEvent, ToolResult, now_ts
@@ -54,7 +55,8 @@ class TraceWriter:
         clock: Makes each event's ``ts`` (default: the current UTC time); a fixed clock
             makes byte-identical traces (the sample traces use one).
         redact: Replace secret shapes (API keys, tokens, passwords in URLs, private keys)
-            by ``[REDACTED:<kind>]`` as each line is written (see ``regista.redact``).
+            by ``[REDACTED:<kind>]`` as each line is written (see ``regista.redact``);
+            ``None``: the process default (on, unless ``regista --no-redact``).
     """
 
     def __init__(
@@ -64,10 +66,10 @@ class TraceWriter:
         *,
         fsync: bool = False,
         clock: Callable[[], str] | None = None,
-        redact: bool = True,
+        redact: bool | None = None,
     ) -> None:
         self.path = Path(path)
-        self.redact = redact
+        self.redact = redact_default() if redact is None else redact
         self.clock = clock
         self.session_id = session_id
         self.fsync = fsync

@@ -148,3 +148,17 @@ async def test_cli_redact_makes_a_clean_copy_that_replays(
     assert main(["redact", str(tmp_path / "missing.jsonl")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 2 and all(e.startswith("regista: ") for e in err)
+
+
+def test_cli_no_redact_writes_secrets_as_they_are(tmp_path: Path) -> None:
+    result = _leaky_agent(tmp_path, redact=False).run_sync("Check")
+    assert main(["replay", str(result.trace_path), "--trace-dir", str(tmp_path / "a")]) == 0
+    (redacted,) = (tmp_path / "a").glob("*.jsonl")
+    assert "S3cr3tPassw0rd" not in redacted.read_text()  # the replay's own trace: redacted
+    argv = ["--no-redact", "replay", str(result.trace_path), "--trace-dir", str(tmp_path / "b")]
+    assert main(argv) == 0
+    (kept,) = (tmp_path / "b").glob("*.jsonl")
+    assert "S3cr3tPassw0rd" in kept.read_text()
+    from regista.redact import default
+
+    assert default() is True  # the flag lasts for its command only
