@@ -414,9 +414,14 @@ class RecallIndex:
                 break
         tokens = _tokens(words)
         hits = []
+        # Only the steps that mention a word leave SQLite (its lower() folds ASCII letters;
+        # the rows are checked again below with Python's).
+        some = tokens[:16]
+        where = " OR ".join("instr(lower(body), ?) > 0" for _ in some) or "0"
         for rid, sid, path, task, started, outcome, ok, steps, cost, skeleton in rows:
             texts = self.db.execute(
-                "SELECT step, body FROM steps WHERE run_id = ? ORDER BY rowid", (rid,)
+                f"SELECT step, body FROM steps WHERE run_id = ? AND ({where}) ORDER BY rowid",
+                (rid, *some),
             ).fetchall()
             matches = _matches(texts, tokens, max_matches)
             hits.append(
