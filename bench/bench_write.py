@@ -6,9 +6,10 @@ the tool result referred to). For each, ``TraceWriter.write`` (make the line, wr
 the floor (``orjson.dumps`` of the same line + ``write`` to a file opened the same way) are
 timed in alternating rounds, in CPU time of the thread (the machine is shared: time spent
 waiting for a core is not the writer's); the medians and their ratio are printed. With
-``--fsync``, both also ``fsync`` every event.
+``--fsync``, both also ``fsync`` every event; with ``--no-redact`` the writer does not look
+for secrets in the lines (on by default: see regista.redact).
 
-    python bench/bench_write.py [--rounds 31] [--fsync]
+    python bench/bench_write.py [--rounds 31] [--fsync] [--no-redact]
 """
 
 from __future__ import annotations
@@ -83,6 +84,9 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=31)
     parser.add_argument("--fsync", action="store_true")
+    parser.add_argument(
+        "--no-redact", action="store_true", help="the writer without secret redaction"
+    )
     args = parser.parse_args(argv)
     n = PER_ROUND // 10 if args.fsync else PER_ROUND
     with tempfile.TemporaryDirectory() as tmp:
@@ -91,7 +95,7 @@ def main(argv: list[str] | None = None) -> None:
         print(f"{'event':<22} {'writer':>9} {'floor':>9} {'ratio':>6}   (medians of {args.rounds})")
         for name, (cls, f, before) in events.items():
             path = folder / f"{cls.__name__}.jsonl"
-            with TraceWriter(path, "S1", fsync=args.fsync) as w:
+            with TraceWriter(path, "S1", fsync=args.fsync, redact=not args.no_redact) as w:
                 w.write(SessionStart, task="bench", model="m", provider="scripted")
                 for ev in before:  # what the compact form refers to
                     w.write(type(ev), **{k: v for k, v in ev.model_dump().items()

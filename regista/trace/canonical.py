@@ -80,14 +80,16 @@ class PrefixHasher:
     objects, or equal as JSON) continues from that state. Anything else (another head,
     a history rewritten by a compaction) is hashed from the start, and becomes the state.
 
-    Messages already hashed must not be changed in place afterwards (the agent loop builds
-    new lists and never does).
+    What was hashed (messages, system prompt, tools, …) must not be changed in place
+    afterwards: it is recognised by identity first (the agent loop builds new lists and
+    never changes a sent request).
     """
 
     def __init__(self) -> None:
         self._head = b""
         self._messages: list[Any] = []
         self._state: Any = None
+        self._last_tail: tuple[list[str], list[Any], bytes] | None = None
 
     def __call__(self, canonical_request: dict[str, Any]) -> str:
         """The :func:`request_hash` of ``canonical_request``."""
@@ -118,8 +120,22 @@ class PrefixHasher:
             state.update(message_bytes(messages[i]))
         self._head, self._messages, self._state = head, list(messages), state
         final = state.copy()
-        final.update(b"]" + b"".join(_member(canonical_request, k, 1) for k in after) + b"}")
+        final.update(self._tail(canonical_request, after))
         return str(final.hexdigest())
+
+    def _tail(self, request: dict[str, Any], keys: list[str]) -> bytes:
+        """``],<keys after "messages">}``; kept while they stay the same (system, tools…)."""
+        values = [request[k] for k in keys]
+        last = self._last_tail
+        if (
+            last is not None
+            and last[0] == keys
+            and all(a is b or same_json(a, b) for a, b in zip(values, last[1], strict=True))
+        ):
+            return last[2]
+        tail = b"]" + b"".join(_member(request, k, 1) for k in keys) + b"}"
+        self._last_tail = (keys, values, tail)
+        return tail
 
 
 def _member(request: dict[str, Any], key: str, i: int) -> bytes:
