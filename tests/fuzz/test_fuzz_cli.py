@@ -57,6 +57,8 @@ def _check_cli(
     reported = argv[0] == "test" or (argv[0] == "diff" and code == 1 and not err)
     if code != 0 and not reported:
         last = [ln for ln in err.split("\n")[:-1] if not ln.startswith("warning: ")]
+        if last and "diverged at step" in last[0]:  # a divergence report: a line, then the diff
+            last = last[:1]
         if len(last) != 1 or not last[0].startswith("regista: "):
             failures.note(f"regista {argv[0]}", variant, f"not one error line: {err[:300]!r}")
 
