@@ -207,7 +207,8 @@ def fill_results(data: dict[str, Any], refs: Any, lookup: Any) -> None:
         if not isinstance(blocks, list):
             continue
         for i, b in enumerate(blocks):
-            if _is_result(b) and "content" not in b and b.get("tool_use_id") in contents:
+            uid = b.get("tool_use_id") if isinstance(b, dict) else None
+            if _is_result(b) and "content" not in b and isinstance(uid, str) and uid in contents:
                 blocks[i] = _with_content(b, contents[b["tool_use_id"]])
 
 

@@ -9,8 +9,9 @@ from mutate import mutations
 
 from regista.cli.main import main
 
-#: (seed, index, command): a recall index given a step number past SQLite's integers.
-FOUND = [(7, 77, "recall")]
+#: (seed, index, command): a recall index given a step number past SQLite's integers; a
+#: request delta whose tool_result's tool_use_id is an object.
+FOUND = [(7, 77, "recall"), (31, 712, "show"), (32, 368, "diff")]
 
 
 @pytest.mark.parametrize(("seed", "index", "command"), FOUND)
@@ -25,6 +26,12 @@ def test_once_failing_variant(
     variant = list(mutations(seed_traces, index + 1, seed))[index]
     path = tmp_path / "trace.jsonl"
     path.write_bytes(variant.data)
-    argv = {"recall": ["recall", "order refund", str(tmp_path)]}[command]
+    original = tmp_path / "original.jsonl"
+    original.write_bytes(seed_traces[variant.name])
+    argv = {
+        "recall": ["recall", "order refund", str(tmp_path)],
+        "show": ["show", str(path)],
+        "diff": ["diff", str(original), str(path)],
+    }[command]
     assert main(argv) in (0, 1, 2)
     assert "Traceback" not in capsys.readouterr().err
