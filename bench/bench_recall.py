@@ -7,6 +7,8 @@ measures, each against a floor measured in the same run:
   (what any index of the traces must at least do);
 - an update after ``--new`` (10) new runs vs. the floor: the stat walk of the folder plus
   reading and decoding the new traces;
+- an update after ``--new`` existing traces grew (steps appended, as to a live run) vs. the
+  floor: the stat walk plus reading and decoding the appended bytes;
 - a recall query (median over several queries, rare and common words) vs. the 50 ms goal,
   and vs. the naive answer (grep-like scan of every trace).
 
@@ -225,6 +227,31 @@ def main() -> None:
         print(
             f"update after {stats.added} new runs ({walk} files): {inc * 1000:.0f} ms = "
             f"{inc / floor_inc:.2f}x the floor (walk + read the new: {floor_inc * 1000:.0f} ms)"
+        )
+        rng = random.Random(3)
+        grown = rng.sample(paths, min(args.new, len(paths)))
+        paras = _paragraphs(rng, 50, 6000)
+        added = []
+        for j, p in enumerate(grown):
+            lines = _trace(rng, 10**9 + j, paras, args.avg_kb * 1024).splitlines(keepends=True)
+            chunk = b"".join(lines[1:-1])  # steps only: a run that went on
+            with p.open("ab") as f:
+                f.write(chunk)
+            added.append(chunk)
+        t0 = time.perf_counter()
+        walk = sum(1 for _ in folder.rglob("*.jsonl"))
+        for chunk in added:
+            for line in chunk.splitlines():
+                orjson.loads(line)
+        floor_app = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        with RecallIndex(folder) as ix:
+            stats = ix.update()
+        app = time.perf_counter() - t0
+        print(
+            f"update after {stats.appended} traces grew by {sum(map(len, added)) / 1e6:.1f} MB: "
+            f"{app * 1000:.0f} ms = {app / floor_app:.2f}x the floor (walk + decode the "
+            f"appended: {floor_app * 1000:.0f} ms)"
         )
         queries = [
             "refund tent",

@@ -4,7 +4,8 @@ The index (``.regista-recall.sqlite`` in the traces folder) is a cache of the tr
 stay the only source of truth: it is rebuilt whenever it is missing, damaged or of another
 layout. Each :meth:`RecallIndex.update` looks at every trace's size and mtime and reads only
 what changed: a new trace whole, a growing one from where the last look stopped (traces are
-append-only), and forgets deleted ones. Several processes may update and query one index at
+append-only) once a fingerprint of the bytes already indexed still matches, any other changed
+trace whole again, and forgets deleted ones. Several processes may update and query one index at
 once: SQLite's WAL journal lets readers go on while one writer works, a busy timeout makes
 writers wait their turn, and each file is re-checked inside the write transaction so two
 updaters never index the same bytes twice.
@@ -12,10 +13,11 @@ updaters never index the same bytes twice.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,19 +28,24 @@ from regista.errors import UserError
 from regista.store.extract import END_STEP, MAX_RUN_TEXT, RunDigest, digest_lines
 from regista.store.runs import DEFAULT_DIR, OK_OUTCOMES
 
-__all__ = ["INDEX_NAME", "RecallHit", "RecallIndex", "UpdateStats", "recall"]
+__all__ = ["INDEX_NAME", "RecallHit", "RecallIndex", "UpdateStats", "fingerprint", "recall"]
 
 INDEX_NAME = ".regista-recall.sqlite"
 #: Bump when the tables change: an index of another layout is rebuilt.
-LAYOUT = "3"
+LAYOUT = "4"
 _BATCH = 200
-_HEAD = 256
+#: An indexed prefix up to this size is fingerprinted whole; a longer one by its first and
+#: last ``_EDGE`` bytes and ``_SAMPLES`` blocks of ``_BLOCK`` bytes spread between them.
+_WHOLE = 1 << 20
+_EDGE = 64 * 1024
+_SAMPLES = 32
+_BLOCK = 4096
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS runs(
     id INTEGER PRIMARY KEY, path TEXT UNIQUE NOT NULL, size INTEGER, mtime_ns INTEGER,
-    indexed INTEGER, head BLOB, session_id TEXT, task TEXT, started TEXT, outcome TEXT,
+    indexed INTEGER, ino INTEGER, fp BLOB, session_id TEXT, task TEXT, started TEXT, outcome TEXT,
     ok INTEGER, steps INTEGER, cost REAL, skeleton TEXT, body_len INTEGER, skipped TEXT);
 CREATE VIRTUAL TABLE IF NOT EXISTS runs_fts USING fts5(body, detail=none);
 CREATE TABLE IF NOT EXISTS steps(run_id INTEGER NOT NULL, step INTEGER, body TEXT);
@@ -101,6 +108,25 @@ class RecallHit:
             "skeleton": self.skeleton,
             "matches": [{"step": s, "snippet": t} for s, t in self.matches],
         }
+
+
+def fingerprint(read_at: Callable[[int, int], bytes], n: int) -> bytes:
+    """A digest of the first ``n`` bytes of a file, ``read_at(pos, count)`` reading them.
+
+    Whole up to 1 MB; beyond, the first and last 64 KB and 32 blocks spread between (a
+    fixed amount of reading however long the file): any edit that moves the bytes after
+    it (an insertion or deletion anywhere) changes the last 64 KB.
+    """
+    h = hashlib.blake2b(n.to_bytes(8, "little"), digest_size=16)
+    if n <= _WHOLE:
+        h.update(read_at(0, n))
+        return h.digest()
+    h.update(read_at(0, _EDGE))
+    stride = (n - 2 * _EDGE - _BLOCK) // (_SAMPLES - 1)
+    for k in range(_SAMPLES):
+        h.update(read_at(_EDGE + k * stride, _BLOCK))
+    h.update(read_at(n - _EDGE, _EDGE))
+    return h.digest()
 
 
 def _walk(folder: Path) -> Iterator[tuple[str, int, int]]:
@@ -267,66 +293,81 @@ class RecallIndex:
         self.db.execute("DELETE FROM steps WHERE run_id = ?", (run_id,))
 
     def _index_file(self, path: str, stats: UpdateStats) -> None:
-        """Index what is new in one file (inside the write transaction)."""
+        """Index what is new in one file (inside the write transaction).
+
+        A file is read from where the last look stopped only if it is the same file (inode)
+        and the bytes indexed then are still there (:func:`fingerprint`); otherwise whole.
+        """
         try:
             with open(path, "rb") as f:
-                st = os.fstat(f.fileno())
-                size, mtime = st.st_size, st.st_mtime_ns
-                head = f.read(_HEAD)
+                fd = f.fileno()
+                st = os.fstat(fd)
+                size, mtime, ino = st.st_size, st.st_mtime_ns, st.st_ino
                 row = self.db.execute(
-                    "SELECT id, size, mtime_ns, indexed, head, session_id FROM runs WHERE path = ?",
+                    "SELECT id, size, mtime_ns, indexed, ino, fp, session_id FROM runs "
+                    "WHERE path = ?",
                     (path,),
                 ).fetchone()
                 if row is not None and (row[1], row[2]) == (size, mtime):
                     return  # another process indexed it meanwhile
                 append = (
                     row is not None
-                    and row[5] is not None
+                    and row[6] is not None
                     and size >= row[3]
-                    and head[: len(row[4])] == row[4]
-                    and len(row[4]) == min(_HEAD, row[3])
+                    and row[4] == ino
+                    and row[5] == fingerprint(lambda pos, k: os.pread(fd, k, pos), row[3])
                 )
                 offset = row[3] if append and row is not None else 0
-                f.seek(offset)
-                data = f.read(size - offset)
+                data = os.pread(fd, size - offset, offset)
+
+                def read_at(pos: int, k: int) -> bytes:
+                    if pos >= offset:
+                        return data[pos - offset : pos - offset + k]
+                    return os.pread(fd, k, pos)
+
+                digest: RunDigest | None = None
+                error = ""
+                try:
+                    digest = digest_lines(data, at_start=not append)
+                    fp = fingerprint(read_at, offset + digest.consumed)
+                except ValueError as exc:
+                    fp, error = fingerprint(read_at, size), str(exc)
         except OSError:
             self._forget(path)
             return
-        if append and row is not None:
-            digest = digest_lines(data, at_start=False)
-            self._append(row[0], digest, offset, size, mtime, head)
+        if append and row is not None and digest is not None:
+            self._append(row[0], digest, offset, size, mtime, ino, fp)
             stats.appended += 1
             return
         if row is not None:
             self._forget(path)
-        try:
-            digest = digest_lines(data, at_start=True)
-        except ValueError as exc:
+        if digest is None:
             self.db.execute(
-                "INSERT INTO runs(path, size, mtime_ns, indexed, head, skipped) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                (path, size, mtime, size, head, str(exc)),
+                "INSERT INTO runs(path, size, mtime_ns, indexed, ino, fp, skipped) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (path, size, mtime, size, ino, fp, error),
             )
             stats.skipped += 1
             return
         assert digest.start is not None
         start = digest.start
         cur = self.db.execute(
-            "INSERT INTO runs(path, size, mtime_ns, indexed, head, session_id, task, started, "
-            "outcome, ok, steps, cost, skeleton, body_len) "
-            "VALUES (?, ?, ?, 0, ?, ?, ?, ?, 'unfinished', 0, 0, NULL, '[]', 0)",
+            "INSERT INTO runs(path, size, mtime_ns, indexed, ino, fp, session_id, task, "
+            "started, outcome, ok, steps, cost, skeleton, body_len) "
+            "VALUES (?, ?, ?, 0, ?, ?, ?, ?, ?, 'unfinished', 0, 0, NULL, '[]', 0)",
             (
                 path,
                 size,
                 mtime,
-                head[: min(_HEAD, digest.consumed)],
+                ino,
+                fp,
                 start["session_id"],
                 str(start.get("task") or ""),
                 str(start.get("ts") or ""),
             ),
         )
         assert cur.lastrowid is not None
-        self._append(cur.lastrowid, digest, 0, size, mtime, head, new=True)
+        self._append(cur.lastrowid, digest, 0, size, mtime, ino, fp, new=True)
         stats.added += 1
 
     def _append(
@@ -336,7 +377,8 @@ class RecallIndex:
         offset: int,
         size: int,
         mtime: int,
-        head: bytes,
+        ino: int,
+        fp: bytes,
         *,
         new: bool = False,
     ) -> None:
@@ -374,13 +416,14 @@ class RecallIndex:
             self.db.execute("INSERT INTO runs_fts(rowid, body) VALUES (?, ?)", (run_id, body))
             body_len = len(body)
         self.db.execute(
-            "UPDATE runs SET size = ?, mtime_ns = ?, indexed = ?, head = ?, outcome = ?, ok = ?, "
-            "steps = ?, cost = ?, skeleton = ?, body_len = ? WHERE id = ?",
+            "UPDATE runs SET size = ?, mtime_ns = ?, indexed = ?, ino = ?, fp = ?, outcome = ?, "
+            "ok = ?, steps = ?, cost = ?, skeleton = ?, body_len = ? WHERE id = ?",
             (
                 size,
                 mtime,
                 offset + d.consumed,
-                head[: min(_HEAD, offset + d.consumed)],
+                ino,
+                fp,
                 outcome,
                 ok,
                 steps,
