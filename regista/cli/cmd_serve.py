@@ -7,6 +7,10 @@ import os
 import sys
 
 from regista.defaults import DEFAULT_TRACE_DIR
+from regista.errors import UserError
+
+#: Mirrors ``regista.server.context.DEFAULT_SESSION_IDLE`` (not imported: it loads Starlette).
+DEFAULT_SESSION_IDLE = 300.0
 
 DEFAULT_STORE = str(DEFAULT_TRACE_DIR)
 
@@ -31,15 +35,32 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         default=os.environ.get("REGISTA_TOKEN"),
         help="a secret every request must carry (default: $REGISTA_TOKEN)",
     )
+    p.add_argument(
+        "--session-idle",
+        type=float,
+        default=DEFAULT_SESSION_IDLE,
+        metavar="SECONDS",
+        help="end a recorded session (session.end) once no call has continued it for this "
+        f"long; 0: only when the server stops (default {DEFAULT_SESSION_IDLE:g})",
+    )
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from regista.cli.sdk_child import upstreams
     from regista.server import check_bind, create_app, serve
+    from regista.server.lifecycle import SessionReaper
 
+    if not args.session_idle >= 0:
+        raise UserError(f"--session-idle must be 0 or more seconds, not {args.session_idle:g}")
     check_bind(args.host, args.token)
-    app = create_app(args.store, token=args.token, upstreams=upstreams())
+    app = create_app(
+        args.store,
+        token=args.token,
+        upstreams=upstreams(),
+        session_idle=args.session_idle or None,
+    )
     print(f"regista: serving {args.store} on http://{args.host}:{args.port}", file=sys.stderr)
-    serve(app, args.host, args.port)
+    with SessionReaper(app.state.ctx) as reaper:
+        serve(app, args.host, args.port, on_stop=reaper.stop)
     return 0

@@ -54,6 +54,7 @@ def create_app(
     max_body: int = DEFAULT_MAX_BODY,
     replay_ttl: float = DEFAULT_REPLAY_TTL,
     upstreams: dict[str, str] | None = None,
+    session_idle: float | None = None,
     modules: Sequence[str] | None = None,
     extra_routes: Sequence[BaseRoute] = (),
 ) -> Starlette:
@@ -66,6 +67,8 @@ def create_app(
         replay_ttl: Seconds a replay lives in memory.
         upstreams: The real providers' base URLs (``{"anthropic": …, "openai": …}``);
             default: the public APIs.
+        session_idle: End a recorded session no call has continued for this many seconds
+            (``None``: only when the recording stops; see :mod:`regista.server.lifecycle`).
         modules: The route modules to mount (default: :data:`ROUTE_MODULES`).
         extra_routes: More routes, mounted after the modules' (tests, embedding).
     """
@@ -75,6 +78,7 @@ def create_app(
         max_body=max_body,
         replay_ttl=replay_ttl,
         upstreams=dict(upstreams or {}),
+        session_idle=session_idle,
     )
     routes: list[BaseRoute] = [Route("/v1/health", _health, methods=["GET"])]
     for name in ROUTE_MODULES if modules is None else modules:

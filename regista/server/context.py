@@ -15,12 +15,21 @@ from typing import Any, Literal
 import orjson
 from starlette.requests import Request
 
-__all__ = ["DEFAULT_MAX_BODY", "DEFAULT_REPLAY_TTL", "ErrorShape", "HttpError", "ServerContext"]
+__all__ = [
+    "DEFAULT_MAX_BODY",
+    "DEFAULT_REPLAY_TTL",
+    "DEFAULT_SESSION_IDLE",
+    "ErrorShape",
+    "HttpError",
+    "ServerContext",
+]
 
 #: The largest request body accepted (bytes); a larger one is answered 413.
 DEFAULT_MAX_BODY = 32 * 1024 * 1024
 #: How long a replay lives in memory (seconds) when nothing asks for another time.
 DEFAULT_REPLAY_TTL = 3600.0
+#: ``regista serve`` ends a recorded session no call has continued for this long (seconds).
+DEFAULT_SESSION_IDLE = 300.0
 
 ErrorShape = Literal["regista", "anthropic", "openai"]
 
@@ -93,6 +102,8 @@ class ServerContext:
         replay_ttl: Seconds a replay lives in memory.
         upstreams: Base URLs of the real providers (``anthropic``, ``openai``) that the
             record proxy and live replays forward to (default: the public APIs).
+        session_idle: Seconds after which a recorded session no call continued ends
+            (``None``: sessions end only when the recording stops).
         state: Per-module state (a module keeps its registry under its own name).
     """
 
@@ -101,6 +112,7 @@ class ServerContext:
     max_body: int = DEFAULT_MAX_BODY
     replay_ttl: float = DEFAULT_REPLAY_TTL
     upstreams: dict[str, str] = field(default_factory=dict)
+    session_idle: float | None = None
     state: dict[str, Any] = field(default_factory=dict)
 
     def run_path(self, run_id: str) -> Path:

@@ -88,7 +88,7 @@ def book(ctx: ServerContext) -> SessionBook:
     """Where the recording proxy writes its sessions (the store, unless configured)."""
     b = ctx.state.get("record_book")
     if b is None:
-        b = ctx.state["record_book"] = SessionBook(ctx.store)
+        b = ctx.state["record_book"] = SessionBook(ctx.store, idle_seconds=ctx.session_idle)
     assert isinstance(b, SessionBook)
     return b
 

@@ -58,7 +58,11 @@ class ReplayRegistry:
             raise HttpError(400, f"run {spec.run!r} cannot be read: {exc}") from None
         replay = SdkReplay(trace, spec, self.ctx.replay_ttl)
         if spec.live == "proxy":
-            replay.book = SessionBook(self.ctx.store, forked_from=replay.forked_from())
+            replay.book = SessionBook(
+                self.ctx.store,
+                forked_from=replay.forked_from(),
+                idle_seconds=self.ctx.session_idle,
+            )
         with self._lock:
             self._sweep()
             self._replays[replay.id] = replay
@@ -79,12 +83,32 @@ class ReplayRegistry:
 
     def delete(self, replay_id: str) -> None:
         with self._lock:
-            if self._replays.pop(replay_id, None) is None:
-                raise HttpError(404, f"no replay {replay_id!r} (unknown or expired)")
+            replay = self._replays.pop(replay_id, None)
+        if replay is None:
+            raise HttpError(404, f"no replay {replay_id!r} (unknown or expired)")
+        if replay.book is not None:
+            replay.book.close()
+
+    def sweep_sessions(self) -> None:
+        """Drop expired replays, ending their forks' sessions; end idle fork sessions."""
+        with self._lock:
+            self._sweep()
+            books = [r.book for r in self._replays.values() if r.book is not None]
+        for book in books:
+            book.sweep()
+
+    def close(self) -> None:
+        """End every fork session still open (the server is stopping)."""
+        with self._lock:
+            books = [r.book for r in self._replays.values() if r.book is not None]
+        for book in books:
+            book.close()
 
     def _sweep(self) -> None:
         for key in [k for k, r in self._replays.items() if r.expired]:
-            del self._replays[key]
+            replay = self._replays.pop(key)
+            if replay.book is not None:
+                replay.book.close()
 
 
 def registry(ctx: ServerContext) -> ReplayRegistry:

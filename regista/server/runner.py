@@ -7,6 +7,7 @@ import asyncio
 import ipaddress
 import socket
 import threading
+from collections.abc import Callable
 from types import TracebackType
 from typing import Any
 
@@ -67,10 +68,29 @@ def listening_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
-def serve(app: Any, host: str = "127.0.0.1", port: int = 8787) -> None:
-    """Serve ``app`` in the foreground until interrupted."""
+class _StoppingServer(uvicorn.Server):
+    """Runs ``on_stop`` once connections are closed, before uvicorn re-raises the signal
+    that stopped it (which ends the process without returning to the caller)."""
+
+    def __init__(self, config: uvicorn.Config, on_stop: Callable[[], None] | None) -> None:
+        super().__init__(config)
+        self.on_stop = on_stop
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().shutdown(sockets)
+        if self.on_stop is not None:
+            self.on_stop()
+
+
+def serve(
+    app: Any,
+    host: str = "127.0.0.1",
+    port: int = 8787,
+    on_stop: Callable[[], None] | None = None,
+) -> None:
+    """Serve ``app`` in the foreground until interrupted; then call ``on_stop``."""
     sock = listening_socket(host, port)
-    server = uvicorn.Server(_config(app, host, port))
+    server = _StoppingServer(_config(app, host, port), on_stop)
     try:
         server.run(sockets=[sock])
     except OSError as exc:

@@ -5,11 +5,18 @@ messages first) continues that session; any other call starts a new one. Between
 calls, the ``tool_result`` blocks the agent sends back for the previous answer's
 ``tool_use`` blocks become tool steps, so the trace has the steps every consumer knows.
 Only normalised bodies are written: never headers, so never an API key.
+
+A session ends (``session.end`` with its last answer's stop reason) when the book is closed
+— the recording child exits, or the server shuts down — or, with ``idle_seconds``, once no
+call has continued it for that long (:meth:`SessionBook.sweep`). A call that extends a
+session already ended starts a new trace whose ``session.start.metadata.continues`` names it.
 """
 
 from __future__ import annotations
 
 import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,6 +29,9 @@ from regista.types import LlmRequest, LlmResponse, Message
 
 __all__ = ["SdkSession", "SessionBook"]
 
+#: Ended sessions kept (for ``continues`` links) once idle sessions are being ended.
+_KEEP_ENDED = 64
+
 
 @dataclass
 class SdkSession:
@@ -33,6 +43,8 @@ class SdkSession:
     last: LlmResponse | None = None
     started: bool = False
     extra_start: dict[str, Any] = field(default_factory=dict)
+    last_seen: float = 0.0
+    continues: str | None = None
 
     @property
     def path(self) -> Path:
@@ -70,11 +82,23 @@ class SessionBook:
     Args:
         trace_dir: Where traces go (``<trace_dir>/<session_id>.jsonl``).
         forked_from: For a fork: the link every session written gets.
+        idle_seconds: End a session no call has continued for this long (``None``: only
+            when the book is closed).
+        clock: Seconds, monotonic (tests pass a fake one).
     """
 
-    def __init__(self, trace_dir: str | Path, forked_from: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        trace_dir: str | Path,
+        forked_from: dict[str, Any] | None = None,
+        *,
+        idle_seconds: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.trace_dir = Path(trace_dir)
         self.forked_from = forked_from
+        self.idle_seconds = idle_seconds
+        self.clock = clock
         self.sessions: list[SdkSession] = []
         self._lock = threading.Lock()
 
@@ -83,18 +107,20 @@ class SessionBook:
         return [s.path for s in self.sessions]
 
     def _find(self, request: LlmRequest) -> SdkSession:
+        continues: str | None = None
         for s in reversed(self.sessions):
             n = len(s.messages)
             if (
-                not s.rec.closed
-                and s.system == request.system
+                s.system == request.system
                 and len(request.messages) > n
                 and request.messages[:n] == s.messages
             ):
-                return s
+                if not s.rec.closed:
+                    return s
+                continues = continues or s.rec.session_id
         session_id = str(ULID())
         rec = TraceRecorder.create(self.trace_dir / f"{session_id}.jsonl", session_id)
-        session = SdkSession(rec, request.system, [])
+        session = SdkSession(rec, request.system, [], continues=continues)
         self.sessions.append(session)
         return session
 
@@ -110,7 +136,9 @@ class SessionBook:
     ) -> int:
         """Write one model call (and the tool steps before it); return its step."""
         with self._lock:
+            self._sweep(self.clock())
             s = self._find(request)
+            s.last_seen = self.clock()
             if not s.started:
                 s.rec.start(
                     task=_task(request.messages),
@@ -121,7 +149,11 @@ class SessionBook:
                     max_tokens=request.max_tokens,
                     params=request.params,
                     forked_from=self.forked_from,
-                    metadata={"recorded_by": "regista record", "api": provider},
+                    metadata={
+                        "recorded_by": "regista record",
+                        "api": provider,
+                        **({"continues": s.continues} if s.continues else {}),
+                    },
                 )
                 s.started = True
             if s.last is not None:
@@ -163,15 +195,43 @@ class SessionBook:
             s.last = response
             return step
 
+    def sweep(self) -> int:
+        """End the sessions idle for ``idle_seconds`` or more; return how many ended."""
+        with self._lock:
+            return self._sweep(self.clock())
+
+    def _sweep(self, now: float) -> int:
+        if self.idle_seconds is None:
+            return 0
+        ended = 0
+        for s in self.sessions:
+            if not s.rec.closed and now - s.last_seen >= self.idle_seconds:
+                self._end(s)
+                ended += 1
+        if ended:  # a long-running server keeps only the latest ended sessions in memory
+            done = [s for s in self.sessions if s.rec.closed]
+            drop = {id(s) for s in done[: max(0, len(done) - _KEEP_ENDED)]}
+            self.sessions = [s for s in self.sessions if id(s) not in drop]
+        return ended
+
+    @property
+    def open_sessions(self) -> int:
+        """How many sessions are still being written."""
+        return sum(1 for s in self.sessions if not s.rec.closed)
+
     def close(self) -> None:
         """End every open session with how its last answer stopped."""
         with self._lock:
             for s in self.sessions:
-                if s.rec.closed:
-                    continue
-                if not s.started:
-                    s.rec.close()
-                    continue
-                last = s.last
-                stop = (last.stop_reason or "end_turn") if last is not None else "error"
-                s.rec.end(stop, output=last.text if last is not None else None)
+                if not s.rec.closed:
+                    self._end(s)
+
+    @staticmethod
+    def _end(s: SdkSession) -> None:
+        if not s.started:
+            s.rec.close()
+            return
+        last = s.last
+        stop = (last.stop_reason or "end_turn") if last is not None else "error"
+        s.rec.end(stop, output=last.text if last is not None else None)
+        # the prefix is still needed to tell a continuation from a new conversation
