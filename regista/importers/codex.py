@@ -6,7 +6,8 @@ bare lines (a bare session header, then bare response items), and the first CLI'
 JSON document (``{"session": …, "items": […]}``). The model's output items between two
 inputs (assistant messages, reasoning, tool calls) make one model step; each call is a tool
 step, paired with its output by ``call_id``. The model comes from ``turn_context``, the usage
-from ``token_count`` events. See docs/importers.md for what is and is not recorded.
+from ``token_count`` events. A subagent's rollout (``spawn_agent``) becomes a run linked to
+the step that started it. See docs/importers.md for what is and is not recorded.
 """
 
 from __future__ import annotations
@@ -33,7 +34,15 @@ FORMAT = "codex"
 _OUTPUT_ITEMS = {"reasoning", "function_call", "custom_tool_call", "local_shell_call"}
 _EXIT = re.compile(r"(?:^Exit code: |Process exited with code )(-?\d+)", re.M)
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
-_SKIP_EVENTS = {"user_message", "agent_message", "agent_reasoning", "context_compacted"}
+_SKIP_EVENTS = {
+    "user_message",
+    "agent_message",
+    "agent_reasoning",
+    "context_compacted",
+    "collab_agent_spawn_end",  # read by _spawned
+}
+_SPAWN_TOOL = "spawn_agent"
+_THREAD_ID = re.compile(r"[0-9A-Za-z-]{1,64}")
 
 Item = tuple[str | None, str, dict[str, Any]]  # (timestamp, kind, payload)
 
@@ -145,10 +154,59 @@ def _usage(info: dict[str, Any]) -> dict[str, int]:
     }
 
 
+def _spawned(items: list[Item]) -> dict[str, str]:
+    """``call_id`` -> the thread id of the subagent that ``spawn_agent`` call started.
+
+    Read from the ``collab_agent_spawn_end`` event (``call_id``, ``new_thread_id``), else
+    from the call's output (``{"agent_id": …}``).
+    """
+    out: dict[str, str] = {}
+    spawn_calls: set[str] = set()
+    for _, kind, p in items:
+        if kind == "event_msg" and p.get("type") == "collab_agent_spawn_end":
+            cid, tid = p.get("call_id"), p.get("new_thread_id")
+            if isinstance(cid, str) and isinstance(tid, str) and _THREAD_ID.fullmatch(tid):
+                out[cid] = tid
+        elif kind == "response_item" and p.get("type") == "function_call":
+            if p.get("name") == _SPAWN_TOOL and isinstance(p.get("call_id"), str):
+                spawn_calls.add(p["call_id"])
+        elif kind == "response_item" and p.get("type") == "function_call_output":
+            cid, raw = p.get("call_id"), p.get("output")
+            if cid in spawn_calls and cid not in out and isinstance(raw, str):
+                try:
+                    doc = orjson.loads(raw)
+                except orjson.JSONDecodeError:
+                    continue
+                agent = doc.get("agent_id") if isinstance(doc, dict) else None
+                if isinstance(agent, str) and _THREAD_ID.fullmatch(agent):
+                    out[str(cid)] = agent
+    return out
+
+
+def _parent_thread(meta: dict[str, Any]) -> str | None:
+    """``source.subagent.thread_spawn.parent_thread_id`` of a subagent's ``session_meta``."""
+    source = meta.get("source")
+    spawn = (source.get("subagent") or {}) if isinstance(source, dict) else {}
+    spawn = spawn.get("thread_spawn") if isinstance(spawn, dict) else None
+    if isinstance(spawn, dict) and isinstance(spawn.get("parent_thread_id"), str):
+        return str(spawn["parent_thread_id"])
+    return None
+
+
 class _Rollout:
-    def __init__(self, items: list[Item], path: Path, report: ImportReport) -> None:
+    def __init__(
+        self,
+        items: list[Item],
+        path: Path,
+        report: ImportReport,
+        links: dict[str, dict[str, Any]] | None = None,
+    ) -> None:
         self.items = items
         self.report = report
+        #: call_id -> the subagent run a ``spawn_agent`` call started.
+        self.links = links or {}
+        #: call_id -> the step of the call that started a subagent.
+        self.started: dict[str, int] = {}
         meta = next((p for _, k, p in items if k == "session_meta"), {})
         self.meta = meta
         source_id = meta.get("id") if isinstance(meta.get("id"), str) else None
@@ -188,10 +246,9 @@ class _Rollout:
         source = meta.get("source")
         if source is not None:
             metadata["source"] = source
-            spawn = (source.get("subagent") or {}) if isinstance(source, dict) else {}
-            spawn = spawn.get("thread_spawn") if isinstance(spawn, dict) else None
-            if isinstance(spawn, dict) and isinstance(spawn.get("parent_thread_id"), str):
-                metadata["parent_thread_id"] = spawn["parent_thread_id"]
+            parent_thread = _parent_thread(meta)
+            if parent_thread is not None:
+                metadata["parent_thread_id"] = parent_thread
         self.b = RunBuilder(
             derived_session_id(f"codex:{source_id}", started),
             task=self._task(),
@@ -342,6 +399,10 @@ class _Rollout:
                 input=block["input"],
                 ts=self.pending_ts,
             )
+            link = self.links.get(block["id"])
+            if link is not None:
+                self.b.events[-1]["subagent"] = link
+                self.started[block["id"]] = step
             self.calls[block["id"]] = (step, block["name"])
             if kind == "web_search_call":
                 self.b.tool_result(
@@ -368,7 +429,9 @@ class _Rollout:
             )
             return
         step, name = found
-        extra = {"exit_code": exit_code} if exit_code is not None else {}
+        extra: dict[str, Any] = {"exit_code": exit_code} if exit_code is not None else {}
+        if call_id in self.links:
+            extra["subagent"] = self.links[call_id]
         self.b.tool_result(
             step=step,
             tool_use_id=call_id,
@@ -434,17 +497,79 @@ class _Rollout:
         self.b.compaction(summary=summary, tokens_before=0, ts=ts, after=after)
 
 
-def convert(path: Path, data: bytes | None = None) -> Conversion:
-    """Convert the rollout ``path`` into a run."""
+def convert(path: Path, data: bytes | None = None, *, subagents: bool = True) -> Conversion:
+    """Convert the rollout ``path`` into a run (and its subagents' rollouts into theirs).
+
+    Args:
+        path: The ``rollout-*.jsonl`` file.
+        data: Its bytes, when already read.
+        subagents: Also convert the rollouts of the subagents its ``spawn_agent`` calls
+            started, found beside it or under the same sessions root.
+    """
     path = Path(path)
     report = ImportReport()
-    items = _items(read_source(path) if data is None else data, path, report)
-    rollout = _Rollout(items, path, report)
-    events = rollout.run()
     conv = Conversion(format=FORMAT, source=path, report=report)
-    conv.runs.append(ImportedRun(rollout.b.session_id, events))
+    items = _items(read_source(path) if data is None else data, path, report)
+    _convert_tree(conv, path, items, None, {str(path.resolve())}, subagents)
     record_report(conv)
     return conv
+
+
+def _convert_tree(
+    conv: Conversion,
+    path: Path,
+    items: list[Item],
+    parent: dict[str, Any] | None,
+    seen: set[str],
+    subagents: bool,
+) -> None:
+    """Convert one rollout, then the subagents it spawned (parents before children)."""
+    report = conv.report
+    children: list[tuple[str, Path, list[Item]]] = []
+    links: dict[str, dict[str, Any]] = {}
+    spawned = _spawned(items) if subagents else {}
+    for call_id, thread in spawned.items():
+        file = _find_rollout(path, thread)
+        if file is None or str(file.resolve()) in seen:
+            if file is None:
+                report.notes.append(
+                    f"subagent thread {thread} (started by {call_id}): its rollout is not "
+                    "under the same sessions folder"
+                )
+            continue
+        seen.add(str(file.resolve()))
+        child_items = _items(read_source(file), file, report)
+        child = _Rollout(child_items, file, ImportReport())
+        links[call_id] = {"session_id": child.b.session_id, "thread_id": thread}
+        children.append((call_id, file, child_items))
+    rollout = _Rollout(items, path, report, links)
+    events = rollout.run()
+    if parent is not None:
+        events[0]["metadata"]["parent"] = parent
+    conv.runs.append(ImportedRun(rollout.b.session_id, events, parent))
+    for call_id, file, child_items in children:
+        step = rollout.started.get(call_id, -1)
+        link = {"session_id": rollout.b.session_id, "step": step, "tool_use_id": call_id}
+        _convert_tree(conv, file, child_items, link, seen, subagents)
+
+
+def _find_rollout(beside: Path, thread: str) -> Path | None:
+    """The rollout of thread ``thread``: beside ``beside``, else under its sessions root.
+
+    Codex names a rollout ``rollout-<time>-<thread id>.jsonl`` and files it by day
+    (``sessions/YYYY/MM/DD``); a subagent that started after midnight is in the next day's
+    folder.
+    """
+    pattern = f"rollout-*{thread}.jsonl"
+    found = sorted(beside.parent.glob(pattern))
+    if found:
+        return found[0]
+    parents = beside.resolve().parents
+    if len(parents) >= 3 and all(p.name.isdigit() for p in (parents[0], parents[1], parents[2])):
+        found = sorted(parents[3].glob(f"*/*/*/{pattern}"))
+        if found:
+            return found[0]
+    return None
 
 
 def discover(paths: Iterable[Path]) -> list[Path]:
@@ -457,5 +582,22 @@ def discover(paths: Iterable[Path]) -> list[Path]:
             continue
         if not p.is_dir():
             raise FileNotFoundError(p)
-        out.extend(sorted(f for f in p.rglob("rollout-*") if f.suffix in (".jsonl", ".json")))
+        found = sorted(f for f in p.rglob("rollout-*") if f.suffix in (".jsonl", ".json"))
+        threads = {m.group(0) for f in found if (m := _UUID.search(f.name))}
+        # A subagent's rollout whose parent is also here is imported with its parent.
+        out.extend(f for f in found if _parent_thread(_first_meta(f)) not in threads)
     return out
+
+
+def _first_meta(path: Path) -> dict[str, Any]:
+    """The ``session_meta`` payload on the first line of a rollout (``{}`` if none)."""
+    try:
+        with open(path, "rb") as f:
+            first = f.readline()
+        obj = orjson.loads(first)
+    except (OSError, orjson.JSONDecodeError):
+        return {}
+    if isinstance(obj, dict) and obj.get("type") == "session_meta":
+        payload = obj.get("payload")
+        return payload if isinstance(payload, dict) else {}
+    return {}

@@ -202,3 +202,62 @@ def basic_rollout() -> Rollout:
     r.tokens(6000, 5600, 40)
     r.line("event_msg", {"type": "task_complete", "turn_id": "1", "last_agent_message": "Fixed"})
     return r
+
+
+CHILD = "019b64e6-0c41-7a90-b3d2-8e1f4a6c9b07"
+
+
+def spawning_rollout(*, event: bool = True) -> Rollout:
+    """A parent that starts a subagent with ``spawn_agent`` and waits for it."""
+    r = Rollout()
+    r.meta()
+    r.turn()
+    r.user("Find where refunds are computed")
+    r.call("call_S", "spawn_agent", message="Search the code for refund computations")
+    r.tokens(3100, 0, 60)
+    if event:
+        r.line(
+            "event_msg",
+            {
+                "type": "collab_agent_spawn_end",
+                "call_id": "call_S",
+                "sender_thread_id": THREAD,
+                "new_thread_id": CHILD,
+                "new_agent_nickname": "Hume",
+                "new_agent_role": "explorer",
+                "prompt": "Search the code for refund computations",
+                "status": "pending_init",
+            },
+        )
+    r.output("call_S", orjson.dumps({"agent_id": CHILD, "nickname": "Hume"}).decode())
+    r.call("call_W", "wait", ids=[CHILD], timeout_ms=30000)
+    r.tokens(3300, 3100, 20)
+    r.output("call_W", orjson.dumps({"status": {CHILD: {"completed": "In refund.py."}}}).decode())
+    r.say("Refunds are computed in refund.py.")
+    r.tokens(3400, 3300, 12)
+    return r
+
+
+def subagent_rollout() -> Rollout:
+    """The subagent's own rollout: ``source.subagent.thread_spawn`` names the parent."""
+    r = Rollout(thread_id=CHILD, start=datetime(2026, 2, 11, 8, 27, 25, tzinfo=UTC))
+    spawn = {
+        "parent_thread_id": THREAD,
+        "depth": 1,
+        "agent_path": None,
+        "agent_nickname": "Hume",
+        "agent_role": "explorer",
+    }
+    r.meta(source={"subagent": {"thread_spawn": spawn}}, agent_nickname="Hume")
+    r.turn("gpt-5.1-codex-mini")
+    r.user("Search the code for refund computations")
+    r.call("call_G", "shell", command=["rg", "-n", "refund"])
+    r.tokens(2100, 0, 30)
+    r.output("call_G", "Exit code: 0\nOutput:\nrefund.py:2:def refund(o):")
+    r.say("In refund.py.")
+    r.tokens(2200, 2100, 8)
+    return r
+
+
+def rollout_name(thread: str, when: str = "2026-02-11T08-27-22") -> str:
+    return f"rollout-{when}-{thread}.jsonl"

@@ -75,3 +75,35 @@ async def test_enter_opens_an_imported_subagent_trace(tmp_path: Path) -> None:
     assert conv is not None
     written = write_runs(conv, tmp_path / "traces")
     await _enter_and_back(written[0])
+
+
+async def test_enter_opens_a_codex_subagent_run(tmp_path: Path) -> None:
+    from importers.codex_fixtures import (
+        CHILD,
+        THREAD,
+        rollout_name,
+        spawning_rollout,
+        subagent_rollout,
+    )
+
+    day = tmp_path / "sessions" / "2026" / "02" / "11"
+    path = spawning_rollout().write(day / rollout_name(THREAD))
+    subagent_rollout().write(day / rollout_name(CHILD, "2026-02-11T08-27-25"))
+    index, notice = open_index(path)
+    app = RegistaApp(index, notice=notice, settle_s=0)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await pilot.pause()
+        parent = app.screen
+        assert isinstance(parent, BrowserScreen)
+        await pilot.press("j")  # step 1: the spawn_agent call
+        await pilot.pause()
+        await pilot.press("enter")
+        await pilot.pause()
+        child = app.screen
+        assert isinstance(child, BrowserScreen) and child is not parent
+        assert child.index.start is not None
+        assert child.index.start.model == "gpt-5.1-codex-mini"
+        assert child.index.start.metadata["parent"]["step"] == 1
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is parent and parent.timeline.cursor == 1
