@@ -172,14 +172,16 @@ def _spawned(items: list[Item]) -> dict[str, str]:
                 spawn_calls.add(p["call_id"])
         elif kind == "response_item" and p.get("type") == "function_call_output":
             cid, raw = p.get("call_id"), p.get("output")
-            if cid in spawn_calls and cid not in out and isinstance(raw, str):
+            if not isinstance(cid, str) or cid not in spawn_calls or cid in out:
+                continue
+            if isinstance(raw, str):
                 try:
                     doc = orjson.loads(raw)
                 except orjson.JSONDecodeError:
                     continue
                 agent = doc.get("agent_id") if isinstance(doc, dict) else None
                 if isinstance(agent, str) and _THREAD_ID.fullmatch(agent):
-                    out[str(cid)] = agent
+                    out[cid] = agent
     return out
 
 

@@ -13,7 +13,7 @@ from regista.importers import convert
 from regista.trace.reader import Trace
 
 from .cc_fixtures import CCSession, basic_session, text, tool_use
-from .codex_fixtures import basic_rollout
+from .codex_fixtures import basic_rollout, spawning_rollout
 from .fuzzing import CASES, mutate
 
 
@@ -36,6 +36,7 @@ def _codex_seed() -> bytes:
     r.line("compacted", {"message": "S", "replacement_history": [{"type": "message"}]})
     r.line("response_item", {"type": "web_search_call", "action": {"query": "q"}})
     r.line("event_msg", {"type": "exec_command_end", "call_id": "call_A", "exit_code": 2})
+    r.lines.extend(spawning_rollout().lines[1:])  # a spawn_agent call and its subagent's id
     return r.data()
 
 
