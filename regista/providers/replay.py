@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from regista.context import ContextConfig, compaction_request
 from regista.diff.structural import Change
@@ -39,6 +39,7 @@ from regista.errors import (
 )
 from regista.providers.base import Provider, TextCallback, set_meta, stream_recorded
 from regista.providers.tape import Tape, TapeProvider, mismatch
+from regista.trace.canonical import PrefixHasher, hashes_redacted, request_hash
 from regista.trace.events import ContextCompaction, ErrorEvent, LlmRequestEvent, LlmResponseEvent
 from regista.trace.reader import Trace
 from regista.types import LlmRequest, LlmResponse, Usage
@@ -99,6 +100,7 @@ def recorded_calls(trace: Trace) -> list[RecordedCall]:
     """Every completed model call of ``trace``, in order."""
     responses = {ev.step: ev for ev in trace.events if isinstance(ev, LlmResponseEvent)}
     context = ContextConfig.from_dict(trace.start.context) or ContextConfig()
+    plain, current = PrefixHasher(redact=False), PrefixHasher()
     out: list[RecordedCall] = []
     for ev in trace.events:
         if isinstance(ev, LlmRequestEvent):
@@ -109,7 +111,9 @@ def recorded_calls(trace: Trace) -> list[RecordedCall]:
                 RecordedCall(
                     step=ev.step,
                     kind="model",
-                    request_hash=ev.request_hash,
+                    request_hash=ev.request_hash
+                    if hashes_redacted(ev)
+                    else _current_hash(trace.request_for(ev), ev.request_hash, plain, current),
                     response=LlmResponse.model_validate(resp.response),
                     provider=resp.provider,
                     build_request=partial(trace.request_for, ev),
@@ -121,7 +125,14 @@ def recorded_calls(trace: Trace) -> list[RecordedCall]:
                 RecordedCall(
                     step=ev.step,
                     kind="compaction",
-                    request_hash=ev.request_hash,
+                    request_hash=ev.request_hash
+                    if hashes_redacted(ev)
+                    else _current_hash(
+                        compaction_request(trace.start.model, ev.replaced, context),
+                        ev.request_hash,
+                        _hash_plain,
+                        _hash_current,
+                    ),
                     build_request=partial(
                         compaction_request, trace.start.model, ev.replaced, context
                     ),
@@ -350,3 +361,24 @@ class ReplayProvider(TapeProvider):
         raise ReplayDivergence(
             message, step=step, kind="model", diffs=changes, trace_path=self.trace.path
         )
+
+
+def _hash_plain(canonical: dict[str, Any]) -> str:
+    return request_hash(canonical, redact=False)
+
+
+def _hash_current(canonical: dict[str, Any]) -> str:
+    return request_hash(canonical)
+
+
+def _current_hash(
+    request: LlmRequest,
+    recorded: str,
+    plain: Callable[[dict[str, Any]], str],
+    current: Callable[[dict[str, Any]], str],
+) -> str:
+    """A schema-1 ``request_hash`` (over the plain canonical JSON) in today's definition
+    (secrets redacted), which a live request's hash is compared with. A request that does
+    not rebuild to its recorded hash keeps it, and diverges as it would have."""
+    canonical = request.canonical()
+    return current(canonical) if plain(canonical) == recorded else recorded

@@ -2,7 +2,10 @@
 
 ``request_hash`` is SHA-256 hex over JSON with sorted keys, no insignificant white space,
 UTF-8 (not ASCII-escaped), with secret shapes replaced by their markers (``regista.redact``):
-the hash is over what a trace holds, whether or not the trace was redacted. orjson gives
+the hash is over what a trace holds, whether or not the trace was redacted. Traces of
+schema version 1 hashed the canonical JSON as it was, secrets included: their events carry
+``request_hash_form: "plain"`` once migrated (:func:`hashes_redacted` tells), and every
+function here takes ``redact=False`` for them. orjson gives
 exactly that with ``OPT_SORT_KEYS`` and is ~10x faster than the standard library on the
 large requests agents send.
 
@@ -29,7 +32,14 @@ import orjson
 
 from regista.redact import redact_bytes
 
-__all__ = ["PrefixHasher", "canonical_json", "message_bytes", "request_hash", "same_json"]
+__all__ = [
+    "PrefixHasher",
+    "canonical_json",
+    "hashes_redacted",
+    "message_bytes",
+    "request_hash",
+    "same_json",
+]
 
 _CACHE_SIZE = 8192
 _cache: OrderedDict[int, tuple[Any, bytes]] = OrderedDict()
@@ -41,8 +51,18 @@ def canonical_json(value: Any) -> bytes:
     return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
 
 
-def message_bytes(message: Any) -> bytes:
-    """The redacted canonical JSON of one message (remembered for the last few thousand)."""
+def hashes_redacted(event: Any) -> bool:
+    """Whether ``event``'s ``request_hash`` is over the redacted canonical JSON (every
+    version-2 event) or over the plain one (events migrated from version 1)."""
+    extra = getattr(event, "model_extra", None) or {}
+    return extra.get("request_hash_form") != "plain"
+
+
+def message_bytes(message: Any, *, redact: bool = True) -> bytes:
+    """The redacted canonical JSON of one message (remembered for the last few thousand);
+    with ``redact=False``, the plain canonical JSON."""
+    if not redact:
+        return canonical_json(message)
     key = id(message)
     with _lock:
         hit = _cache.get(key)
@@ -57,16 +77,18 @@ def message_bytes(message: Any) -> bytes:
     return data
 
 
-def request_hash(canonical_request: dict[str, Any]) -> str:
-    """SHA-256 hex of the canonical JSON of a normalised request, secrets redacted."""
+def request_hash(canonical_request: dict[str, Any], *, redact: bool = True) -> str:
+    """SHA-256 hex of the canonical JSON of a normalised request, secrets redacted (not
+    with ``redact=False``: the hash of schema-1 traces)."""
+    scrub = redact_bytes if redact else _same
     h = hashlib.sha256(b"{")
     for i, key in enumerate(sorted(canonical_request)):
         value = canonical_request[key]
         h.update((b"," if i else b"") + canonical_json(key) + b":")
         if key == "messages" and isinstance(value, list):
-            h.update(b"[" + b",".join(message_bytes(m) for m in value) + b"]")
+            h.update(b"[" + b",".join(message_bytes(m, redact=redact) for m in value) + b"]")
         else:
-            h.update(redact_bytes(canonical_json(value)))
+            h.update(scrub(canonical_json(value)))
     h.update(b"}")
     return h.hexdigest()
 
@@ -85,7 +107,8 @@ class PrefixHasher:
     never changes a sent request).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, redact: bool = True) -> None:
+        self._redact = redact
         self._head = b""
         self._messages: list[Any] = []
         self._state: Any = None
@@ -95,11 +118,13 @@ class PrefixHasher:
         """The :func:`request_hash` of ``canonical_request``."""
         messages = canonical_request.get("messages")
         if not isinstance(messages, list):
-            return request_hash(canonical_request)
+            return request_hash(canonical_request, redact=self._redact)
         keys = sorted(canonical_request)
         before = [k for k in keys if k < "messages"]
         after = [k for k in keys if k > "messages"]
-        head = b"{" + b"".join(_member(canonical_request, k, i) for i, k in enumerate(before))
+        head = b"{" + b"".join(
+            _member(canonical_request, k, i, self._redact) for i, k in enumerate(before)
+        )
         head += b',"messages":[' if before else b'"messages":['
         known = self._messages
         n = len(known)
@@ -117,7 +142,7 @@ class PrefixHasher:
         for i in range(start, len(messages)):
             if i:
                 state.update(b",")
-            state.update(message_bytes(messages[i]))
+            state.update(message_bytes(messages[i], redact=self._redact))
         self._head, self._messages, self._state = head, list(messages), state
         final = state.copy()
         final.update(self._tail(canonical_request, after))
@@ -133,19 +158,24 @@ class PrefixHasher:
             and all(a is b or same_json(a, b) for a, b in zip(values, last[1], strict=True))
         ):
             return last[2]
-        tail = b"]" + b"".join(_member(request, k, 1) for k in keys) + b"}"
+        tail = b"]" + b"".join(_member(request, k, 1, self._redact) for k in keys) + b"}"
         self._last_tail = (keys, values, tail)
         return tail
 
 
-def _member(request: dict[str, Any], key: str, i: int) -> bytes:
+def _member(request: dict[str, Any], key: str, i: int, redact: bool) -> bytes:
     """``"key":value`` as :func:`request_hash` hashes it (``i``: its position)."""
+    value = canonical_json(request[key])
     return (
         (b"," if i else b"")
         + canonical_json(key)
         + b":"
-        + redact_bytes(canonical_json(request[key]))
+        + (redact_bytes(value) if redact else value)
     )
+
+
+def _same(data: bytes) -> bytes:
+    return data
 
 
 def same_json(a: Any, b: Any) -> bool:

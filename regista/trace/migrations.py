@@ -16,10 +16,15 @@ __all__ = ["migrate"]
 
 def _v1_to_v2(event: dict[str, Any]) -> dict[str, Any]:
     """Version 1 wrote every request whole: its ``system`` and ``tools`` are explicit
-    (absent meant the default), and it has no ``result_refs``."""
-    if event.get("type") == "llm.request":
+    (absent meant the default), and it has no ``result_refs``. Its ``request_hash`` is
+    over the plain canonical JSON (version 2 redacts secret shapes first): the event says
+    so with ``request_hash_form: "plain"``."""
+    kind = event.get("type")
+    if kind == "llm.request":
         event.setdefault("system", None)
         event.setdefault("tools", [])
+    if kind in ("llm.request", "context.compaction"):
+        event.setdefault("request_hash_form", "plain")
     event["schema_version"] = 2
     return event
 

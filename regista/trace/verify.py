@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from regista.errors import RequestHashMismatch
 from regista.redact import redact_bytes
-from regista.trace.canonical import canonical_json, message_bytes
+from regista.trace.canonical import canonical_json, hashes_redacted, message_bytes, request_hash
 
 if TYPE_CHECKING:
     from regista.trace.reader import Trace
@@ -41,12 +41,14 @@ def is_imported(trace: Trace) -> bool:
     return "imported_from" in (trace.start.metadata or {})
 
 
-def _split(canonical: dict[str, Any]) -> tuple[bytes, bytes]:
+def _split(canonical: dict[str, Any], redact: bool) -> tuple[bytes, bytes]:
     """The canonical JSON of a request before and after its messages (secrets redacted, as
-    ``request_hash`` does)."""
+    ``request_hash`` does, unless ``redact`` is false)."""
     whole = canonical_json({**canonical, "messages": []})
     head, _, tail = whole.partition(b'"messages":[]')
-    return redact_bytes(head) + b'"messages":[', b"]" + redact_bytes(tail)
+    if redact:
+        head, tail = redact_bytes(head), redact_bytes(tail)
+    return head + b'"messages":[', b"]" + tail
 
 
 def verify_requests(trace: Trace) -> VerifyReport:
@@ -61,6 +63,7 @@ def verify_requests(trace: Trace) -> VerifyReport:
     requests = compactions = 0
     state: Any = None
     state_head = b""
+    state_redact = True
     hashed = 0  # messages of the previous request that ``state`` holds
     prev: list[dict[str, Any]] = []
     for ev in trace.events:
@@ -75,15 +78,21 @@ def verify_requests(trace: Trace) -> VerifyReport:
                 "max_tokens": ev.max_tokens,
                 "params": ev.params,
             }
-            head, tail = _split(canonical)
-            if state is None or head != state_head or ev.messages_prefix < hashed:
-                state, state_head, hashed = hashlib.sha256(head), head, 0
+            redact = hashes_redacted(ev)
+            head, tail = _split(canonical, redact)
+            if (
+                state is None
+                or head != state_head
+                or redact != state_redact
+                or ev.messages_prefix < hashed
+            ):
+                state, state_head, state_redact, hashed = hashlib.sha256(head), head, redact, 0
             for i in range(hashed, len(messages)):
-                state.update((b"," if i else b"") + message_bytes(messages[i]))
+                state.update((b"," if i else b"") + message_bytes(messages[i], redact=redact))
             hashed = len(messages)
             final = state.copy()
             final.update(tail)
-            if final.hexdigest() != ev.request_hash:
+            if final.hexdigest() != ev.request_hash and not _redacted_v1(canonical, ev):
                 raise RequestHashMismatch(
                     path,
                     ev.seq + 1,
@@ -104,14 +113,23 @@ def verify_requests(trace: Trace) -> VerifyReport:
     return VerifyReport(requests, compactions)
 
 
+def _redacted_v1(canonical: dict[str, Any], ev: Any) -> bool:
+    """A schema-1 request whose hash is already the redacted one (written by the first
+    releases that redacted, before schema 2)."""
+    return not hashes_redacted(ev) and request_hash(canonical) == ev.request_hash
+
+
 def _compaction_hash(trace: Trace, ev: Any) -> str | None:
     from regista.context import ContextConfig, compaction_request
 
     cfg = ContextConfig.from_dict(trace.start.context) or ContextConfig()
     try:
-        return compaction_request(trace.start.model, ev.replaced, cfg).hash
+        request = compaction_request(trace.start.model, ev.replaced, cfg)
     except (TypeError, ValueError):
         return None
+    if hashes_redacted(ev) or request.hash == ev.request_hash:
+        return request.hash
+    return request_hash(request.canonical(), redact=False)
 
 
 def check_rebuilt(trace: Trace) -> None:
