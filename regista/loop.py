@@ -145,14 +145,17 @@ class _Run:
 
     async def model_call(self, messages: list[Message]) -> LlmResponse:
         c = self.c
-        request = LlmRequest(
+        # Built from the loop's own, already valid state: validating would copy every
+        # message, and the request hasher recognises the history it has hashed by identity
+        # (a copied history is compared message by message, quadratic in the session).
+        request = LlmRequest.model_construct(
             model=c.model,
             system=c.instructions,
-            messages=messages,
+            messages=list(messages),
             tools=c.tools.schemas(),
             tool_choice=c.tool_choice,
             max_tokens=c.max_tokens,
-            params=c.params,
+            params=dict(c.params),
         )
         step = self.rec.request(request)
         t0 = self.clock.perf()
