@@ -1,4 +1,5 @@
-"""``regista-tui TRACE`` browses a trace; ``regista-tui A B`` compares two runs."""
+"""``regista-tui TRACE`` browses a trace; ``regista-tui A B`` compares two runs;
+``regista-tui DIR`` (or no argument: the default traces folder) lists the runs of a folder."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import os
 import sys
 import warnings
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from regista.defaults import DEFAULT_TRACE_DIR
 
@@ -69,14 +70,16 @@ _TRACE_HEAD = b'{"schema_version"'
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="regista-tui",
-        description="Scrub an agent trace, or compare two runs side by side.",
+        description="Scrub an agent trace, compare two runs side by side, or list the runs "
+        "of a folder (no argument: .regista/traces and .regista/imports).",
     )
     parser.add_argument(
         "traces",
-        nargs="+",
+        nargs="*",
         type=Path,
         metavar="TRACE",
-        help="a trace to browse, or two traces to compare",
+        help="a trace to browse, two traces to compare, or a folder to list its runs "
+        "(default: the runs of .regista/traces)",
     )
     parser.add_argument(
         "--agent",
@@ -120,7 +123,9 @@ def _run(args: argparse.Namespace) -> int:
     # moment per answer, so a fork of a sample trace visibly streams in.
     os.environ.setdefault("REGISTA_DEMO_DELAY", "0.35")
     try:
-        if len(args.traces) == 2:
+        if len(args.traces) == 0 or (len(args.traces) == 1 and args.traces[0].is_dir()):
+            app = _runs_app(args)
+        elif len(args.traces) == 2:
             for path in args.traces:  # fail early and plainly, before the screen opens
                 open_index(path)[0].close()
             app = RegistaApp(
@@ -138,6 +143,27 @@ def _run(args: argparse.Namespace) -> int:
         warnings.simplefilter("ignore")
         app.run()
     return app.return_code or 0
+
+
+def _runs_app(args: argparse.Namespace) -> Any:
+    """The app on the run list of the folder given, or of the default folder."""
+    from regista.errors import UserError
+    from regista.store.runs import DEFAULT_DIR, IMPORTS_DIR, RunList, list_runs
+    from regista_tui.app import RegistaApp
+
+    folder: Path | None = args.traces[0] if args.traces else None
+    if folder is None and not DEFAULT_DIR.is_dir() and not IMPORTS_DIR.is_dir():
+        raise UserError(
+            f"no traces folder here ({DEFAULT_DIR} does not exist); "
+            "name a trace or a folder: regista-tui TRACE | DIR"
+        )
+    listing: RunList = list_runs(folder)
+    return RegistaApp(
+        runs=listing,
+        runs_folder=str(folder if folder is not None else DEFAULT_DIR),
+        agent=args.agent,
+        trace_dir=args.trace_dir,
+    )
 
 
 if __name__ == "__main__":

@@ -36,6 +36,8 @@ class RegistaApp(App[None]):
         trace_dir: Where forks write their traces.
         notice: Shown in the header (e.g. a dropped half-written line).
         settle_s: How long the step view waits for a scrubbing cursor to settle.
+        runs: A ``RunList`` to show as the run list instead (``regista-tui DIR``).
+        runs_folder: The folder the run list is of (for its header).
     """
 
     CSS_PATH = "app.tcss"
@@ -60,6 +62,8 @@ class RegistaApp(App[None]):
         trace_dir: str | Path = DEFAULT_TRACE_DIR,
         notice: str = "",
         settle_s: float = 0.05,
+        runs: Any = None,
+        runs_folder: str = "",
     ) -> None:
         super().__init__()
         #: The step view waits this long for a moving cursor to settle (0: never waits).
@@ -71,6 +75,9 @@ class RegistaApp(App[None]):
         self.agent_ref = agent if isinstance(agent, str) else None
         self.trace_dir = Path(trace_dir)
         self.notice = notice
+        #: A ``RunList`` to open the run list screen on (``regista-tui DIR``).
+        self.runs = runs
+        self.runs_folder = runs_folder
 
     def on_mount(self) -> None:
         self.call_after_refresh(_collect_garbage_again)
@@ -78,6 +85,10 @@ class RegistaApp(App[None]):
             from regista_tui.screens.compare import CompareScreen
 
             self.push_screen(CompareScreen(*self.compare))
+        elif self.runs is not None:
+            from regista_tui.screens.runs import RunsScreen
+
+            self.push_screen(RunsScreen(self.runs, self.runs_folder))
         elif self.index is not None:
             from regista_tui.screens.browser import BrowserScreen
 

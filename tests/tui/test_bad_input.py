@@ -34,14 +34,15 @@ def test_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert "no such trace file" in _fails([str(tmp_path / "nope.jsonl")], capsys)
 
 
-def test_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert "is a directory" in _fails([str(tmp_path)], capsys)
+def test_directory_to_compare(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """One folder is the run list (test_runs_screen); a folder given to compare is refused."""
+    assert "is a directory" in _fails([str(tmp_path), str(tmp_path)], capsys)
     # A folder of traces (e.g. .regista/traces): the message names the newest one.
     old, new = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
     old.write_text("{}\n")
     new.write_text("{}\n")
     os.utime(old, (1_000_000, 1_000_000))
-    message = _fails([str(tmp_path)], capsys)
+    message = _fails([str(tmp_path), str(new)], capsys)
     assert f"is a directory, not a trace file (its newest trace is {new})" in message
 
 

@@ -1,0 +1,292 @@
+"""The run list: ``regista-tui DIR`` (or no argument: the default traces folder).
+
+The same columns as ``regista runs``; ``s`` cycles the sort column, ``/`` filters as you
+type, Enter opens a run in the browser (Escape comes back), space marks a run and ``d``
+compares the two marked runs. A run's forks, rewinds, replays and resumes show under it,
+indented, as a tree (each level sorted like the list).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Input, Static
+
+from regista.errors import RegistaError
+from regista.store.runs import RunInfo, RunList
+from regista.vocab import cost_amount
+from regista_tui.screens.compare import CompareScreen
+
+__all__ = ["SORTS", "ListedCompareScreen", "RunsScreen", "tree_order"]
+
+#: Sort columns, in the order ``s`` cycles them: (name, key, newest/largest first).
+SORTS: list[tuple[str, Callable[[RunInfo], Any], bool]] = [
+    ("when", lambda r: (r.started, r.mtime), True),
+    ("cost", lambda r: -1.0 if r.cost_usd is None else r.cost_usd, True),
+    ("steps", lambda r: -1 if r.steps is None else r.steps, True),
+    ("outcome", lambda r: (r.outcome, r.started), False),
+    ("task", lambda r: (r.task.lower(), r.started), False),
+    ("id", lambda r: r.session_id, False),
+]
+
+#: Every column but the task and the links, with the cells' padding and the border.
+_FIXED_WIDTH = 82
+
+
+def _task_width(width: int, links: int) -> int:
+    """The task column gets what the other columns leave (16 to 48 characters)."""
+    return max(16, min(48, width - _FIXED_WIDTH - min(links, 40)))
+
+
+def _matches(run: RunInfo, words: list[str]) -> bool:
+    hay = f"{run.session_id} {run.task} {run.outcome} {run.link} {run.model}".lower()
+    return all(w in hay for w in words)
+
+
+def tree_order(runs: list[RunInfo], sort: int = 0, query: str = "") -> list[tuple[RunInfo, int]]:
+    """The runs that match ``query`` as (run, depth): each run's children (forks, replays,
+    resumes whose parent is shown) right under it, every level sorted by ``SORTS[sort]``."""
+    words = query.lower().split()
+    shown = [r for r in runs if _matches(r, words)]
+    ids = {r.session_id for r in shown}
+    children: dict[str, list[RunInfo]] = {}
+    roots: list[RunInfo] = []
+    for run in shown:
+        if run.parent_id is not None and run.parent_id in ids and run.parent_id != run.session_id:
+            children.setdefault(run.parent_id, []).append(run)
+        else:
+            roots.append(run)
+    _, key, reverse = SORTS[sort]
+    out: list[tuple[RunInfo, int]] = []
+    seen: set[str] = set()
+
+    def walk(level: list[RunInfo], depth: int) -> None:
+        for run in sorted(level, key=key, reverse=reverse):
+            if run.session_id in seen:  # a loop of links in damaged traces
+                continue
+            seen.add(run.session_id)
+            out.append((run, depth))
+            walk(children.get(run.session_id, []), depth + 1)
+
+    walk(roots, 0)
+    for run in shown:  # runs only reachable through a loop of parents
+        if run.session_id not in seen:
+            walk([run], 0)
+    return out
+
+
+def _cut(text: str, width: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: max(0, width - 1)] + "…"
+
+
+def _short_link(run: RunInfo) -> str:
+    """How a run is linked to the parent shown above it: ``fork at step 3``, ``replay``."""
+    if run.kind in ("fork", "rewind"):
+        return f"{run.kind} at step {run.fork_step}"
+    return "resume" if run.kind == "resume" else "replay"
+
+
+class ListedCompareScreen(CompareScreen):
+    """The two-run comparison opened from the run list: Escape goes back to the list."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "app.pop_screen", "Back", id="compare.back"),
+    ]
+
+
+class RunsScreen(Screen[None]):
+    """Every run of a traces folder, as a sortable, filterable tree."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "open", "Open", id="runs.open", tooltip="Open the run in the browser"),
+        Binding("space", "mark", "Mark", id="runs.mark", tooltip="Mark a run (two: d compares)"),
+        Binding("d", "compare", "Compare", id="runs.compare", tooltip="Compare the two marks"),
+        Binding("s", "sort", "Sort", id="runs.sort", tooltip="Sort by the next column"),
+        Binding("slash", "filter", "Filter", id="runs.filter", tooltip="Filter as you type"),
+        Binding("q", "app.quit", "Quit", id="runs.quit"),
+        Binding("j", "move(1)", show=False),
+        Binding("k", "move(-1)", show=False),
+    ]
+
+    def __init__(self, listing: RunList, folder: str) -> None:
+        super().__init__()
+        self.listing = listing
+        self.folder = folder
+        self.sort = 0
+        self.query_text = ""
+        #: Marked run ids, oldest mark first (at most two).
+        self.marks: list[str] = []
+        #: What the table shows, row by row.
+        self.rows: list[tuple[RunInfo, int]] = []
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="runs-header", markup=False)
+        yield Input(placeholder="filter: words of the id, task, outcome or links", id="runs-filter")
+        yield DataTable(id="runs-table", cursor_type="row", zebra_stripes=False)
+        yield Static(id="status", markup=False)
+        yield Footer(compact=True)
+
+    @property
+    def table(self) -> DataTable[Any]:
+        return self.query_one(DataTable)
+
+    def on_mount(self) -> None:
+        self.table.add_columns(" ", "ID", "TASK", "OUTCOME", "STEPS", "COST", "WHEN", "LINKS")
+        self.table.border_title = f"Runs of {self.folder}"
+        self.refill()
+        self.table.focus()
+        skipped = self.listing.skipped
+        if skipped:
+            path, why = skipped[0]
+            more = f" (and {len(skipped) - 1} more)" if len(skipped) > 1 else ""
+            self.set_status(f"Skipped, not readable as a run: {path.name}: {why}{more}")
+        elif not self.listing.runs:
+            self.set_status(
+                f"No runs in {self.folder} yet: every agent run writes its trace there; "
+                "or name another folder: regista-tui DIR"
+            )
+
+    def refill(self) -> None:
+        """Rebuild the rows from the listing, the filter and the sort; keep the cursor's run."""
+        table = self.table
+        current = self.current()
+        self.rows = tree_order(self.listing.runs, self.sort, self.query_text)
+        table.clear()
+        links = [self._link(run, depth) for run, depth in self.rows]
+        task_width = _task_width(self.app.size.width, max(map(len, links), default=0))
+        for (run, depth), link in zip(self.rows, links, strict=True):
+            mark = Text("●", "bold yellow") if run.session_id in self.marks else Text(" ")
+            sid = ("  " * (depth - 1) + "└ " if depth else "") + run.session_id
+            outcome = Text(run.outcome, "red" if run.failed else "green")
+            steps = "?" if run.steps is None else str(run.steps)
+            when = run.started[:16].replace("T", " ") if run.started else "?"
+            table.add_row(
+                mark,
+                sid,
+                _cut(run.task, task_width),
+                outcome,
+                Text(steps, justify="right"),
+                Text(cost_amount(run.cost_usd), justify="right"),
+                when,
+                Text(link, "dim"),
+                key=run.session_id,
+            )
+        if current is not None:
+            for i, (run, _) in enumerate(self.rows):
+                if run.session_id == current.session_id:
+                    table.move_cursor(row=i)
+                    break
+        self._header()
+
+    @staticmethod
+    def _link(run: RunInfo, depth: int) -> str:
+        if depth and run.parent is not None:  # its parent is the row above it
+            link = _short_link(run)
+        elif run.link and run.parent is not None:
+            link = f"{run.link} (parent: {run.parent.outcome}, {cost_amount(run.parent.cost_usd)})"
+        else:
+            link = run.link
+        if run.savings is not None:
+            link = f"{link} · {run.savings.describe()}" if link else run.savings.describe()
+        return link
+
+    def _header(self) -> None:
+        name = SORTS[self.sort][0]
+        n, total = len(self.rows), len(self.listing.runs)
+        shown = f"{n} of {total} runs" if n != total else f"{total} run{'s' if total != 1 else ''}"
+        marks = f" · marked: {len(self.marks)}" if self.marks else ""
+        self.query_one("#runs-header", Static).update(
+            f" {self.folder} · {shown} · sorted by {name}{marks}"
+        )
+
+    def current(self) -> RunInfo | None:
+        """The run under the cursor."""
+        row = self.table.cursor_row if self.rows else -1
+        return self.rows[row][0] if 0 <= row < len(self.rows) else None
+
+    def set_status(self, text: str, *, error: bool = False) -> None:
+        status = self.query_one("#status", Static)
+        status.update(text)
+        status.set_class(error, "-error")
+
+    # -- keys ----------------------------------------------------------------------------
+
+    def action_move(self, delta: int) -> None:
+        if delta > 0:
+            self.table.action_cursor_down()
+        else:
+            self.table.action_cursor_up()
+
+    def action_sort(self) -> None:
+        self.sort = (self.sort + 1) % len(SORTS)
+        self.refill()
+
+    def action_filter(self) -> None:
+        self.query_one("#runs-filter", Input).focus()
+
+    @on(Input.Changed, "#runs-filter")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        self.query_text = event.value
+        self.refill()
+
+    @on(Input.Submitted, "#runs-filter")
+    def _filter_done(self) -> None:
+        self.table.focus()
+
+    def key_escape(self) -> None:
+        """Escape in the filter goes back to the list (the filter stays)."""
+        if self.focused is not None and self.focused.id == "runs-filter":
+            self.table.focus()
+
+    def key_down(self) -> None:
+        if self.focused is not None and self.focused.id == "runs-filter":
+            self.table.focus()
+
+    @on(DataTable.RowSelected)
+    def _row_selected(self) -> None:
+        self.action_open()
+
+    def action_open(self) -> None:
+        run = self.current()
+        if run is None:
+            return
+        from regista_tui.__main__ import open_index
+        from regista_tui.screens.browser import BrowserScreen
+
+        try:
+            index, notice = open_index(run.path)
+        except RegistaError as exc:
+            self.set_status(f"Cannot open {run.path.name}: {exc}", error=True)
+            return
+        back = "Escape: back to the run list"
+        self.app.push_screen(
+            BrowserScreen(index, notice=f"{notice} · {back}" if notice else back, parent=back)
+        )
+
+    def action_mark(self) -> None:
+        run = self.current()
+        if run is None:
+            return
+        if run.session_id in self.marks:
+            self.marks.remove(run.session_id)
+        else:
+            self.marks.append(run.session_id)
+            del self.marks[:-2]  # a third mark replaces the oldest
+        self.refill()
+        if len(self.marks) == 2:
+            self.set_status("Two runs marked: d compares them")
+
+    def action_compare(self) -> None:
+        if len(self.marks) != 2:
+            self.set_status("Mark two runs with space, then d compares them")
+            return
+        by_id = {r.session_id: r for r in self.listing.runs}
+        a, b = (by_id[m] for m in self.marks)
+        self.app.push_screen(ListedCompareScreen(a.path, b.path))
