@@ -3,9 +3,8 @@
 ``ReplaySession`` creates a replay on a regista server and wraps your ``anthropic`` /
 ``openai`` client (sync or async). Calls go to the replay; when the replay answers 409
 ``replay_live`` (the run is past its live point), that call and every later one go to your
-own client, to the real provider. Every non-streamed call is written to a trace with
-``forked_from`` pointing at the recorded run, so the fork's outcome and cost sit next to its
-parent's::
+own client, to the real provider. Every call is written to a trace with ``forked_from``
+pointing at the recorded run, so the fork's outcome and cost sit next to its parent's::
 
     from regista.client import ReplaySession
 
@@ -15,8 +14,9 @@ parent's::
         ...  # your agent, unchanged
     rs.trace_paths  # the fork's trace
 
-Streamed calls (``stream=True``, ``messages.stream``) are served and go live the same way;
-only non-streamed calls are written to the fork's trace.
+Streamed calls (``stream=True``, Anthropic ``messages.stream``) are served and go live the
+same way; their events are reassembled into the final message (usage included) and written
+when the stream has been read to its end. A stream abandoned halfway is not written.
 """
 
 from __future__ import annotations
@@ -157,6 +157,13 @@ class ReplaySession:
     def _record(self, provider: str, kwargs: dict[str, Any], result: Any, source: str) -> None:
         if kwargs.get("stream") or not hasattr(result, "model_dump"):
             return
+        # Anthropic: fields the SDK fills with None are not the provider's (as the proxy sees it)
+        data = result.model_dump(mode="json", exclude_none=provider == "anthropic")
+        self._record_body(provider, kwargs, data, source)
+
+    def _record_body(
+        self, provider: str, kwargs: dict[str, Any], data: dict[str, Any], source: str
+    ) -> None:
         from regista.server.shapes import anthropic_request, openai_request, openai_response
         from regista.types import LlmResponse
 
@@ -164,13 +171,164 @@ class ReplaySession:
         try:
             if provider == "anthropic":
                 request = anthropic_request(body)
-                response = LlmResponse.model_validate(result.model_dump(mode="json"))
+                response = LlmResponse.model_validate(data)
             else:
                 request = openai_request(body)
-                response = openai_response(result.model_dump(mode="json"))
+                response = openai_response(data)
         except Exception:  # a call regista cannot read is still answered, just not written
             return
         self.book.record(provider, request, response, source=source)
+
+    def _observe(self, provider: str, kwargs: dict[str, Any], result: Any, source: str) -> Any:
+        """Write ``result`` (a stream: once it has been read to its end); return what the
+        agent gets."""
+        if kwargs.get("stream"):
+            return _RecordedStream(self, provider, kwargs, result, source)
+        self._record(provider, kwargs, result, source)
+        return result
+
+
+class _RecordedStream:
+    """A stream from the SDK (sync or async), passed through event by event and written
+    when it ends."""
+
+    def __init__(
+        self, rs: ReplaySession, provider: str, kwargs: dict[str, Any], inner: Any, source: str
+    ) -> None:
+        from regista.server.accumulate import AnthropicStream, OpenAIStream
+
+        self._rs, self._provider, self._kwargs, self._inner = rs, provider, kwargs, inner
+        self._source = source
+        self._acc = AnthropicStream() if provider == "anthropic" else OpenAIStream()
+        self._written = False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def _see(self, event: Any) -> None:
+        anthropic = self._provider == "anthropic"
+        dump = getattr(event, "model_dump", None)
+        data = dump(mode="json", exclude_none=anthropic) if dump is not None else event
+        if isinstance(data, dict):
+            self._acc.add(data)
+
+    def _done(self) -> None:
+        if self._written:
+            return
+        self._written = True
+        data = self._acc.result()
+        if data is not None:
+            self._rs._record_body(self._provider, self._kwargs, data, self._source)
+
+    def __iter__(self) -> Any:
+        for event in self._inner:
+            self._see(event)
+            yield event
+        self._done()
+
+    def __next__(self) -> Any:
+        try:
+            event = next(self._inner)
+        except StopIteration:
+            self._done()
+            raise
+        self._see(event)
+        return event
+
+    async def __aiter__(self) -> Any:
+        async for event in self._inner:
+            self._see(event)
+            yield event
+        self._done()
+
+    async def __anext__(self) -> Any:
+        try:
+            event = await self._inner.__anext__()
+        except StopAsyncIteration:
+            self._done()
+            raise
+        self._see(event)
+        return event
+
+    def __enter__(self) -> _RecordedStream:
+        self._inner.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> Any:
+        return self._inner.__exit__(*exc)
+
+    async def __aenter__(self) -> _RecordedStream:
+        await self._inner.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> Any:
+        return await self._inner.__aexit__(*exc)
+
+
+class _StreamManager:
+    """Anthropic ``messages.stream(...)``: served from the replay, live past the cut, and
+    written from the final message when the ``with`` block ends."""
+
+    def __init__(self, endpoint: _Endpoint, kwargs: dict[str, Any]) -> None:
+        self._ep, self._kwargs = endpoint, kwargs
+        self._mgr: Any = None
+        self._stream: Any = None
+        self._sent: dict[str, Any] = kwargs
+        self._source = "recorded"
+
+    def _live(self) -> Any:
+        self._ep._rs.live = True
+        self._sent, self._source = self._ep._live_kwargs(self._kwargs), "live"
+        return self._ep._real.stream(**self._sent)
+
+    def __enter__(self) -> Any:
+        if self._ep._rs.live:
+            self._mgr = self._live()
+            self._stream = self._mgr.__enter__()
+            return self._stream
+        self._mgr = self._ep._replay.stream(**self._kwargs)
+        try:
+            self._stream = self._mgr.__enter__()
+        except Exception as exc:
+            if not _is_live_signal(exc):
+                raise
+            self._mgr = self._live()
+            self._stream = self._mgr.__enter__()
+        return self._stream
+
+    def __exit__(self, *exc: Any) -> Any:
+        if exc[0] is None:
+            self._write()
+        return self._mgr.__exit__(*exc)
+
+    async def __aenter__(self) -> Any:
+        if self._ep._rs.live:
+            self._mgr = self._live()
+            self._stream = await self._mgr.__aenter__()
+            return self._stream
+        self._mgr = self._ep._replay.stream(**self._kwargs)
+        try:
+            self._stream = await self._mgr.__aenter__()
+        except Exception as exc:
+            if not _is_live_signal(exc):
+                raise
+            self._mgr = self._live()
+            self._stream = await self._mgr.__aenter__()
+        return self._stream
+
+    async def __aexit__(self, *exc: Any) -> Any:
+        if exc[0] is None:
+            self._write()
+        return await self._mgr.__aexit__(*exc)
+
+    def _write(self) -> None:
+        try:
+            snapshot = self._stream.current_message_snapshot
+        except Exception:  # nothing was received
+            return
+        if getattr(snapshot, "stop_reason", None) is None:
+            return  # abandoned before message_stop
+        self._ep._rs._record("anthropic", self._sent, snapshot, self._source)
 
 
 class _Wrapped:
@@ -214,6 +372,12 @@ class _Endpoint:
     def __getattr__(self, name: str) -> Any:
         return getattr(self._real if self._rs.live else self._replay, name)
 
+    def stream(self, **kwargs: Any) -> Any:
+        """Anthropic ``messages.stream(...)`` (OpenAI's beta stream helper is not wrapped)."""
+        if self._provider != "anthropic":
+            return (self._real if self._rs.live else self._replay).stream(**kwargs)
+        return _StreamManager(self, kwargs)
+
     def create(self, **kwargs: Any) -> Any:
         rs = self._rs
         if rs.live:
@@ -229,8 +393,7 @@ class _Endpoint:
             return self._finish(self._real.create(**live), live, "live")
         if inspect.isawaitable(result):
             return self._async(result, kwargs)
-        rs._record(self._provider, kwargs, result, "recorded")
-        return result
+        return rs._observe(self._provider, kwargs, result, "recorded")
 
     async def _async(self, pending: Any, kwargs: dict[str, Any]) -> Any:
         rs = self._rs
@@ -242,19 +405,14 @@ class _Endpoint:
             rs.live = True
             live = self._live_kwargs(kwargs)
             result = await self._real.create(**live)
-            rs._record(self._provider, live, result, "live")
-            return result
-        rs._record(self._provider, kwargs, result, "recorded")
-        return result
+            return rs._observe(self._provider, live, result, "live")
+        return rs._observe(self._provider, kwargs, result, "recorded")
 
     def _finish(self, result: Any, kwargs: dict[str, Any], source: str) -> Any:
         if inspect.isawaitable(result):
 
             async def done() -> Any:
-                value = await result
-                self._rs._record(self._provider, kwargs, value, source)
-                return value
+                return self._rs._observe(self._provider, kwargs, await result, source)
 
             return done()
-        self._rs._record(self._provider, kwargs, result, source)
-        return result
+        return self._rs._observe(self._provider, kwargs, result, source)

@@ -48,6 +48,10 @@ class AnthropicStream:
             if isinstance(ev, dict):
                 self._event(ev)
 
+    def add(self, ev: dict[str, Any]) -> None:
+        """Take one already-parsed event."""
+        self._event(ev)
+
     def _event(self, ev: dict[str, Any]) -> None:
         kind = ev.get("type")
         if kind == "message_start":
@@ -108,6 +112,10 @@ class OpenAIStream:
         for ev in self.parser.feed(chunk):
             if isinstance(ev, dict):
                 self._chunk(ev)
+
+    def add(self, ev: dict[str, Any]) -> None:
+        """Take one already-parsed chunk."""
+        self._chunk(ev)
 
     def _chunk(self, ev: dict[str, Any]) -> None:
         if self.body is None:
