@@ -21,6 +21,15 @@ import orjson
 from ulid import ULID
 
 from regista.pricing import add_costs, price_for
+from regista.trace.events import (
+    CONTEXT_COMPACTION,
+    LLM_REQUEST,
+    LLM_RESPONSE,
+    SESSION_END,
+    SESSION_START,
+    TOOL_CALL,
+    TOOL_RESULT,
+)
 from regista.types import Usage
 
 __all__ = [
@@ -167,7 +176,7 @@ class RunBuilder:
             unknown.insert(0, "instructions")
         self._emit(
             started,
-            "session.start",
+            SESSION_START,
             task=task,
             instructions=instructions,
             model=model,
@@ -250,7 +259,7 @@ class RunBuilder:
         new = self.messages[self._prefix :]
         self._emit(
             request_ts,
-            "llm.request",
+            LLM_REQUEST,
             step=step,
             turn=self.turn,
             request_hash=self._hasher.digest(model, self.instructions),
@@ -285,7 +294,7 @@ class RunBuilder:
         duration = float(max(b - a, 0)) if a is not None and b is not None else 0.0
         self._emit(
             response_ts,
-            "llm.response",
+            LLM_RESPONSE,
             step=step,
             turn=self.turn,
             response=response,
@@ -313,7 +322,7 @@ class RunBuilder:
         self.tool_calls += 1
         self._emit(
             ts,
-            "tool.call",
+            TOOL_CALL,
             step=step,
             turn=self.turn if turn is None else turn,
             tool_use_id=tool_use_id,
@@ -337,7 +346,7 @@ class RunBuilder:
         """The result of the tool call of ``step``."""
         self._emit(
             ts,
-            "tool.result",
+            TOOL_RESULT,
             step=step,
             tool_use_id=tool_use_id,
             name=name,
@@ -368,7 +377,7 @@ class RunBuilder:
         replaced = self.messages
         self._emit(
             ts,
-            "context.compaction",
+            CONTEXT_COMPACTION,
             step=step,
             turn=max(self.turn, 0),
             replaced=replaced,
@@ -399,7 +408,7 @@ class RunBuilder:
         a, b = ts_millis(self.first_ts), ts_millis(self.last_ts)
         self._emit(
             self.last_ts,
-            "session.end",
+            SESSION_END,
             stop_reason="transcript_end",
             output=self.last_text,
             turns=max(self.turn + 1, 0),

@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from regista.trace.canonical import same_json
+from regista.trace.events import LLM_REQUEST, TOOL_RESULT
 
 __all__ = [
     "REQUEST_CONTEXT",
@@ -137,11 +138,11 @@ class RequestDecoder:
                 in no line.
         """
         kind = data.get("type")
-        if kind == "tool.result":
+        if kind == TOOL_RESULT:
             uid = data.get("tool_use_id")
             if isinstance(uid, str) and "content" in data:
                 self._results[uid] = data["content"]
-        elif kind == "llm.request":
+        elif kind == LLM_REQUEST:
             self._request(data)
 
     def _request(self, data: dict[str, Any]) -> None:

@@ -28,7 +28,20 @@ import orjson
 from regista.errors import TraceError, TraceFormatError
 from regista.pricing import add_costs
 from regista.trace.compact import complete_request
-from regista.trace.events import SCHEMA_VERSION, LlmRequestEvent, SessionEnd, SessionStart
+from regista.trace.events import (
+    CONTEXT_COMPACTION,
+    ERROR,
+    LLM_REQUEST,
+    LLM_RESPONSE,
+    PERMISSION_DECISION,
+    SCHEMA_VERSION,
+    SESSION_END,
+    TOOL_CALL,
+    TOOL_RESULT,
+    LlmRequestEvent,
+    SessionEnd,
+    SessionStart,
+)
 from regista.trace.migrations import migrate
 from regista.trace.reader import TraceSummary, not_a_trace_file, parse_line
 from regista.trace.steps import Step, StepKind
@@ -52,10 +65,19 @@ _COUNTS = (
 _TOOL_USE_ID = re.compile(rb'"tool_use_id"\s*:\s*("(?:[^"\\]|\\.){0,200}")')
 # A compact request writes ``system`` (and ``tools``) right after ``model`` when it has them.
 _MODEL = re.compile(rb'"model"\s*:\s*"(?:[^"\\]|\\.)*"\s*,\s*("system")?')
+# The event types as the scan meets them: the bytes of a line's ``"type"``.
+_B_LLM_REQUEST = LLM_REQUEST.encode()
+_B_LLM_RESPONSE = LLM_RESPONSE.encode()
+_B_TOOL_CALL = TOOL_CALL.encode()
+_B_PERMISSION_DECISION = PERMISSION_DECISION.encode()
+_B_TOOL_RESULT = TOOL_RESULT.encode()
+_B_CONTEXT_COMPACTION = CONTEXT_COMPACTION.encode()
+_B_ERROR = ERROR.encode()
+_B_SESSION_END = SESSION_END.encode()
 _KIND_OF: dict[bytes, StepKind] = {
-    b"llm.request": "model",
-    b"tool.call": "tool",
-    b"context.compaction": "compaction",
+    _B_LLM_REQUEST: "model",
+    _B_TOOL_CALL: "tool",
+    _B_CONTEXT_COMPACTION: "compaction",
 }
 
 
@@ -233,7 +255,7 @@ class TraceIndex:
             self._decode_line(offset, length, lineno)  # says what is wrong: not JSON, …
             raise TraceFormatError(self.path, lineno + 1, "not a trace event (no type)")
         etype = m.group(1)
-        if lineno == 0 or etype == b"session.end":
+        if lineno == 0 or etype == _B_SESSION_END:
             event = self._decode_line(offset, length, lineno)
             if lineno == 0 and not isinstance(event, SessionStart):
                 raise TraceFormatError(self.path, 1, "a trace must begin with a session.start")
@@ -241,9 +263,9 @@ class TraceIndex:
                 self.start = event
             elif isinstance(event, SessionEnd):
                 self.end = event
-        if etype == b"llm.request":
+        if etype == _B_LLM_REQUEST:
             self._note_request(offset, length, lineno, head)
-        elif etype == b"tool.result":
+        elif etype == _B_TOOL_RESULT:
             um = _TOOL_USE_ID.search(head)
             try:
                 uid = orjson.loads(um.group(1)) if um is not None else None
@@ -254,39 +276,39 @@ class TraceIndex:
         with self._lock:
             self.offsets.append(offset)
             self.lengths.append(length)
-            if etype in (b"llm.response", b"context.compaction"):
+            if etype in (_B_LLM_RESPONSE, _B_CONTEXT_COMPACTION):
                 self._usage_lines.append(lineno)
-                self._compactions += etype == b"context.compaction"
-            elif etype == b"tool.call":
+                self._compactions += etype == _B_CONTEXT_COMPACTION
+            elif etype == _B_TOOL_CALL:
                 self._tool_calls += 1
-            elif etype == b"permission.decision" and b'"allowed":false' in head:
+            elif etype == _B_PERMISSION_DECISION and b'"allowed":false' in head:
                 self._denials += 1
             sm = _STEP.search(head)
             if sm is None:
-                self._loose_errors += etype == b"error"
+                self._loose_errors += etype == _B_ERROR
                 return
             number = int(sm.group(1))
             pos = self._by_number.get(number)
             if pos is None:
                 kind = _KIND_OF.get(etype)
                 if kind is None:  # an event of a step whose opener was lost
-                    self._loose_errors += etype == b"error"
+                    self._loose_errors += etype == _B_ERROR
                     return
                 pos = self._by_number[number] = len(self.steps)
                 self.steps.append(StepEntry(index=number, kind=kind))
             entry = self.steps[pos]
             entry.lines.append(lineno)
-            if etype == b"tool.call":
+            if etype == _B_TOOL_CALL:
                 nm = _NAME.search(head)
                 entry.tool = nm.group(1).decode("utf-8", "replace") if nm else "?"
-            elif etype == b"error":
+            elif etype == _B_ERROR:
                 entry.error = True
-            elif etype == b"permission.decision":
+            elif etype == _B_PERMISSION_DECISION:
                 entry.denied = b'"allowed":false' in head
-            elif etype == b"tool.result":
+            elif etype == _B_TOOL_RESULT:
                 entry.error = entry.error or b'"is_error":true' in tail
                 entry.complete = True
-            elif etype in (b"llm.response", b"context.compaction"):
+            elif etype in (_B_LLM_RESPONSE, _B_CONTEXT_COMPACTION):
                 entry.complete = True
 
     def _note_request(self, offset: int, length: int, lineno: int, head: bytes) -> None:
@@ -436,7 +458,7 @@ class TraceIndex:
             fields = self._usage_fields(lineno)
             if fields is None:  # not the plain shape: the validated event (or its error)
                 ev = self.event(lineno)
-                is_response = ev.type == "llm.response"
+                is_response = ev.type == LLM_RESPONSE
                 raw = ev.response.get("usage") if is_response else ev.usage
                 fields = (raw, ev.turn if is_response else None, ev.cost_usd)
             raw, turn, event_cost = fields
@@ -479,7 +501,7 @@ class TraceIndex:
         cost = data.get("cost_usd")
         if cost is not None and type(cost) not in (int, float):
             return None
-        if data.get("type") == "llm.response":
+        if data.get("type") == LLM_RESPONSE:
             response, turn = data.get("response"), data.get("turn")
             if not isinstance(response, dict) or type(turn) is not int:
                 return None
@@ -526,7 +548,7 @@ class _LineResolver:
         self.lineno = lineno
 
     def resolve(self, data: dict[str, Any]) -> None:
-        if data.get("type") != "llm.request":
+        if data.get("type") != LLM_REQUEST:
             return
         complete_request(
             data,

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from regista.trace.events import SCHEMA_VERSION
+from regista.trace.events import CONTEXT_COMPACTION, LLM_REQUEST, SCHEMA_VERSION
 
 __all__ = ["migrate"]
 
@@ -20,10 +20,10 @@ def _v1_to_v2(event: dict[str, Any]) -> dict[str, Any]:
     over the plain canonical JSON (version 2 redacts secret shapes first): the event says
     so with ``request_hash_form: "plain"``."""
     kind = event.get("type")
-    if kind == "llm.request":
+    if kind == LLM_REQUEST:
         event.setdefault("system", None)
         event.setdefault("tools", [])
-    if kind in ("llm.request", "context.compaction"):
+    if kind in (LLM_REQUEST, CONTEXT_COMPACTION):
         event.setdefault("request_hash_form", "plain")
     event["schema_version"] = 2
     return event

@@ -12,6 +12,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from regista.trace.events import (
+    CONTEXT_COMPACTION,
+    LLM_REQUEST,
+    LLM_RESPONSE,
+    SESSION_END,
+    SESSION_START,
+    TOOL_RESULT,
+)
+
 __all__ = ["MAX_DEPTH", "check_event", "check_messages", "check_response", "too_deep"]
 
 #: How deeply values may nest inside one event (the event object is level 1). Deeper
@@ -198,28 +207,28 @@ def _counts(value: Any, where: str, keys: tuple[str, ...]) -> None:
 
 def _check(event: Any) -> None:
     kind = event.type
-    if kind == "llm.response":
+    if kind == LLM_RESPONSE:
         _response(event.response, "response")
-    elif kind == "llm.request":
+    elif kind == LLM_REQUEST:
         _messages(event.messages, "messages")
         _tools(event.tools, "tools")
         if event.messages_prefix < 0:
             raise _Bad("messages_prefix: must not be negative")
         if event.tool_choice is not None:
             _str(event.tool_choice.get("type"), "tool_choice.type")
-    elif kind == "tool.result":
+    elif kind == TOOL_RESULT:
         if not isinstance(event.content, str):
             _content(event.content, "content")
-    elif kind == "context.compaction":
+    elif kind == CONTEXT_COMPACTION:
         _messages(event.replaced, "replaced")
         _usage(event.usage, "usage")
-    elif kind == "session.start":
+    elif kind == SESSION_START:
         _tools(event.tools, "tools")
         if event.context is not None:
             _counts(event.context, "context", ("max_tokens", "keep_last"))
         if event.forked_from is not None:
             _counts(event.forked_from, "forked_from", ("at_step",))
-    elif kind == "session.end":
+    elif kind == SESSION_END:
         _usage(event.usage, "usage")
         if event.replay is not None:
             _counts(event.replay, "replay", ("recorded", "edit", "live", "diverged_at"))

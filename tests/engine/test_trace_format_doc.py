@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+import itertools
 import re
 from pathlib import Path
 from typing import get_args
@@ -29,3 +31,52 @@ def test_every_event_field_is_documented() -> None:
         kind = cls.model_fields["type"].default
         missing = set(cls.model_fields) - ENVELOPE - documented.get(kind, set())
         assert not missing, f"docs/trace-format.md does not describe {kind}: {sorted(missing)}"
+
+
+def _field_docstrings() -> dict[str, set[str]]:
+    """The fields that carry an attribute docstring, by class name, read from the source."""
+    tree = ast.parse(Path(events.__file__).read_text(encoding="utf-8"))
+    found: dict[str, set[str]] = {}
+    for node in tree.body:
+        if not isinstance(node, ast.ClassDef):
+            continue
+        names = found.setdefault(node.name, set())
+        for prev, cur in itertools.pairwise(node.body):
+            if (
+                isinstance(prev, ast.AnnAssign)
+                and isinstance(prev.target, ast.Name)
+                and isinstance(cur, ast.Expr)
+                and isinstance(cur.value, ast.Constant)
+                and isinstance(cur.value.value, str)
+                and cur.value.value.strip()
+            ):
+                names.add(prev.target.id)
+    return found
+
+
+def test_every_event_field_has_an_attribute_docstring() -> None:
+    documented = _field_docstrings()
+    classes = [events.EventBase, *get_args(get_args(events.Event)[0])]
+    for cls in classes:
+        own = set(cls.model_fields) - (
+            set(events.EventBase.model_fields) if cls is not events.EventBase else set()
+        )
+        missing = own - documented.get(cls.__name__, set())
+        assert not missing, f"{cls.__name__} fields without a docstring: {sorted(missing)}"
+
+
+def test_the_type_constants_name_the_event_classes() -> None:
+    classes = get_args(get_args(events.Event)[0])
+    kinds = {cls.model_fields["type"].default for cls in classes}
+    constants = {
+        events.SESSION_START,
+        events.LLM_REQUEST,
+        events.LLM_RESPONSE,
+        events.TOOL_CALL,
+        events.PERMISSION_DECISION,
+        events.TOOL_RESULT,
+        events.CONTEXT_COMPACTION,
+        events.ERROR,
+        events.SESSION_END,
+    }
+    assert constants == kinds
