@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import os
 import sys
 import warnings
 from pathlib import Path
@@ -116,12 +115,13 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from regista import samples
     from regista.errors import RegistaError
     from regista_tui.app import RegistaApp
 
     # The sample agents' offline demo model answers instantly; in the debugger it takes a
     # moment per answer, so a fork of a sample trace visibly streams in.
-    os.environ.setdefault("REGISTA_DEMO_DELAY", "0.35")
+    samples.demo_delay = 0.35
     try:
         if len(args.traces) == 0 or (len(args.traces) == 1 and args.traces[0].is_dir()):
             app = _runs_app(args)

@@ -4,3 +4,8 @@
 local SQLite shop database; ``python -m regista.samples.generate`` writes the sample
 traces in ``sample_traces/`` from it.
 """
+
+#: Seconds each answer of the offline demo model takes when ``$REGISTA_DEMO_DELAY`` is unset.
+#: ``regista-tui`` sets a human pace so that a fork of a sample trace visibly streams in;
+#: everything else answers at once.
+demo_delay: float = 0.0

@@ -19,6 +19,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from regista import samples
 from regista.agent import Agent
 from regista.context import ContextConfig
 from regista.policy import Decision, ToolCallInfo
@@ -131,15 +132,15 @@ def refund_policy(call: ToolCallInfo) -> bool | Decision:
     return True
 
 
-#: Seconds each answer of the demo model takes (``regista-tui`` sets a human pace, so a
-#: fork visibly streams in; everything else answers at once).
+#: Seconds each answer of the demo model takes, when set (else :data:`regista.samples.demo_delay`).
 DELAY_ENV = "REGISTA_DEMO_DELAY"
 
 
 def demo_provider() -> Provider:
     """The offline demo model, as a provider (it says "scripted" wherever it is shown)."""
+    raw = os.environ.get(DELAY_ENV)
     try:
-        delay = float(os.environ.get(DELAY_ENV) or 0)
+        delay = samples.demo_delay if raw is None else float(raw or 0)
     except ValueError:
         delay = 0.0
     return ScriptedProvider(refund_model, stream_chunk=6, delay=delay)

@@ -234,3 +234,24 @@ def test_policy_denies_big_refunds() -> None:
     big = refund.refund_policy(ToolCallInfo("t", "issue_refund", {"amount": 649.0}))
     assert not big and "supervisor" in str(getattr(big, "reason", ""))
     assert not refund.refund_policy(ToolCallInfo("t", "issue_refund", {"amount": "lots"}))
+
+
+def _pace() -> float:
+    from regista.providers.scripted import ScriptedProvider
+
+    provider = refund.demo_provider()
+    assert isinstance(provider, ScriptedProvider)
+    return provider.delay
+
+
+def test_the_demo_models_pace_is_a_setting_the_environment_overrides(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from regista import samples
+
+    monkeypatch.delenv(refund.DELAY_ENV, raising=False)
+    assert _pace() == 0.0
+    monkeypatch.setattr(samples, "demo_delay", 0.35)
+    assert _pace() == 0.35
+    monkeypatch.setenv(refund.DELAY_ENV, "0")
+    assert _pace() == 0.0
