@@ -11,7 +11,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label
 
-__all__ = ["GoToStep", "SearchPrompt"]
+__all__ = ["GoToStep", "RecallPrompt", "SearchPrompt"]
 
 
 class _Prompt(ModalScreen[str | None]):
@@ -61,3 +61,10 @@ class SearchPrompt(_Prompt):
 
     title_text = "Search the steps (Enter; then n / N for next / previous)"
     placeholder = "text"
+
+
+class RecallPrompt(_Prompt):
+    """Answers the words to recall earlier runs by, or ``None``."""
+
+    title_text = "Recall the runs that dealt with these words (Enter)"
+    placeholder = "words"

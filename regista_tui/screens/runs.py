@@ -2,13 +2,15 @@
 
 The same columns as ``regista runs``; ``s`` cycles the sort column, ``/`` filters as you
 type, Enter opens a run in the browser (Escape comes back), space marks a run and ``d``
-compares the two marked runs. A run's forks, rewinds, replays and resumes show under it,
-indented, as a tree (each level sorted like the list).
+compares the two marked runs, ``R`` recalls the runs that dealt with some words. A run's
+forks, rewinds, replays and resumes show under it, indented, as a tree (each level sorted
+like the list).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, ClassVar
 
 from rich.text import Text
@@ -36,7 +38,7 @@ SORTS: list[tuple[str, Callable[[RunInfo], Any], bool]] = [
 ]
 
 #: Every column but the task and the links, with the cells' padding and the border.
-_FIXED_WIDTH = 82
+_FIXED_WIDTH = 85
 
 
 def _task_width(width: int, links: int) -> int:
@@ -110,6 +112,7 @@ class RunsScreen(Screen[None]):
         Binding("d", "compare", "Compare", id="runs.compare", tooltip="Compare the two marks"),
         Binding("s", "sort", "Sort", id="runs.sort", tooltip="Sort by the next column"),
         Binding("slash", "filter", "Filter", id="runs.filter", tooltip="Filter as you type"),
+        Binding("R", "recall", "Recall", id="runs.recall", tooltip="Runs that dealt with words"),
         Binding("q", "app.quit", "Quit", id="runs.quit"),
         Binding("j", "move(1)", show=False),
         Binding("k", "move(-1)", show=False),
@@ -123,6 +126,8 @@ class RunsScreen(Screen[None]):
         self.query_text = ""
         #: Marked run ids, oldest mark first (at most two).
         self.marks: list[str] = []
+        #: A recall's answer: (words, hits in its order: successful first); ``None``: all runs.
+        self.recalled: tuple[str, list[Any]] | None = None
         #: What the table shows, row by row.
         self.rows: list[tuple[RunInfo, int]] = []
 
@@ -157,9 +162,15 @@ class RunsScreen(Screen[None]):
         """Rebuild the rows from the listing, the filter and the sort; keep the cursor's run."""
         table = self.table
         current = self.current()
-        self.rows = tree_order(self.listing.runs, self.sort, self.query_text)
         table.clear()
-        links = [self._link(run, depth) for run, depth in self.rows]
+        if self.recalled is None:
+            self.rows = tree_order(self.listing.runs, self.sort, self.query_text)
+            links = [self._link(run, depth) for run, depth in self.rows]
+        else:
+            by_id = {r.session_id: r for r in self.listing.runs}
+            hits = [h for h in self.recalled[1] if h.session_id in by_id]
+            self.rows = [(by_id[h.session_id], 0) for h in hits]
+            links = [h.skeleton_text(40) for h in hits]
         task_width = _task_width(self.app.size.width, max(map(len, links), default=0))
         for (run, depth), link in zip(self.rows, links, strict=True):
             mark = Text("●", "bold yellow") if run.session_id in self.marks else Text(" ")
@@ -202,9 +213,10 @@ class RunsScreen(Screen[None]):
         n, total = len(self.rows), len(self.listing.runs)
         shown = f"{n} of {total} runs" if n != total else f"{total} run{'s' if total != 1 else ''}"
         marks = f" · marked: {len(self.marks)}" if self.marks else ""
-        self.query_one("#runs-header", Static).update(
-            f" {self.folder} · {shown} · sorted by {name}{marks}"
-        )
+        if self.recalled is not None:
+            shown = f"recall {self.recalled[0]!r}: {n} runs, successful first (Escape: all runs)"
+        order = "" if self.recalled is not None else f" · sorted by {name}"
+        self.query_one("#runs-header", Static).update(f" {self.folder} · {shown}{order}{marks}")
 
     def current(self) -> RunInfo | None:
         """The run under the cursor."""
@@ -241,9 +253,43 @@ class RunsScreen(Screen[None]):
         self.table.focus()
 
     def key_escape(self) -> None:
-        """Escape in the filter goes back to the list (the filter stays)."""
+        """Escape in the filter goes back to the list (the filter stays); on a recall's
+        answer, back to all runs."""
         if self.focused is not None and self.focused.id == "runs-filter":
             self.table.focus()
+        elif self.recalled is not None:
+            self.recalled = None
+            self.refill()
+
+    def action_recall(self) -> None:
+        from regista_tui.screens.prompt import RecallPrompt
+
+        self.app.push_screen(RecallPrompt(), self._recall)
+
+    def _recall(self, words: str | None) -> None:
+        if words:
+            self.set_status(f"Recalling {words!r}…")
+            self.run_worker(lambda: self._recall_in_thread(words), thread=True, group="recall")
+
+    def _recall_in_thread(self, words: str) -> None:
+        from regista.store.recall import recall
+
+        try:
+            hits: Any = recall(words, Path(self.folder), limit=50)
+        except (RegistaError, OSError) as exc:
+            self.app.call_from_thread(self.set_status, f"Recall failed: {exc}", error=True)
+            return
+        self.app.call_from_thread(self._show_recall, words, hits)
+
+    def _show_recall(self, words: str, hits: list[Any]) -> None:
+        self.recalled = (words, hits)
+        self.refill()
+        self.table.move_cursor(row=0)
+        self.set_status(
+            f"{len(self.rows)} runs dealt with {words!r}: links show what each did"
+            if self.rows
+            else f"No run dealt with {words!r}"
+        )
 
     def key_down(self) -> None:
         if self.focused is not None and self.focused.id == "runs-filter":

@@ -158,3 +158,24 @@ def test_run_list_snapshot(snap_compare: Any, library: Path) -> None:
 
     app = RegistaApp(runs=list_runs(library), runs_folder="traces", settle_s=0)
     assert snap_compare(app, terminal_size=(120, 40), run_before=run_before)
+
+
+async def test_recall_from_the_list(library: Path) -> None:
+    app = _app(library)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("R", *"weekly", "enter")
+        await app.screen.workers.wait_for_complete()
+        await pilot.pause()
+        assert _rows(app) == [(OTHER, 0)]
+        assert "dealt with 'weekly'" in str(app.screen.query_one("#status").render())
+        await pilot.press("escape")  # back to every run
+        assert len(_rows(app)) == 5
+        await pilot.press("R", *"refund", "enter")
+        await app.screen.workers.wait_for_complete()
+        await pilot.pause()
+        assert {sid for sid, _ in _rows(app)} >= {ROOT, FORK, REPLAY}
+        await pilot.press("R", *"zyxwvut", "enter")
+        await app.screen.workers.wait_for_complete()
+        await pilot.pause()
+        assert _rows(app) == []
+        assert "No run dealt with" in str(app.screen.query_one("#status").render())
