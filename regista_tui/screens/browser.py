@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import bisect
 import os
-import time
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -12,6 +11,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
+from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 from textual.worker import get_current_worker
@@ -31,9 +31,30 @@ from regista_tui.widgets.timeline.timeline import Timeline
 __all__ = ["BrowserScreen"]
 
 _SCAN_SLICE = 16 * 1024 * 1024
-_COALESCE_S = 0.1
 _SCAN_DELAY_S = 0.05
 _FOLLOW_S = 0.5
+
+
+class IndexGrown(Message):
+    """The scan indexed more of the trace; ``done`` when it reached the end of the file.
+
+    A newer one replaces one still waiting: drawing the latest progress is enough.
+    """
+
+    def __init__(self, done: bool) -> None:
+        super().__init__()
+        self.done = done
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, IndexGrown)
+
+
+class ScanFailed(Message):
+    """The scan met a line it cannot read."""
+
+    def __init__(self, error: str) -> None:
+        super().__init__()
+        self.error = error
 
 
 class BrowserScreen(Screen[None]):
@@ -202,7 +223,6 @@ class BrowserScreen(Screen[None]):
         self.matches: list[int] = []
         self.query_text = ""
         self.notice = notice
-        self._last_grow = 0.0
         #: Follow ticks that found the file grown / still (a still file costs no indexing).
         self.polls_grown = 0
         self.polls_still = 0
@@ -256,19 +276,25 @@ class BrowserScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="index")
     def _scan(self) -> None:
+        worker = get_current_worker()
         done = False
-        while not done:
+        while not done and not worker.is_cancelled:
             try:
                 done = self.index.scan(_SCAN_SLICE)
             except RegistaError as exc:
-                self.app.call_from_thread(self.set_status, str(exc), error=True)
+                self.post_message(ScanFailed(str(exc)))
                 return
-            now = time.monotonic()
-            if done or now - self._last_grow > _COALESCE_S:
-                self._last_grow = now
-                self.app.call_from_thread(self._grown)
-        if self.index.end is None:
-            self.app.call_from_thread(self._start_following)
+            self.post_message(IndexGrown(done))
+
+    @on(IndexGrown)
+    def _index_grown(self, message: IndexGrown) -> None:
+        self._grown()
+        if message.done and self.index.end is None:
+            self._start_following()
+
+    @on(ScanFailed)
+    def _scan_failed(self, message: ScanFailed) -> None:
+        self.set_status(message.error, error=True)
 
     def _start_following(self) -> None:
         """Watch the file for what a running session appends (one timer, however many
