@@ -16,6 +16,8 @@ class SseParser:
 
     def __init__(self) -> None:
         self._buf = b""
+        #: Whether ``data: [DONE]`` was seen.
+        self.done = False
 
     def feed(self, chunk: bytes) -> list[Any]:
         self._buf += chunk.replace(b"\r\n", b"\n")
@@ -25,6 +27,8 @@ class SseParser:
             data = b"\n".join(
                 line[5:].lstrip() for line in raw.split(b"\n") if line.startswith(b"data:")
             )
+            if data == b"[DONE]":
+                self.done = True
             if not data or data == b"[DONE]":
                 continue
             try:
@@ -42,6 +46,7 @@ class AnthropicStream:
         self.message: dict[str, Any] | None = None
         self.error: dict[str, Any] | None = None
         self._json: dict[int, str] = {}
+        self.stopped = False
 
     def feed(self, chunk: bytes) -> None:
         for ev in self.parser.feed(chunk):
@@ -84,6 +89,8 @@ class AnthropicStream:
                 raw = self._json.pop(i)
                 with contextlib.suppress(orjson.JSONDecodeError, IndexError):
                     self.message["content"][i]["input"] = orjson.loads(raw) if raw else {}
+        elif kind == "message_stop":
+            self.stopped = True
         elif kind == "message_delta":
             self.message.update(ev.get("delta") or {})
             usage = dict(self.message.get("usage") or {})
@@ -91,6 +98,11 @@ class AnthropicStream:
             self.message["usage"] = usage
         elif kind == "error":
             self.error = ev.get("error")
+
+    @property
+    def done(self) -> bool:
+        """Whether ``message_stop`` was seen."""
+        return self.stopped
 
     def result(self) -> dict[str, Any] | None:
         return self.message if self.message is not None and self.error is None else None
@@ -143,6 +155,11 @@ class OpenAIStream:
                 slot["args"] += fn.get("arguments") or ""
             if choice.get("finish_reason"):
                 self.finish = choice["finish_reason"]
+
+    @property
+    def done(self) -> bool:
+        """Whether ``data: [DONE]`` was seen."""
+        return self.parser.done
 
     def result(self) -> dict[str, Any] | None:
         if self.body is None:

@@ -148,18 +148,28 @@ async def forward(
             AnthropicStream() if provider == "anthropic" else OpenAIStream()
         )
 
+        written = False
+
+        def write() -> None:
+            nonlocal written
+            result = acc.result()
+            if not written and on_answer is not None and result is not None:
+                on_answer(result, (time.perf_counter() - t0) * 1000)
+            written = True
+
         async def body() -> AsyncIterator[bytes]:
             complete = False
             try:
                 async for chunk in resp.aiter_raw():
                     acc.feed(chunk)
+                    if acc.done:  # on disk before the client can see the stream end
+                        write()
                     yield chunk
                 complete = True
             finally:
                 await resp.aclose()
-                result = acc.result()
-                if complete and on_answer is not None and result is not None:
-                    on_answer(result, (time.perf_counter() - t0) * 1000)
+                if complete:
+                    write()
 
         return StreamingResponse(body(), status_code=resp.status_code, headers=headers)
     data = await resp.aread()

@@ -186,3 +186,45 @@ def test_serve_refuses_a_negative_idle_time(capfd: pytest.CaptureFixture[str]) -
 
     assert main(["serve", "--session-idle", "-1"]) == 2
     assert capfd.readouterr().err.count("\n") == 1
+
+
+def test_a_live_forks_sessions_end_when_its_replay_is_deleted(tmp_path: Path) -> None:
+    from sdk_agents import new_replay, regista_server
+
+    def weather(body: dict[str, object]) -> dict[str, object]:
+        last = body["messages"][-1]  # type: ignore[index]
+        if isinstance(last["content"], str):  # type: ignore[index]
+            return {"content": [{"type": "tool_use", "id": "toolu_1", "name": "get_weather",
+                                 "input": {"city": "Paris"}}]}  # fmt: skip
+        return {"content": [{"type": "text", "text": "done"}]}
+
+    with FakeAnthropicServer() as fake, regista_server(tmp_path, anthropic=fake.url) as server:
+        fake.answer_with(weather)
+        client = anthropic.Anthropic(api_key="k", base_url=f"{server.url}/v1/record/anthropic")
+        anthropic_agent(client)
+        server.record_done()
+        (parent,) = tmp_path.glob("*.jsonl")
+        rp = new_replay(server, parent.stem, live_after=0, live="proxy")
+        forked = anthropic.Anthropic(api_key="k", base_url=rp["anthropic_base_url"])
+        assert anthropic_agent(forked) == "done"
+        (fork,) = [p for p in tmp_path.glob("*.jsonl") if p != parent]
+        assert Trace.load(fork).end is None
+        assert server.http.delete(f"/v1/replays/{rp['id']}").status_code in (200, 204)
+        trace = Trace.load(fork)
+        assert trace.end is not None and trace.end.output == "done"
+
+
+def test_a_streamed_call_is_on_disk_before_the_client_sees_the_stream_end(
+    tmp_path: Path,
+) -> None:
+    from sdk_agents import regista_server
+
+    with FakeAnthropicServer() as fake, regista_server(tmp_path, anthropic=fake.url) as server:
+        fake.answer_with(lambda body: {"content": [{"type": "text", "text": "sunny"}]})
+        client = anthropic.Anthropic(api_key="k", base_url=f"{server.url}/v1/record/anthropic")
+        for n in range(1, 6):
+            assert anthropic_agent(client, stream=True) == "sunny"
+            traces = [Trace.load(p) for p in tmp_path.glob("*.jsonl")]
+            assert len(traces) == n
+            assert all([r.text for _, r in t.llm_calls()] == ["sunny"] for t in traces)
+        server.record_done()
