@@ -46,6 +46,10 @@ async def open_editor(app: RegistaApp, pilot: Pilot[Any], *keys: str) -> EditSte
     await app.workers.wait_for_complete()
     await pilot.pause()
     assert isinstance(app.screen, EditStep), app.screen
+    # The cursor blinks every 0.5 s: a picture taken later on a busy machine would catch
+    # it hidden. Without blinking it stays drawn while the editor has focus.
+    app.screen.query_one(TextArea).cursor_blink = False
+    await pilot.pause()
     return app.screen
 
 

@@ -88,6 +88,12 @@ async def test_timeline_count_follows_the_index(
     assert 0 < partial < 8
     app = RegistaApp(index, settle_s=0)
     async with app.run_test(size=(120, 40)) as pilot:
+        # The scan starts on a timer after the first paint: wait for it to have read the
+        # whole file (a busy machine may not have started it yet), then for it to finish.
+        for _ in range(1000):
+            if len(index) == 8:
+                break
+            await pilot.pause(0.01)
         await app.workers.wait_for_complete()
         await pilot.pause()
         assert len(index) == 8
