@@ -192,6 +192,14 @@ class BrowserScreen(Screen[None]):
             tooltip="Replay the steps before this one for $0, then run live from it",
         ),
         Binding(
+            "L",
+            "like",
+            "Like this",
+            id="browser.like",
+            show=False,
+            tooltip="Runs like this one: recall the folder's runs by this step's words",
+        ),
+        Binding(
             "enter",
             "open_subagent",
             "Subagent",
@@ -586,6 +594,46 @@ class BrowserScreen(Screen[None]):
         step = self.index.steps[pos].index
         parent = f"subagent of step {step} · Escape: back"
         self.app.push_screen(BrowserScreen(child, notice=parent, parent=parent))
+
+    def action_like(self) -> None:
+        from regista_tui.like import like_words
+
+        if not len(self.index):
+            return
+        entry = self.index.steps[self.timeline.cursor]
+        try:
+            words = like_words(self.index.step(self.timeline.cursor))
+        except RegistaError as exc:
+            self.set_status(str(exc), error=True)
+            return
+        if not words:
+            self.set_status(f"Step {entry.index} has no words to recall runs like it by.")
+            return
+        self.set_status(f"Recalling runs like step {entry.index} by {words!r}…")
+        self._like(entry.index, words)
+
+    @work(thread=True, exclusive=True, group="like")
+    def _like(self, number: int, words: str) -> None:
+        from regista_tui.like import runs_like
+
+        try:
+            listing, hits = runs_like(self.index.path, words)
+        except (RegistaError, OSError) as exc:
+            self.app.call_from_thread(self.set_status, f"Recall failed: {exc}", error=True)
+            return
+        self.app.call_from_thread(self._liked, number, words, listing, hits)
+
+    def _liked(self, number: int, words: str, listing: Any, hits: list[Any]) -> None:
+        from regista_tui.screens.runs import RunsScreen
+
+        folder = self.index.path.parent
+        if not hits:
+            self.set_status(f"No earlier runs found in {folder} like step {number} ({words!r}).")
+            return
+        self.set_status(f"Runs like step {number}, recalled by {words!r}")
+        if self.app.screen is self:
+            found = RunsScreen(listing, str(folder), recalled=(words, hits), back=True)
+            self.app.push_screen(found)
 
     def action_back(self) -> None:
         if self.started_by:

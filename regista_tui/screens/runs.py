@@ -118,7 +118,16 @@ class RunsScreen(Screen[None]):
         Binding("k", "move(-1)", show=False),
     ]
 
-    def __init__(self, listing: RunList, folder: str) -> None:
+    def __init__(
+        self,
+        listing: RunList,
+        folder: str,
+        *,
+        recalled: tuple[str, list[Any]] | None = None,
+        back: bool = False,
+    ) -> None:
+        """``recalled``: show that recall's answer from the start; ``back``: Escape goes
+        back to the screen below (the browser's "runs like this one")."""
         super().__init__()
         self.listing = listing
         self.folder = folder
@@ -127,7 +136,8 @@ class RunsScreen(Screen[None]):
         #: Marked run ids, oldest mark first (at most two).
         self.marks: list[str] = []
         #: A recall's answer: (words, hits in its order: successful first); ``None``: all runs.
-        self.recalled: tuple[str, list[Any]] | None = None
+        self.recalled = recalled
+        self.back = back
         #: What the table shows, row by row.
         self.rows: list[tuple[RunInfo, int]] = []
 
@@ -147,6 +157,9 @@ class RunsScreen(Screen[None]):
         self.table.border_title = f"Runs of {self.folder}"
         self.refill()
         self.table.focus()
+        if self.recalled is not None:
+            self._show_recall(*self.recalled)
+            return
         skipped = self.listing.skipped
         if skipped:
             path, why = skipped[0]
@@ -215,6 +228,9 @@ class RunsScreen(Screen[None]):
         marks = f" · marked: {len(self.marks)}" if self.marks else ""
         if self.recalled is not None:
             shown = f"recall {self.recalled[0]!r}: {n} runs, successful first (Escape: all runs)"
+        if self.recalled is not None and self.back:
+            shown = f"runs like it, recalled by {self.recalled[0]!r}: {n}, successful first"
+            shown += " (Escape: back to the step)"
         order = "" if self.recalled is not None else f" · sorted by {name}"
         self.query_one("#runs-header", Static).update(f" {self.folder} · {shown}{order}{marks}")
 
@@ -253,10 +269,12 @@ class RunsScreen(Screen[None]):
         self.table.focus()
 
     def key_escape(self) -> None:
-        """Escape in the filter goes back to the list (the filter stays); on a recall's
-        answer, back to all runs."""
+        """Escape in the filter goes back to the list (the filter stays); opened from the
+        browser, back to it; on a recall's answer, back to all runs."""
         if self.focused is not None and self.focused.id == "runs-filter":
             self.table.focus()
+        elif self.back:
+            self.app.pop_screen()
         elif self.recalled is not None:
             self.recalled = None
             self.refill()
