@@ -44,6 +44,11 @@ __all__ = [
 _CACHE_SIZE = 8192
 _cache: OrderedDict[int, tuple[Any, bytes]] = OrderedDict()
 _lock = threading.Lock()
+# Redacted bytes by their canonical bytes: a server digests a fresh parse of the same
+# history on every call, where identity never hits. Bounded by bytes, not entries.
+_CONTENT_BUDGET = 32 << 20
+_by_content: OrderedDict[bytes, bytes] = OrderedDict()
+_content_size = [0]
 
 
 def canonical_json(value: Any) -> bytes:
@@ -69,7 +74,7 @@ def message_bytes(message: Any, *, redact: bool = True) -> bytes:
         if hit is not None and hit[0] is message:
             _cache.move_to_end(key)
             return hit[1]
-    data = redact_bytes(canonical_json(message))
+    data = _redacted(canonical_json(message))
     with _lock:
         _cache[key] = (message, data)  # the message is held, so its id is not reused
         if len(_cache) > _CACHE_SIZE:
@@ -77,10 +82,32 @@ def message_bytes(message: Any, *, redact: bool = True) -> bytes:
     return data
 
 
+def _redacted(canon: bytes) -> bytes:
+    """``redact_bytes(canon)``, remembered by content for recently seen values."""
+    with _lock:
+        hit = _by_content.get(canon)
+        if hit is not None:
+            _by_content.move_to_end(canon)
+            return hit
+    data = redact_bytes(canon)
+    if len(canon) > _CONTENT_BUDGET // 8:
+        return data
+    if data == canon:
+        data = canon  # share the bytes: most values hold no secret
+    with _lock:
+        if canon not in _by_content:
+            _by_content[canon] = data
+            _content_size[0] += len(canon) + (0 if data is canon else len(data))
+        while _content_size[0] > _CONTENT_BUDGET and _by_content:
+            old, red = _by_content.popitem(last=False)
+            _content_size[0] -= len(old) + (0 if red is old else len(red))
+    return data
+
+
 def request_hash(canonical_request: dict[str, Any], *, redact: bool = True) -> str:
     """SHA-256 hex of the canonical JSON of a normalised request, secrets redacted (not
     with ``redact=False``: the hash of schema-1 traces)."""
-    scrub = redact_bytes if redact else _same
+    scrub = _redacted if redact else _same
     h = hashlib.sha256(b"{")
     for i, key in enumerate(sorted(canonical_request)):
         value = canonical_request[key]
