@@ -39,11 +39,14 @@ SORTS: list[tuple[str, Callable[[RunInfo], Any], bool]] = [
 
 #: Every column but the task and the links, with the cells' padding and the border.
 _FIXED_WIDTH = 85
+#: The links column is at least as wide as its heading, at most 40 characters.
+_LINKS_HEADING = "LINKS"
 
 
 def _task_width(width: int, links: int) -> int:
     """The task column gets what the other columns leave (16 to 48 characters)."""
-    return max(16, min(48, width - _FIXED_WIDTH - min(links, 40)))
+    links_width = min(max(links, len(_LINKS_HEADING)), 40)
+    return max(16, min(48, width - _FIXED_WIDTH - links_width))
 
 
 def _matches(run: RunInfo, words: list[str]) -> bool:
@@ -153,7 +156,9 @@ class RunsScreen(Screen[None]):
         return self.query_one(DataTable)
 
     def on_mount(self) -> None:
-        self.table.add_columns(" ", "ID", "TASK", "OUTCOME", "STEPS", "COST", "WHEN", "LINKS")
+        self.table.add_columns(
+            " ", "ID", "TASK", "OUTCOME", "STEPS", "COST", "WHEN", _LINKS_HEADING
+        )
         self.table.border_title = f"Runs of {self.folder}"
         self.refill()
         self.table.focus()

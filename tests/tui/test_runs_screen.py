@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 from runs_library import FAILED, FORK, OTHER, REPLAY, ROOT, make_library
+from textual.widgets import DataTable
 
 from regista.store.runs import list_runs
 from regista_tui.__main__ import main
@@ -179,3 +180,15 @@ async def test_recall_from_the_list(library: Path) -> None:
         await pilot.pause()
         assert _rows(app) == []
         assert "No run dealt with" in str(app.screen.query_one("#status").render())
+
+
+@pytest.mark.parametrize("width", [120, 160])
+async def test_every_column_fits_the_screen(library: Path, width: int) -> None:
+    samples = Path(__file__).parents[2] / "sample_traces"  # long tasks, no links
+    for folder in (library, samples):
+        app = _app(folder)
+        async with app.run_test(size=(width, 40)) as pilot:
+            await pilot.pause()
+            table = app.screen.query_one("#runs-table", DataTable)
+            assert table.virtual_size.width <= table.scrollable_content_region.width
+            assert "LINKS" in app.export_screenshot()  # the last heading is not cut
