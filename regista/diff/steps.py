@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from regista.diff.structural import Change, structural_diff
-from regista.trace.canonical import canonical_json
+from regista.trace.canonical import canonical_json, hashes_redacted
 from regista.trace.events import LlmRequestEvent
 from regista.trace.steps import Step
 from regista.vocab import DiffKind, step_label
@@ -165,9 +165,16 @@ def classify(a: Step, b: Step, key_a: bytes, key_b: bytes) -> DiffKind:
         return "same" if _tool_output(a) == _tool_output(b) else "changed_decision"
     ca, cb = a.compaction, b.compaction
     assert ca is not None and cb is not None
-    if ca.request_hash != cb.request_hash:
+    if _hashes_differ(ca, cb):
         return "changed_config"
     return "same" if ca.summary == cb.summary else "changed_decision"
+
+
+def _hashes_differ(ca: Any, cb: Any) -> bool:
+    """Whether two compactions' request hashes differ. A hash migrated from schema 1 is over
+    the plain JSON and a schema-2 one over the redacted JSON: the two are not comparable,
+    and their replaced histories are compared instead."""
+    return hashes_redacted(ca) == hashes_redacted(cb) and ca.request_hash != cb.request_hash
 
 
 # -- field-level changes ------------------------------------------------------------------
@@ -237,7 +244,7 @@ def _compaction_changes(a: Step, b: Step) -> list[Change]:
     assert ca is not None and cb is not None
     rename = _renamer(ca.replaced, cb.replaced)
     out = list_changes(ca.replaced, rename(cb.replaced), "compaction.replaced", 0)
-    if not out and ca.request_hash != cb.request_hash:
+    if not out and _hashes_differ(ca, cb):
         out.append(Change("compaction.request_hash", "changed", ca.request_hash, cb.request_hash))
     return out + structural_diff(ca.summary, cb.summary, "compaction.summary")
 

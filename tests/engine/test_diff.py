@@ -562,3 +562,21 @@ def test_the_diff_engine_imports_no_ui() -> None:
     code = "import sys, regista.diff; print('rich' in sys.modules, 'textual' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]
+
+
+def test_a_schema_1_trace_diffs_same_as_its_schema_2_copy(tmp_path: Path) -> None:
+    """Schema 1 hashed a compaction's request over the plain JSON and schema 2 over the
+    redacted JSON: where the history held a secret shape the hashes differ for the same
+    request, and that alone is not a change."""
+    v1 = Path(__file__).parent / "traces_v1" / "refund_denied_compaction.jsonl"
+    lines = []
+    for line in v1.read_text().splitlines():
+        event = json.loads(line)
+        event["schema_version"] = 2
+        if event["type"] == "context.compaction":
+            event["request_hash"] = "0" * 64  # the same request, hashed the other way
+        lines.append(json.dumps(event))
+    v2 = tmp_path / "v2.jsonl"
+    v2.write_text("\n".join(lines) + "\n")
+    result = diff_runs(Trace.load(v1), Trace.load(v2))
+    assert {pair.kind for pair in result.pairs} == {"same"}
