@@ -300,7 +300,15 @@ class ForkProvider(TapeProvider):
             matched = self.matched[rec.step] = request.hash == rec.request_hash
         response = rec.response.model_copy(deep=True)
         await _feed(on_text, response)
-        return set_meta(response, rec.provider, "recorded", matched, rec.duration_ms)
+        return set_meta(
+            response,
+            rec.provider,
+            "recorded",
+            matched,
+            rec.duration_ms,
+            stream=rec.stream,
+            server=rec.server,
+        )
 
     def _take(self, request: LlmRequest) -> int:
         """The index of the recorded call that answers ``request``.

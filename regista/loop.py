@@ -168,6 +168,8 @@ class _Run:
             cost_usd=cost,
             duration_ms=self._ms(t0),
             matched=meta.matched,
+            stream=meta.stream,
+            server=meta.server,
         )
         return response
 

@@ -372,6 +372,16 @@ _PARAMS = {
 # -- spans → a run -------------------------------------------------------------------------
 
 
+def _server(attrs: dict[str, Any]) -> dict[str, Any] | None:
+    """``{"address", "port"}`` from ``server.address`` / ``server.port``, when there."""
+    address, port = attrs.get("server.address"), attrs.get("server.port")
+    if not isinstance(address, str) or not address:
+        return None
+    if isinstance(port, int) and not isinstance(port, bool):
+        return {"address": address, "port": port}
+    return {"address": address}
+
+
 def _kind(span: dict[str, Any]) -> str | None:
     a = span["attrs"]
     if a.get("regista.step.kind") == "compaction":
@@ -550,6 +560,11 @@ class _Run:
         extra: dict[str, Any] = {}
         if not_captured:
             extra["not_captured"] = not_captured
+        if isinstance(a.get("gen_ai.request.stream"), bool):
+            extra["stream"] = a["gen_ai.request.stream"]
+        server = _server(a)
+        if server is not None:
+            extra["server"] = server
         cost = a.get("regista.cost_usd")
         self.b._emit(
             _ts(span["end"]),

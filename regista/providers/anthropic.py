@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from regista.aio import await_maybe
 from regista.errors import MissingCredentialsError, ProviderError, UserError
-from regista.providers.base import TextCallback, set_meta
+from regista.providers.base import TextCallback, server_of, set_meta
 from regista.types import LlmRequest, LlmResponse, Usage
 
 if TYPE_CHECKING:
@@ -90,6 +90,8 @@ class AnthropicProvider:
                 self._settings["timeout"] = timeout
             self._client = self._make_client()
         self.base_url = str(self._client.base_url)
+        #: Where the calls go (host and port only), recorded with each answer.
+        self.server = server_of(self.base_url)
 
     def __repr__(self) -> str:
         base_url = getattr(self, "base_url", None)
@@ -168,7 +170,7 @@ class AnthropicProvider:
             for block in response.content:
                 if block.get("type") == "text" and block.get("text"):
                     await _call(on_text, str(block["text"]))
-        return set_meta(response, self.name)
+        return set_meta(response, self.name, stream=self.stream, server=self.server)
 
     def _scrub(self, message: str) -> str:
         # An error body may echo what was sent, whole or cut short: never let a

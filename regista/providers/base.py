@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal, Protocol, runtime_checkable
+from urllib.parse import urlsplit
 
 from regista.aio import await_maybe
 from regista.types import LlmRequest, LlmResponse
@@ -19,6 +20,7 @@ __all__ = [
     "ResponseMeta",
     "TextCallback",
     "meta_of",
+    "server_of",
     "set_meta",
     "stream_recorded",
     "text_chunks",
@@ -48,7 +50,7 @@ class Provider(Protocol):
 class ResponseMeta:
     """Who answered a call and how: kept off the recorded payload."""
 
-    __slots__ = ("matched", "provider", "recorded_ms", "source")
+    __slots__ = ("matched", "provider", "recorded_ms", "server", "source", "stream")
 
     def __init__(
         self,
@@ -56,12 +58,18 @@ class ResponseMeta:
         source: Literal["live", "recorded", "edit"],
         matched: bool | None = None,
         recorded_ms: float = 0.0,
+        stream: bool | None = None,
+        server: dict[str, Any] | None = None,
     ) -> None:
         self.provider = provider
         self.source = source
         self.matched = matched
         #: For a recorded answer: the model time the recording spent on it.
         self.recorded_ms = recorded_ms
+        #: Whether the call asked for a streamed answer; ``None``: not an API call.
+        self.stream = stream
+        #: ``{"address", "port"}`` of the API that answered; ``None``: not known.
+        self.server = server
 
 
 def set_meta(
@@ -70,13 +78,45 @@ def set_meta(
     source: str = "live",
     matched: bool | None = None,
     recorded_ms: float = 0.0,
+    *,
+    stream: bool | None = None,
+    server: dict[str, Any] | None = None,
 ) -> LlmResponse:
     """Attach who answered (``provider``), how (``source``: live, recorded, edit), for
-    positional playback whether the request ``matched`` the recording, and for a recorded
-    answer the model time it took when recorded."""
-    meta = ResponseMeta(provider, source, matched, recorded_ms)  # type: ignore[arg-type]
+    positional playback whether the request ``matched`` the recording, for a recorded
+    answer the model time it took when recorded, and for an API call whether it was
+    streamed and the ``server`` it went to (see :func:`server_of`)."""
+    meta = ResponseMeta(
+        provider,
+        source,  # type: ignore[arg-type]
+        matched,
+        recorded_ms,
+        stream,
+        server,
+    )
     object.__setattr__(response, "__regista_meta__", meta)
     return response
+
+
+def server_of(base_url: str | None) -> dict[str, Any] | None:
+    """``{"address": host, "port": port}`` of an API's base URL, or ``None``.
+
+    Only the host and the port are kept: user names, passwords, paths and query strings
+    (where keys sometimes ride) never leave the URL. The port defaults to the scheme's
+    (443 for ``https``, 80 for ``http``).
+    """
+    if not base_url:
+        return None
+    try:
+        parts = urlsplit(str(base_url))
+        host, port = parts.hostname, parts.port
+    except ValueError:  # a port that is not a number, a bad IPv6 literal
+        return None
+    if not host:
+        return None
+    if port is None:
+        port = {"https": 443, "http": 80}.get(parts.scheme.lower())
+    return {"address": host, "port": port} if port is not None else {"address": host}
 
 
 def meta_of(response: LlmResponse, default_provider: str) -> ResponseMeta:

@@ -90,10 +90,23 @@ class RecordedCall:
     build_request: Callable[[], LlmRequest] | None = None
     #: The model time the recording spent on this call.
     duration_ms: float = 0.0
+    #: Whether the recorded call streamed, and the API it went to (when recorded).
+    stream: bool | None = None
+    server: dict[str, Any] | None = None
 
     @property
     def request(self) -> LlmRequest | None:
         return self.build_request() if self.build_request is not None else None
+
+
+def _how(resp: LlmResponseEvent) -> dict[str, Any]:
+    """The recorded call's ``stream`` and ``server``, when its answer holds them."""
+    extra = resp.model_extra or {}
+    stream, server = extra.get("stream"), extra.get("server")
+    return {
+        "stream": stream if isinstance(stream, bool) else None,
+        "server": server if isinstance(server, dict) else None,
+    }
 
 
 def recorded_calls(trace: Trace) -> list[RecordedCall]:
@@ -118,6 +131,7 @@ def recorded_calls(trace: Trace) -> list[RecordedCall]:
                     provider=resp.provider,
                     build_request=partial(trace.request_for, ev),
                     duration_ms=resp.duration_ms,
+                    **_how(resp),
                 )
             )
         elif isinstance(ev, ContextCompaction):
@@ -318,7 +332,15 @@ class ReplayProvider(TapeProvider):
     ) -> LlmResponse:
         response = rec.response.model_copy(deep=True)
         await stream_recorded(on_text, response)
-        return set_meta(response, rec.provider, "recorded", matched, rec.duration_ms)
+        return set_meta(
+            response,
+            rec.provider,
+            "recorded",
+            matched,
+            rec.duration_ms,
+            stream=rec.stream,
+            server=rec.server,
+        )
 
     async def _fail_as_recorded(
         self, request: LlmRequest, on_text: TextCallback | None, failure: RecordedFailure

@@ -149,6 +149,19 @@ def _usage(usage: Usage | dict[str, Any] | None) -> dict[str, AttrValue]:
     }
 
 
+def server_attributes(server: object) -> dict[str, AttrValue]:
+    """``server.address`` / ``server.port`` of a recorded ``{"address", "port"}``."""
+    if not isinstance(server, dict):
+        return {}
+    attrs: dict[str, AttrValue] = {}
+    address, port = server.get("address"), server.get("port")
+    if isinstance(address, str) and address:
+        attrs["server.address"] = address
+        if isinstance(port, int) and not isinstance(port, bool) and 0 < port < 65536:
+            attrs["server.port"] = port
+    return attrs
+
+
 def _request_params(max_tokens: int | None, params: dict[str, Any]) -> dict[str, AttrValue]:
     attrs: dict[str, AttrValue] = {}
     _set(attrs, "gen_ai.request.max_tokens", max_tokens)
@@ -281,9 +294,11 @@ class _Builder:
             "llm.provider": provider,
             "llm.model_name": req.model,
         }
-        stream = req.params.get("stream", (resp.model_extra or {}).get("stream") if resp else None)
+        how = (resp.model_extra or {}) if resp else {}
+        stream = req.params.get("stream", how.get("stream"))
         if isinstance(stream, bool):
             attrs["gen_ai.request.stream"] = stream
+        attrs.update(server_attributes(how.get("server")))
         span = SpanSpec(
             f"chat {req.model}",
             "client",

@@ -58,6 +58,16 @@ def tool_result_block(tool_use_id: str, content: Any, is_error: bool) -> dict[st
     return block
 
 
+def _how(stream: bool | None, server: dict[str, Any] | None) -> dict[str, Any]:
+    """The optional ``stream`` / ``server`` fields of an answer, when known."""
+    how: dict[str, Any] = {}
+    if stream is not None:
+        how["stream"] = stream
+    if server:
+        how["server"] = server
+    return how
+
+
 class TraceRecorder:
     """Writes one session's events through a :class:`TraceWriter`, keeping the bookkeeping.
 
@@ -250,9 +260,12 @@ class TraceRecorder:
         cost_usd: float | None = None,
         duration_ms: float = 0.0,
         matched: bool | None = None,
+        stream: bool | None = None,
+        server: dict[str, Any] | None = None,
     ) -> LlmResponseEvent:
         """Write ``llm.response`` for the request of ``step``; it ends a turn, and its
-        usage and cost join the totals."""
+        usage and cost join the totals. ``stream`` (whether the call streamed) and
+        ``server`` (``{"address", "port"}`` of the API) are written when known."""
         try:
             payload = response.payload()
         except (ValueError, RecursionError):  # nested past what can be serialised
@@ -268,6 +281,7 @@ class TraceRecorder:
             cost_usd=cost_usd,
             duration_ms=duration_ms,
             matched=matched,
+            **_how(stream, server),
         )
         self.turns += 1
         return event
@@ -281,6 +295,8 @@ class TraceRecorder:
         source: str = "live",
         cost_usd: float | None = None,
         duration_ms: float = 0.0,
+        stream: bool | None = None,
+        server: dict[str, Any] | None = None,
     ) -> int:
         """Write a whole model step (request and response); return its number."""
         step = self.request(request)
@@ -291,6 +307,8 @@ class TraceRecorder:
             source=source,
             cost_usd=cost_usd,
             duration_ms=duration_ms,
+            stream=stream,
+            server=server,
         )
         return step
 
