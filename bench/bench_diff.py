@@ -4,7 +4,10 @@ Builds two 10,000-step traces by writing their events directly with ``TraceWrite
 the agent loop for 5,000 turns would spend its time re-hashing ever-growing requests), with
 valid request hashes and deltas exactly as the loop writes them. Run B differs from run A by
 a changed tool result, a changed model answer, an extra turn (insert) and a missing turn
-(delete). Prints the load time and the diff time separately.
+(delete). Prints, as CPU-time medians of rounds interleaved with the floor (``orjson.loads``
+of every line of both files): ``diff_runs`` of the two paths (reading included), and
+``Trace.load`` of both followed by ``diff_runs``; then the peak RSS of each in a fresh
+interpreter.
 
     .venv/bin/python bench/bench_diff.py [--steps 10000] [--repeat 3]
 """
@@ -13,11 +16,17 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import statistics
+import subprocess
+import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from regista.diff import diff_runs
 from regista.trace.canonical import canonical_json
@@ -199,28 +208,56 @@ def build_pair(folder: Path, steps: int) -> tuple[Path, Path]:
     return pa, pb
 
 
+def _floor(paths: tuple[Path, Path]) -> None:
+    for path in paths:
+        [orjson.loads(line) for line in path.read_bytes().split(b"\n")[:-1]]
+
+
+def _cpu(fn: Callable[[], object]) -> float:
+    c0 = time.process_time()
+    fn()
+    return time.process_time() - c0
+
+
+def _peak_rss(code: str) -> float:
+    """Peak RSS (MB) of a fresh interpreter running ``code``."""
+    # VmHWM, not ru_maxrss: Linux keeps the forking parent's ru_maxrss across exec.
+    hwm = "print(next(x for x in open('/proc/self/status') if x.startswith('VmHWM')).split()[1])"
+    out = subprocess.run([sys.executable, "-c", f"{code}\n{hwm}"], capture_output=True, text=True)
+    out.check_returncode()
+    return int(out.stdout.split()[-1]) / 1024
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=10_000)
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=7)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         pa, pb = build_pair(Path(tmp), args.steps)
-        for _ in range(args.repeat):
-            t0, c0 = time.perf_counter(), time.process_time()
-            ta, tb = Trace.load(pa), Trace.load(pb)
-            t1, c1 = time.perf_counter(), time.process_time()
-            d = diff_runs(ta, tb)
-            t2, c2 = time.perf_counter(), time.process_time()
-            first = d.first_divergence
-            where = f"A {first.a_step} / B {first.b_step} {first.label}" if first else "none"
-            print(
-                f"events A={len(ta)} B={len(tb)}  "
-                f"load {t1 - t0:.3f}s (cpu {c1 - c0:.3f}s)  "
-                f"diff {t2 - t1:.3f}s (cpu {c2 - c1:.3f}s)  "
-                f"counts {dict((k, v) for k, v in d.counts.items() if v)}  "
-                f"first divergence: {where}"
-            )
+        d = diff_runs(pa, pb)
+        first = d.first_divergence
+        where = f"A {first.a_step} / B {first.b_step} {first.label}" if first else "none"
+        print(f"counts {dict((k, v) for k, v in d.counts.items() if v)}; first divergence: {where}")
+        floor, paths, loaded = [], [], []
+        for _ in range(args.repeat):  # interleaved, CPU time
+            floor.append(_cpu(lambda: _floor((pa, pb))))
+            paths.append(_cpu(lambda: diff_runs(pa, pb)))
+            loaded.append(_cpu(lambda: diff_runs(Trace.load(pa), Trace.load(pb))))
+        f = statistics.median(floor)
+        for name, xs in (("diff_runs(path, path)", paths), ("load both + diff_runs", loaded)):
+            m = statistics.median(xs)
+            print(f"{name}: {m:.3f} s CPU = {m / f:.2f}x the floor (orjson.loads: {f:.3f} s)")
+        sys_path = f"import sys; sys.path[:0] = {sys.path!r}"
+        imports = "from regista.diff import diff_runs\nfrom regista.trace.reader import Trace"
+        head = f"{sys_path}\n{imports}"
+        files = f"{head}\ndiff_runs({str(pa)!r}, {str(pb)!r})"
+        whole = f"{head}\ndiff_runs(Trace.load({str(pa)!r}), Trace.load({str(pb)!r}))"
+        base = f"{sys_path}\nimport regista.diff.runs"
+        print(
+            f"peak RSS: interpreter + imports {_peak_rss(base):.0f} MB; diff_runs(path, path) "
+            f"{_peak_rss(files):.0f} MB; load both + diff {_peak_rss(whole):.0f} MB"
+        )
 
 
 if __name__ == "__main__":

@@ -58,8 +58,10 @@ import orjson
 
 from regista._gc import paused_gc
 from regista.diff.align import align_levels
+from regista.diff.runfile import RunFile, StepFacts
 from regista.diff.steps import DiffKind, classify, signature, step_changes, step_summary
 from regista.diff.structural import Change
+from regista.trace.formats import HEAD_BYTES, is_regista_trace
 from regista.trace.reader import Trace
 from regista.trace.steps import Step
 from regista.vocab import KINDS, LABELS
@@ -78,12 +80,12 @@ __all__ = [
 # -- the result ---------------------------------------------------------------------------
 
 
-@dataclass(eq=False)
 class AlignedPair:
     """One row of the diff: a step of run A, of run B, or one of each.
 
     The steps carry their events; their ``request`` is not rebuilt (a diff never needs the
-    full history): ``RunDiff.a.request_for(pair.a.request_event)`` gives it.
+    full history): ``RunDiff.a.request_for(pair.a.request_event)`` gives it for a loaded
+    trace. A diff of two files decodes a pair's steps only when they are asked for.
 
     Attributes:
         a: The step in run A (``None`` for an insert).
@@ -91,9 +93,33 @@ class AlignedPair:
         kind: How the two differ, see the module docs.
     """
 
-    a: Step | None
-    b: Step | None
-    kind: DiffKind
+    __slots__ = ("__dict__", "_a", "_b", "_fa", "_fb", "_run_a", "_run_b", "kind")
+
+    def __init__(
+        self,
+        a: Step | None,
+        b: Step | None,
+        kind: DiffKind,
+        *,
+        lazy: tuple[RunFile | None, StepFacts | None, RunFile | None, StepFacts | None]
+        | None = None,
+    ) -> None:
+        self._a, self._b, self.kind = a, b, kind
+        self._run_a, self._fa, self._run_b, self._fb = lazy or (None, None, None, None)
+
+    @property
+    def a(self) -> Step | None:
+        if self._a is None and self._fa is not None:
+            assert self._run_a is not None
+            return self._run_a.step(self._fa)
+        return self._a
+
+    @property
+    def b(self) -> Step | None:
+        if self._b is None and self._fb is not None:
+            assert self._run_b is not None
+            return self._run_b.step(self._fb)
+        return self._b
 
     def __repr__(self) -> str:
         return f"AlignedPair(a_step={self.a_step}, b_step={self.b_step}, kind={self.kind!r})"
@@ -105,18 +131,23 @@ class AlignedPair:
 
     @property
     def a_step(self) -> int | None:
-        return self.a.index if self.a is not None else None
+        if self._fa is not None:
+            return self._fa.index
+        return self._a.index if self._a is not None else None
 
     @property
     def b_step(self) -> int | None:
-        return self.b.index if self.b is not None else None
+        if self._fb is not None:
+            return self._fb.index
+        return self._b.index if self._b is not None else None
 
     @property
     def step_kind(self) -> str:
         """``model``, ``tool`` or ``compaction``."""
-        step = self.a if self.a is not None else self.b
-        assert step is not None
-        return step.kind
+        for step in (self._fa, self._a, self._fb, self._b):
+            if step is not None:
+                return step.kind
+        raise AssertionError("a pair without a step")
 
     @cached_property
     def changes(self) -> list[Change]:
@@ -203,13 +234,15 @@ class RunDiff:
     """Two runs aligned step by step (see the module docs for the rules).
 
     Attributes:
-        a: Run A (the "old" side of every change).
-        b: Run B.
+        a: Run A (the "old" side of every change): the loaded :class:`Trace` it was given,
+            or, for a path, the :class:`RunFile` it was read from (``path``, ``start``,
+            ``end``, ``session_id``; its steps are decoded when a pair is looked at).
+        b: Run B, likewise.
         pairs: The aligned steps, in order.
     """
 
-    a: Trace
-    b: Trace
+    a: Trace | RunFile
+    b: Trace | RunFile
     pairs: list[AlignedPair] = field(default_factory=list)
 
     @cached_property
@@ -268,7 +301,7 @@ class RunDiff:
         return orjson.dumps(self.to_dict(), option=orjson.OPT_INDENT_2).decode()
 
 
-def _run_info(trace: Trace) -> dict[str, Any]:
+def _run_info(trace: Trace | RunFile) -> dict[str, Any]:
     end = trace.end
     return {
         "path": str(trace.path) if trace.path else None,
@@ -286,6 +319,25 @@ def _load(run: Trace | str | Path) -> Trace:
     return run if isinstance(run, Trace) else Trace.load(run)
 
 
+def _read(path: str | Path) -> RunFile | None:
+    """``path`` read for a diff, or ``None`` when it is another tool's session (which
+    ``Trace.load`` converts)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(HEAD_BYTES)
+    except OSError:
+        return None  # Trace.load says what is wrong
+    if not is_regista_trace(head):
+        return None
+    run = RunFile(path)
+    try:
+        run.read(final=True)
+    except BaseException:
+        run.close()
+        raise
+    return run
+
+
 def diff_runs(a: Trace | str | Path, b: Trace | str | Path) -> RunDiff:
     """Align the steps of two runs and classify every pair.
 
@@ -300,7 +352,57 @@ def diff_runs(a: Trace | str | Path, b: Trace | str | Path) -> RunDiff:
     # of objects; a collection in the middle would walk them all. Nothing made here forms
     # reference cycles.
     with paused_gc():
+        if not isinstance(a, Trace) and not isinstance(b, Trace):
+            ra = _read(a)
+            rb = _read(b) if ra is not None else None
+            if ra is not None and rb is not None:
+                return diff_files(ra, rb)
+            if ra is not None:
+                ra.close()
         return _diff(_load(a), _load(b))
+
+
+def diff_files(ra: RunFile, rb: RunFile, *, settled: bool = False) -> RunDiff:
+    """Align two runs read with :class:`RunFile` (what they hold so far).
+
+    Args:
+        ra: Run A.
+        rb: Run B.
+        settled: Leave out the unfinished steps of a run that has no ``session.end``.
+    """
+    fa, fb = ra.steps(settled=settled), rb.steps(settled=settled)
+    siga = [_key(f) for f in fa]
+    sigb = [_key(f) for f in fb]
+    pairs: list[AlignedPair] = []
+    for i, j, _level in align_levels(siga, sigb):
+        if i is None:
+            assert j is not None
+            pairs.append(AlignedPair(None, None, "insert", lazy=(None, None, rb, fb[j])))
+        elif j is None:
+            pairs.append(AlignedPair(None, None, "delete", lazy=(ra, fa[i], None, None)))
+        else:
+            x, y = fa[i], fb[j]
+            kind = _classify_facts(x, y)
+            if kind is None:
+                kind = classify(ra.step(x), rb.step(y), siga[i][0], sigb[j][0])
+            pairs.append(AlignedPair(None, None, kind, lazy=(ra, x, rb, y)))
+    return RunDiff(ra, rb, pairs)
+
+
+def _key(facts: StepFacts) -> tuple[bytes, tuple[str, ...]]:
+    if facts.key is None:  # an opener without what identifies it: never equal to another
+        return (b"?" + id(facts).to_bytes(8, "little"), (facts.kind,))
+    return facts.key
+
+
+def _classify_facts(x: StepFacts, y: StepFacts) -> DiffKind | None:
+    """The kind of two aligned steps when their facts settle it, else ``None``."""
+    if x.same_as(y):
+        return "same"
+    differ = x.key is not None and y.key is not None and x.key[0] != y.key[0]
+    if differ and (x.kind != "model" or x.config == y.config):
+        return "changed_input"
+    return None
 
 
 def _diff(ta: Trace, tb: Trace) -> RunDiff:

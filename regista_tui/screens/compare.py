@@ -19,6 +19,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from regista.diff import KINDS, LABELS, Divergence, RunDiff, diff_runs
+from regista.diff.runfile import RunFile
 from regista.errors import RegistaError
 from regista.trace.reader import Trace
 from regista.vocab import cost_text
@@ -53,11 +54,11 @@ def _size(path: Path) -> int:
         return -1
 
 
-def _label(trace: Trace) -> str | None:
+def _label(trace: Trace | RunFile) -> str | None:
     return "scripted" if trace.start.provider == "scripted" else None
 
 
-def _run_line(name: str, trace: Trace) -> Text:
+def _run_line(name: str, trace: Trace | RunFile) -> Text:
     start, end = trace.start, trace.end
     line = Text(no_wrap=True, overflow="ellipsis")
     line.append(f" {name} ", "bold reverse")

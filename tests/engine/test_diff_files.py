@@ -1,0 +1,185 @@
+"""A diff of two files (read once, per-step digests) equals the diff of the two loaded traces."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import random
+import warnings
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from regista import Agent, ContextConfig, tool
+from regista.diff import diff_runs
+from regista.diff.runfile import RunFile
+from regista.diff.runs import RunDiff, diff_files
+from regista.errors import TraceError
+from regista.providers import ScriptedProvider
+from regista.trace.reader import Trace
+from regista.types import LlmRequest
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLES = sorted((ROOT / "sample_traces").glob("*.jsonl"))
+V1 = sorted((Path(__file__).parent / "traces_v1").glob("*.jsonl"))
+
+
+def rows(d: RunDiff) -> list[tuple[int | None, int | None, str]]:
+    return [(p.a_step, p.b_step, p.kind) for p in d.pairs]
+
+
+def assert_same_diff(a: Path, b: Path) -> None:
+    """The file diff and the loaded diff agree on every pair, and on what a person reads."""
+    files = diff_runs(a, b)
+    assert isinstance(files.a, RunFile)
+    loaded = diff_runs(Trace.load(a), Trace.load(b))
+    assert rows(files) == rows(loaded)
+    first, expected = files.first_divergence, loaded.first_divergence
+    assert (first and first.to_dict()) == (expected and expected.to_dict())
+    assert files.to_dict() == loaded.to_dict()
+
+
+@pytest.mark.parametrize(("a", "b"), list(itertools.product(SAMPLES + V1, repeat=2)))
+def test_sample_traces_diff_from_their_files_as_when_loaded(a: Path, b: Path) -> None:
+    assert_same_diff(a, b)
+
+
+# -- generated runs -------------------------------------------------------------------------
+
+
+def _tools(rng: random.Random) -> list[Any]:
+    @tool
+    def lookup(key: str) -> str:
+        """Look a key up.
+
+        Args:
+            key: The key.
+        """
+        if key == "boom":
+            raise RuntimeError("lookup failed")
+        return rng.choice(["alpha", "beta", "alpha beta " * 40])
+
+    @tool
+    def note(text: str) -> str:
+        """Write a note.
+
+        Args:
+            text: The note.
+        """
+        return "noted"
+
+    return [lookup, note]
+
+
+def run(folder: Path, seed: int, changes: dict[int, str], **kwargs: Any) -> Path:
+    """A scripted run whose choices come from ``seed``; ``changes`` makes answer ``n``
+    different (``text``, ``call`` for another call, ``extra`` for one more call)."""
+    turn = 0
+
+    def model(request: LlmRequest) -> dict[str, Any]:
+        nonlocal turn
+        turn += 1
+        if request.system and request.system.startswith("You summarise"):
+            return {"content": [{"type": "text", "text": "Summary."}], "stop_reason": "end_turn"}
+        rng = random.Random(seed * 1000 + turn)
+        if turn > 9:
+            return {"content": [{"type": "text", "text": "Done."}], "stop_reason": "end_turn"}
+        change = changes.get(turn)
+        calls = []
+        for i in range(rng.choice([1, 1, 2]) + (change == "extra")):
+            name = rng.choice(["lookup", "lookup", "note"])
+            key = rng.choice(["a", "b", "c", "boom", "secret"])
+            if change == "call" and i == 0:
+                key = "changed"
+            args = {"key": key} if name == "lookup" else {"text": key}
+            calls.append(
+                {"type": "tool_use", "id": f"t{seed}_{turn}_{i}", "name": name, "input": args}
+            )
+        text = "Other words." if change == "text" else rng.choice(["Looking.", "Next."])
+        return {"content": [{"type": "text", "text": text}, *calls], "stop_reason": "tool_use"}
+
+    def policy(call: Any) -> bool:
+        return call.input.get("key") != "secret"
+
+    agent = Agent(
+        model="claude-sonnet-4-6",
+        instructions=kwargs.pop("instructions", "Look things up."),
+        tools=_tools(random.Random(seed)),
+        provider=ScriptedProvider(model),
+        policy=policy,
+        trace_dir=folder,
+        **kwargs,
+    )
+    return asyncio.run(agent.run("Look up the keys.")).trace_path
+
+
+_CHANGES = ["text", "call", "extra"]
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_generated_runs_diff_from_their_files_as_when_loaded(seed: int, tmp_path: Path) -> None:
+    rng = random.Random(seed)
+    compact = ContextConfig(max_tokens=rng.choice([300, 100_000]), keep_last=2)
+    a = run(tmp_path / "a", seed, {}, context=compact)
+    changes = {rng.randrange(1, 10): rng.choice(_CHANGES) for _ in range(rng.randrange(3))}
+    other = {"max_tokens": 999} if seed % 4 == 3 else {}
+    b = run(tmp_path / "b", seed + (seed % 3 == 2), changes, context=compact, **other)
+    assert_same_diff(a, b)
+    assert_same_diff(b, a)
+    assert_same_diff(a, a)
+
+
+def _write(trace: Trace, path: Path) -> Path:
+    """``trace`` written back whole (every request with its system, tools and results)."""
+    path.write_bytes(b"".join(orjson.dumps(ev.model_dump()) + b"\n" for ev in trace.events))
+    return path
+
+
+def test_whole_requests_and_older_schemas_diff_as_when_loaded(tmp_path: Path) -> None:
+    a = run(tmp_path / "a", 5, {}, context=ContextConfig(max_tokens=300, keep_last=2))
+    whole = _write(Trace.load(a), tmp_path / "whole.jsonl")
+    assert_same_diff(a, whole)
+    for old in V1:
+        assert_same_diff(old, whole)
+
+
+def test_an_unfinished_run_and_a_half_written_line(tmp_path: Path) -> None:
+    a = run(tmp_path / "a", 1, {})
+    lines = a.read_bytes().split(b"\n")[:-1]
+    cut = tmp_path / "cut.jsonl"
+    cut.write_bytes(b"\n".join(lines[:-4]) + b"\n" + lines[-4][:30])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert_same_diff(a, cut)
+        assert_same_diff(cut, a)
+
+
+def test_settled_leaves_out_the_steps_in_progress(tmp_path: Path) -> None:
+    a = run(tmp_path / "a", 2, {})
+    lines = a.read_bytes().split(b"\n")[:-1]
+    # Up to a tool call whose result is not written yet.
+    upto = max(i for i, line in enumerate(lines) if b'"type":"tool.call"' in line)
+    growing = tmp_path / "growing.jsonl"
+    growing.write_bytes(b"\n".join(lines[: upto + 1]) + b"\n")
+    ra, rb = RunFile(a), RunFile(growing)
+    ra.read(final=True)
+    rb.read()
+    settled = diff_files(ra, rb, settled=True)
+    assert all(p.b is None or p.b.complete for p in settled.pairs)
+    assert rows(settled)[: len(rb.steps(settled=True))] == [
+        (n, n, "same") for n in range(len(rb.steps(settled=True)))
+    ]
+    # It grows: the same reader takes the rest and the diff becomes the loaded one's.
+    growing.write_bytes(a.read_bytes())
+    rb.read(final=True)
+    assert rows(diff_files(ra, rb)) == rows(diff_runs(Trace.load(a), Trace.load(a)))
+
+
+def test_a_missing_or_empty_file_is_a_trace_error(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.jsonl"
+    empty.write_bytes(b"")
+    for bad in (empty, tmp_path / "missing.jsonl", tmp_path):
+        with pytest.raises(TraceError):
+            diff_runs(bad, SAMPLES[0])
