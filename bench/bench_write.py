@@ -2,7 +2,8 @@
 
 The events are those of the realistic session (bench/realistic_session.py): a tool call, a
 3 KB tool result, a model response and a model request (a compact one: the new messages,
-the tool result referred to). For each, ``TraceWriter.write`` (make the line, write it) and
+the tool result referred to). For each, ``TraceWriter.append`` (what the recorder calls:
+make the line, check its depth, look for secrets, write it) and
 the floor (``orjson.dumps`` of the same line + ``write`` to a file opened the same way) are
 timed in alternating rounds, in CPU time of the thread (the machine is shared: time spent
 waiting for a core is not the writer's); the medians and their ratio are printed. With
@@ -67,7 +68,7 @@ def sample_events(folder: Path) -> dict[str, tuple[type[Any], dict[str, Any], li
 def time_writer(w: TraceWriter, cls: type[Any], f: dict[str, Any], n: int) -> float:
     t0 = time.thread_time()
     for _ in range(n):
-        w.write(cls, **f)
+        w.append(cls, f)
     return (time.thread_time() - t0) / n * 1e6
 
 

@@ -233,19 +233,21 @@ class TraceRecorder:
             step = self.next_step()
         messages = request.messages
         prefix = common_prefix(self._prev_messages, messages)
-        self.writer.write(
+        self.writer.append(
             LlmRequestEvent,
-            step=step,
-            turn=self.turns,
-            request_hash=request.hash_by(self._hasher),
-            model=request.model,
-            system=request.system,
-            tools=request.tools,
-            tool_choice=request.tool_choice,
-            max_tokens=request.max_tokens,
-            params=request.params,
-            messages_prefix=prefix,
-            messages=messages[prefix:],
+            {
+                "step": step,
+                "turn": self.turns,
+                "request_hash": request.hash_by(self._hasher),
+                "model": request.model,
+                "system": request.system,
+                "tools": request.tools,
+                "tool_choice": request.tool_choice,
+                "max_tokens": request.max_tokens,
+                "params": request.params,
+                "messages_prefix": prefix,
+                "messages": messages[prefix:],
+            },
         )
         self._prev_messages = list(messages)
         return step
@@ -262,7 +264,7 @@ class TraceRecorder:
         matched: bool | None = None,
         stream: bool | None = None,
         server: dict[str, Any] | None = None,
-    ) -> LlmResponseEvent:
+    ) -> None:
         """Write ``llm.response`` for the request of ``step``; it ends a turn, and its
         usage and cost join the totals. ``stream`` (whether the call streamed) and
         ``server`` (``{"address", "port"}`` of the API) are written when known."""
@@ -271,20 +273,21 @@ class TraceRecorder:
         except (ValueError, RecursionError):  # nested past what can be serialised
             raise too_deep_error("llm.response", self.path) from None
         self._account(response.usage, cost_usd, source)
-        event: LlmResponseEvent = self.writer.write(
+        self.writer.append(
             LlmResponseEvent,
-            step=step,
-            turn=self.turns,
-            response=payload,
-            provider=provider,
-            source=source,
-            cost_usd=cost_usd,
-            duration_ms=duration_ms,
-            matched=matched,
-            **_how(stream, server),
+            {
+                "step": step,
+                "turn": self.turns,
+                "response": payload,
+                "provider": provider,
+                "source": source,
+                "cost_usd": cost_usd,
+                "duration_ms": duration_ms,
+                "matched": matched,
+                **_how(stream, server),
+            },
         )
         self.turns += 1
-        return event
 
     def model_step(
         self,
@@ -324,55 +327,59 @@ class TraceRecorder:
         source: str = "live",
         cost_usd: float | None = None,
         duration_ms: float = 0.0,
-    ) -> ContextCompaction:
+    ) -> None:
         """Write ``context.compaction``: ``replaced`` messages summarised by ``response``
         (whose usage and cost join the totals)."""
         self._account(response.usage, cost_usd, source)
-        event: ContextCompaction = self.writer.write(
+        self.writer.append(
             ContextCompaction,
-            step=step,
-            turn=self.turns,
-            replaced=replaced,
-            summary=response.text,
-            request_hash=request.hash,
-            tokens_before=tokens_before,
-            provider=provider,
-            source=source,
-            usage=response.usage.model_dump(),
-            cost_usd=cost_usd,
-            duration_ms=duration_ms,
+            {
+                "step": step,
+                "turn": self.turns,
+                "replaced": replaced,
+                "summary": response.text,
+                "request_hash": request.hash,
+                "tokens_before": tokens_before,
+                "provider": provider,
+                "source": source,
+                "usage": response.usage.model_dump(),
+                "cost_usd": cost_usd,
+                "duration_ms": duration_ms,
+            },
         )
-        return event
 
     # -- tool calls ------------------------------------------------------------------------
 
     def tool_call(self, tool_use_id: str, name: str, input: dict[str, Any]) -> int:
         """Write ``tool.call`` (of the last model answer) as a new step; return its number."""
         step = self.next_step()
-        self.writer.write(
+        self.writer.append(
             ToolCall,
-            step=step,
-            turn=self.turns - 1,
-            tool_use_id=tool_use_id,
-            name=name,
-            input=input,
+            {
+                "step": step,
+                "turn": self.turns - 1,
+                "tool_use_id": tool_use_id,
+                "name": name,
+                "input": input,
+            },
         )
         self.tool_calls += 1
         return step
 
     def decision(
         self, step: int, tool_use_id: str, *, allowed: bool, reason: str | None, by: str
-    ) -> PermissionDecision:
+    ) -> None:
         """Write ``permission.decision`` (``by``: policy, default or recorded)."""
-        event: PermissionDecision = self.writer.write(
+        self.writer.append(
             PermissionDecision,
-            step=step,
-            tool_use_id=tool_use_id,
-            allowed=allowed,
-            reason=reason,
-            by=by,
+            {
+                "step": step,
+                "tool_use_id": tool_use_id,
+                "allowed": allowed,
+                "reason": reason,
+                "by": by,
+            },
         )
-        return event
 
     def tool_result(
         self,
@@ -384,20 +391,21 @@ class TraceRecorder:
         is_error: bool = False,
         source: str = "live",
         duration_ms: float = 0.0,
-    ) -> ToolResult:
+    ) -> None:
         """Write ``tool.result``; it ends the tool step."""
         self._count(source)
-        event: ToolResult = self.writer.write(
+        self.writer.append(
             ToolResult,
-            step=step,
-            tool_use_id=tool_use_id,
-            name=name,
-            content=content,
-            is_error=is_error,
-            source=source,
-            duration_ms=duration_ms,
+            {
+                "step": step,
+                "tool_use_id": tool_use_id,
+                "name": name,
+                "content": content,
+                "is_error": is_error,
+                "source": source,
+                "duration_ms": duration_ms,
+            },
         )
-        return event
 
     def tool_step(
         self,

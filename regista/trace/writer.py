@@ -13,9 +13,12 @@ event that cannot be serialised (nested deeper than ``MAX_DEPTH``) is refused th
 way. A trace whose first event could not be written is removed: no empty file is left.
 
 Writing is on every step's path, so a line is made straight from the fields (in the
-model's field order, defaults filled in) without validating a pydantic model first; the
-event returned and handed to listeners is made from the same dict. ``llm.request`` lines
-are written in their compact form (``regista.trace.compact``).
+model's field order, defaults filled in) without validating a pydantic model first, and
+:meth:`TraceWriter.append` (what the recorder uses) makes no event at all unless a listener
+wants one. Only a line holding an object or a list can nest too deeply, and only one with
+more brackets than the limit is walked; a line is searched for secrets in one pass
+(``regista.redact``). ``llm.request`` lines are written in their compact form
+(``regista.trace.compact``).
 """
 
 from __future__ import annotations
@@ -23,13 +26,14 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from types import UnionType
+from typing import Any, Literal, Union, get_args, get_origin
 
 import orjson
 
 from regista.errors import TraceExistsError, TraceWriteError, UserError
 from regista.redact import default as redact_default
-from regista.redact import redact_bytes
+from regista.redact import might_hold_secret, redact_bytes
 from regista.trace.compact import RequestEncoder
 from regista.trace.events import EventBase, LlmRequestEvent, ToolResult, now_ts
 from regista.trace.validate import MAX_DEPTH, too_deep
@@ -118,44 +122,82 @@ class TraceWriter:
         Returns:
             The event that was written.
         """
-        if self.clock is not None and "ts" not in fields:
-            fields["ts"] = self.clock()
-        data = _line(event_cls, self.session_id, self._seq, fields)
+        return _event(event_cls, self.append(event_cls, fields))
+
+    def append(self, event_cls: type[EventBase], fields: dict[str, Any]) -> dict[str, Any]:
+        """:meth:`write` without making the event: the line's dict is returned (what the
+        recorder uses; an event is made only for listeners). ``fields`` is not changed."""
+        shape = _SHAPES.get(event_cls) or _shape(event_cls)
+        # The line's dict: every field in the model's order (defaults filled in), then extras.
+        # The engine's own callers pass fields of the right types, and the reader validates
+        # every line it loads; a missing required field leaves a placeholder that orjson
+        # refuses, and pydantic then says what is wrong.
+        data = shape.template.copy()
+        data.update(fields)
+        data["session_id"] = self.session_id
+        data["seq"] = self._seq
+        if "ts" not in fields:
+            data["ts"] = now_ts() if self.clock is None else self.clock()
+        for name, factory in shape.factories:
+            if name not in fields:
+                data[name] = factory()  # type: ignore[call-arg]
         try:
-            line = self._encode(event_cls, data)
+            if event_cls is LlmRequestEvent:
+                line = orjson.dumps(self._requests.encode(data), option=_NEWLINE)
+            else:
+                line = orjson.dumps(data, option=_NEWLINE)
         except TypeError:  # a value orjson does not know (a Path, …), or nested too deep
-            event = event_cls(**data)  # a field of the wrong kind is pydantic's to say
-            try:
-                data = event.model_dump(mode="json")
-                line = self._encode(event_cls, data)
-            except (TypeError, ValueError, RecursionError):  # past orjson's / pydantic's depth
-                raise too_deep_error(str(data.get("type")), self.path) from None
-        if self.redact:
+            data, line = self._serialisable(event_cls, fields, data["ts"])
+        else:
+            # Only objects and lists nest: a line without any is not looked at; one with
+            # fewer brackets than the limit cannot be too deep either.
+            nests = len(data) != shape.width
+            for name in shape.nestable:
+                kind = type(data[name])
+                if kind is dict or kind is list:
+                    nests = True
+                    break
+            if nests and line.count(b"[") + line.count(b"{") > MAX_DEPTH and too_deep(line, data):
+                raise too_deep_error(str(data.get("type")), self.path)
+        if self.redact and might_hold_secret(line):
             line = redact_bytes(line)
-        if too_deep(line, data):
-            raise too_deep_error(str(data.get("type")), self.path)
         self._append(line)
         self._seq += 1
         if event_cls is LlmRequestEvent:
             self._requests.commit()
         elif event_cls is ToolResult:
             self._requests.note_result(data["tool_use_id"], data["content"])
-        event = _event(event_cls, data)
-        for listener in self._listeners:
-            listener(event)
-        return event
+        if self._listeners:
+            event = _event(event_cls, data)
+            for listener in self._listeners:
+                listener(event)
+        return data
 
-    def _encode(self, event_cls: type[EventBase], data: dict[str, Any]) -> bytes:
-        if event_cls is LlmRequestEvent:
-            return orjson.dumps(self._requests.encode(data)) + b"\n"
-        return orjson.dumps(data) + b"\n"
+    def _serialisable(
+        self, event_cls: type[EventBase], fields: dict[str, Any], ts: str
+    ) -> tuple[dict[str, Any], bytes]:
+        """The line of an event orjson refused: pydantic says what is wrong (a field missing
+        or of the wrong kind), or makes the values plain JSON."""
+        event = event_cls(**{"ts": ts, **fields, "session_id": self.session_id, "seq": self._seq})
+        try:
+            data = event.model_dump(mode="json")
+            if event_cls is LlmRequestEvent:
+                line = orjson.dumps(self._requests.encode(data), option=_NEWLINE)
+            else:
+                line = orjson.dumps(data, option=_NEWLINE)
+        except (TypeError, ValueError, RecursionError):  # past orjson's / pydantic's depth
+            raise too_deep_error(str(event.type), self.path) from None  # type: ignore[attr-defined]
+        if too_deep(line, data):
+            raise too_deep_error(str(data.get("type")), self.path)
+        return data, line
 
     def _append(self, line: bytes) -> None:
-        view = memoryview(line)
         try:
-            while view:  # a raw write may be partial for very large lines
-                written = self._file.write(view)
-                view = view[written or 0 :]
+            written = self._file.write(line)
+            if written != len(line):  # a raw write may be partial for very large lines
+                view = memoryview(line)[written or 0 :]
+                while view:
+                    view = view[self._file.write(view) or 0 :]
             if self.fsync:
                 os.fsync(self._file.fileno())
         except OSError as exc:
@@ -201,43 +243,33 @@ class _Shape:
             for name, f in fields.items()
             if f.default_factory is not None and name != "ts"
         ]
-        self.required = frozenset(
-            name for name, f in fields.items() if f.is_required() and name not in _STAMPED
-        )
         self.names = frozenset(fields)
         self.width = len(fields)
+        #: The fields whose values may be objects or lists (the others cannot nest).
+        self.nestable = tuple(name for name, f in fields.items() if _nests(f.annotation))
 
 
-_STAMPED = ("session_id", "seq")
+def _nests(annotation: Any) -> bool:
+    """Whether a value of this type may be a JSON object or list."""
+    if annotation in _SCALARS or get_origin(annotation) is Literal:
+        return False
+    if get_origin(annotation) in (Union, UnionType):
+        return any(_nests(a) for a in get_args(annotation))
+    return True
+
+
+_SCALARS = (str, int, float, bool, type(None), None)
 _SHAPES: dict[type[EventBase], _Shape] = {}
+_NEWLINE = orjson.OPT_APPEND_NEWLINE
 
 
-def _line(
-    event_cls: type[EventBase], session_id: str, seq: int, fields: dict[str, Any]
-) -> dict[str, Any]:
-    """The line's dict: every field in the model's order (defaults filled in), then extras.
-
-    The engine's own callers pass fields of the right types, and the reader validates
-    every line it loads; a missing required field is left to pydantic to report.
-    """
-    shape = _SHAPES.get(event_cls) or _SHAPES.setdefault(event_cls, _Shape(event_cls))
-    if not shape.required.issubset(fields):
-        return event_cls(**fields, session_id=session_id, seq=seq).model_dump(mode="json")
-    data = shape.template.copy()
-    data.update(fields)  # known keys keep the model's order; extras come last
-    data["session_id"] = session_id
-    data["seq"] = seq
-    if "ts" not in fields:
-        data["ts"] = now_ts()
-    for name, factory in shape.factories:
-        if name not in fields:
-            data[name] = factory()  # type: ignore[call-arg]
-    return data
+def _shape(event_cls: type[EventBase]) -> _Shape:
+    return _SHAPES.setdefault(event_cls, _Shape(event_cls))
 
 
 def _event(event_cls: type[EventBase], data: dict[str, Any]) -> Any:
     """The event of a line dict, built as ``model_construct`` builds it, without its cost."""
-    shape = _SHAPES.get(event_cls) or _SHAPES.setdefault(event_cls, _Shape(event_cls))
+    shape = _SHAPES.get(event_cls) or _shape(event_cls)
     if len(data) == shape.width:
         values, extra = data, {}
     else:

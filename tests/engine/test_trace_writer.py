@@ -10,13 +10,16 @@ import textwrap
 import time
 import warnings
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
+from pydantic import ValidationError
 
-from regista.errors import TraceExistsError, TraceWarning, UserError
+from regista.errors import TraceExistsError, TraceWarning, TraceWriteError, UserError
 from regista.trace.events import SessionEnd, SessionStart, ToolCall, ToolResult
 from regista.trace.reader import Trace
+from regista.trace.validate import MAX_DEPTH
 from regista.trace.writer import TraceWriter
 
 
@@ -135,3 +138,55 @@ def test_a_folder_that_cannot_hold_traces_is_one_clear_error(tmp_path: Path) -> 
         TraceWriter(a_file / "s.jsonl", "s")
     with pytest.raises(UserError, match=r"is a file, not a folder"):
         TraceWriter(a_file / "deeper" / "s.jsonl", "s")
+
+
+def _nested(levels: int) -> Any:
+    value: Any = "leaf"
+    for i in range(levels):
+        value = {"k": value} if i % 2 else [value]
+    return value
+
+
+@pytest.mark.parametrize("field", ["content", "extra"])
+def test_the_depth_limit_is_exact_for_known_and_unknown_fields(tmp_path: Path, field: str) -> None:
+    """The line is level 1: a value at level MAX_DEPTH is written, one level more is refused
+    (and the trace stays whole), in a field that may nest and in one no model names."""
+    with TraceWriter(tmp_path / "t.jsonl", "S1") as w:
+        _start(w)
+        fields: dict[str, Any] = {"step": 0, "tool_use_id": "t", "name": "f", "content": "x"}
+
+        def deepest(levels: int) -> Any:  # a value whose innermost level is ``levels``
+            if field == "extra":
+                return _nested(levels - 1)
+            return [{"type": "text", "text": "x", "more": _nested(levels - 3)}]
+
+        fields[field] = deepest(MAX_DEPTH)
+        w.append(ToolResult, fields)
+        good = w.path.read_bytes()
+        fields[field] = deepest(MAX_DEPTH + 1)
+        with pytest.raises(TraceWriteError, match="nested more than"):
+            w.append(ToolResult, fields)
+        assert w.path.read_bytes() == good
+    assert len(Trace.load(tmp_path / "t.jsonl")) == 2
+
+
+def test_append_returns_the_line_and_leaves_the_fields_alone(tmp_path: Path) -> None:
+    heard: list[Any] = []
+    with TraceWriter(tmp_path / "t.jsonl", "S1", clock=lambda: "2026-01-01T00:00:00.000Z") as w:
+        _start(w)
+        w.add_listener(heard.append)
+        fields = {"step": 0, "turn": 0, "tool_use_id": "toolu_1", "name": "f"}
+        data = w.append(ToolCall, fields)
+    assert fields == {"step": 0, "turn": 0, "tool_use_id": "toolu_1", "name": "f"}
+    assert data["seq"] == 1 and data["input"] == {} and data["ts"] == "2026-01-01T00:00:00.000Z"
+    assert [type(e) for e in heard] == [ToolCall] and heard[0].model_dump() == data
+    assert orjson.loads((tmp_path / "t.jsonl").read_bytes().splitlines()[1]) == data
+
+
+def test_a_missing_field_is_pydantics_to_say_and_nothing_is_written(tmp_path: Path) -> None:
+    with TraceWriter(tmp_path / "t.jsonl", "S1") as w:
+        _start(w)
+        with pytest.raises(ValidationError, match="tool_use_id"):
+            w.write(ToolResult, step=0, name="f", content="x")
+        assert w.next_seq == 1
+    assert len(Trace.load(tmp_path / "t.jsonl")) == 1
