@@ -35,7 +35,7 @@ def open_index(path: Path) -> tuple[TraceIndex, str]:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         readable = _readable(path)
-    index = TraceIndex(readable)
+    index = readable if isinstance(readable, TraceIndex) else TraceIndex(readable)
     index.path = path
     index.scan(FIRST_SCAN_BYTES)
     notice = ""
@@ -46,9 +46,11 @@ def open_index(path: Path) -> tuple[TraceIndex, str]:
     return index, notice
 
 
-def _readable(path: Path) -> Path:
-    """``path`` itself for a regista trace; for another tool's transcript (Claude Code,
-    Codex) an in-memory trace converted from it (nothing is written beside it)."""
+def _readable(path: Path) -> Path | TraceIndex:
+    """``path`` itself for a regista trace; for another tool's transcript an in-memory
+    trace converted from it (nothing is written beside it): a Claude Code transcript's
+    index converts as it scans (the first screen needs only its start), a Codex rollout
+    is converted whole."""
     try:
         with open(path, "rb") as f:
             head = f.read(len(_TRACE_HEAD))
@@ -56,10 +58,15 @@ def _readable(path: Path) -> Path:
         return path  # the index says what is wrong
     if head == _TRACE_HEAD or not head.startswith(b"{"):
         return path
-    from regista.importers import convert_file
+    from regista.importers import convert_file, start_conversion
+    from regista.importers._common import read_source
     from regista.importers.memory import RUNS
 
-    conv = convert_file(path)
+    data = read_source(path)
+    job = start_conversion(path, data)
+    if job is not None:
+        return RUNS.stream(job)
+    conv = convert_file(path, data)
     return path if conv is None else RUNS.add(conv)
 
 

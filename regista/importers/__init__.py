@@ -22,6 +22,7 @@ from regista.importers._common import Conversion, ImportedRun, read_source
 from regista.importers.detect import FORMATS, detect
 
 if TYPE_CHECKING:
+    from regista.importers.claude_code import Job
     from regista.trace.reader import Trace
 
 __all__ = [
@@ -33,6 +34,7 @@ __all__ = [
     "convert_file",
     "detect",
     "discover",
+    "start_conversion",
     "write_runs",
 ]
 
@@ -74,6 +76,19 @@ def convert_file(path: Path, data: bytes | None = None) -> Conversion | None:
     for file, lineno, msg in conv.report.bad_lines:
         warnings.warn(f"{file}:{lineno}: skipped: {msg}", TranscriptWarning, stacklevel=2)
     return conv
+
+
+def start_conversion(path: Path, data: bytes) -> Job | None:
+    """A conversion of ``path`` to make piece by piece (a Claude Code transcript), else
+    ``None``; lines that are not JSON are warned about as by :func:`convert_file`."""
+    if detect(data) != "claude-code":
+        return None
+    from regista.importers.claude_code import Job
+
+    job = Job(Path(path), data)
+    for file, lineno, msg in job.conv.report.bad_lines:
+        warnings.warn(f"{file}:{lineno}: skipped: {msg}", TranscriptWarning, stacklevel=2)
+    return job
 
 
 def discover(fmt: str, paths: list[Path]) -> list[Path]:

@@ -140,6 +140,8 @@ class RunBuilder:
         started: Timestamp of the ``session.start`` event.
         metadata: Kept in ``session.start.metadata`` (where it came from, cwd, …).
         instructions: The system prompt, when the transcript holds it.
+        import_report: What the conversion skipped (``metadata.import_report``), when it
+            is known before the run is made.
     """
 
     def __init__(
@@ -152,6 +154,7 @@ class RunBuilder:
         started: str,
         metadata: dict[str, Any],
         instructions: str | None = None,
+        import_report: dict[str, Any] | None = None,
     ) -> None:
         self.session_id = session_id
         self.provider = provider
@@ -190,7 +193,11 @@ class RunBuilder:
             agent_ref=None,
             replay_of=None,
             forked_from=None,
-            metadata={**metadata, "unknown": unknown},
+            metadata={
+                **metadata,
+                "unknown": unknown,
+                **({"import_report": import_report} if import_report is not None else {}),
+            },
             regista_version="",
         )
 

@@ -11,7 +11,14 @@ import orjson
 from regista.errors import TraceError
 from regista.importers._builder import ImportReport, events_bytes
 
-__all__ = ["Conversion", "ImportedRun", "read_json_lines", "read_source", "record_report"]
+__all__ = [
+    "Conversion",
+    "ImportedRun",
+    "read_json_lines",
+    "read_source",
+    "record_report",
+    "report_of",
+]
 
 
 @dataclass
@@ -89,12 +96,15 @@ def read_json_lines(
     return out
 
 
-def record_report(conv: Conversion, limit: int = 50) -> None:
-    """Keep what the conversion skipped in the main run's ``session.start`` metadata."""
-    report = conv.report
-    meta = conv.main.events[0]["metadata"]
-    meta["import_report"] = {
+def report_of(report: ImportReport, limit: int = 50) -> dict[str, Any]:
+    """What a conversion skipped, as kept in the main run's ``session.start`` metadata."""
+    return {
         "skipped": dict(sorted(report.skipped.items())),
         "bad_lines": [[p, n, m] for p, n, m in report.bad_lines[:limit]],
         "notes": report.notes[:limit],
     }
+
+
+def record_report(conv: Conversion, limit: int = 50) -> None:
+    """Keep what the conversion skipped in the main run's ``session.start`` metadata."""
+    conv.main.events[0]["metadata"]["import_report"] = report_of(conv.report, limit)

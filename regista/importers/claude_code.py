@@ -12,7 +12,7 @@ See docs/importers.md for what is and is not recorded.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,10 +24,10 @@ from regista.importers._common import (
     ImportedRun,
     read_json_lines,
     read_source,
-    record_report,
+    report_of,
 )
 
-__all__ = ["convert", "discover", "looks_like"]
+__all__ = ["Job", "convert", "discover", "looks_like"]
 
 FORMAT = "claude-code"
 _MESSAGE_TYPES = {"user", "assistant", "system"}
@@ -146,12 +146,13 @@ class _Thread:
         session_id: str,
         metadata: dict[str, Any],
         links: dict[str, dict[str, Any]],
-        report: ImportReport,
+        groups: dict[str, list[dict[str, Any]]],
         compact_usage: dict[str, dict[str, int]] | None = None,
+        import_report: dict[str, Any] | None = None,
     ) -> None:
         self.lines = lines
         self.links = links
-        self.report = report
+        self.groups = groups
         self.compact_usage = compact_usage or {}
         #: tool_use_id / compaction key -> the step that started a subagent.
         self.started: dict[str, int] = {}
@@ -185,10 +186,22 @@ class _Thread:
             provider="anthropic",
             started=first_ts or "1970-01-01T00:00:00.000Z",
             metadata=meta,
+            import_report=import_report,
         )
 
     def run(self) -> list[dict[str, Any]]:
-        groups = self._group_assistant()
+        """Convert every line; the run's events."""
+        for _ in self.steps():
+            pass
+        return self.b.events
+
+    def steps(self) -> Iterator[None]:
+        """Convert the lines one by one (yielding after each); the last closes the run.
+
+        What a line adds is final once the next is asked for, so a reader may write out
+        ``self.b.events`` as they come.
+        """
+        groups = self.groups
         done: set[str] = set()
         last_input_ts: str | None = None
         boundary: dict[str, Any] | None = None
@@ -226,24 +239,13 @@ class _Thread:
                         ts=ts,
                         step=None,
                     )
-                else:
-                    self.report.skip(f"system/{subtype}")
-            elif kind == "summary":
-                continue  # the session's title, kept in the metadata
-            else:
-                self.report.skip(str(kind))
+                # other subtypes are skipped (counted by _survey)
+            # summary lines are the session's title, kept in the metadata; other types
+            # are skipped (counted by _survey)
+            yield None
         if boundary is not None:
             self._compact(boundary, "", None)
-        return self.b.finish()
-
-    def _group_assistant(self) -> dict[str, list[dict[str, Any]]]:
-        groups: dict[str, list[dict[str, Any]]] = {}
-        for _, obj in self.lines:
-            if obj.get("type") == "assistant":
-                mid = (obj.get("message") or {}).get("id")
-                if mid:
-                    groups.setdefault(mid, []).append(obj)
-        return groups
+        self.b.finish()
 
     def _user(self, obj: dict[str, Any]) -> None:
         message = obj.get("message") or {}
@@ -257,11 +259,7 @@ class _Thread:
                 continue
             tid = str(block.get("tool_use_id") or "")
             found = self.tool_steps.pop(tid, None)
-            if found is None:
-                self.report.notes.append(
-                    f"a tool result ({tid or 'no id'}) has no tool call in its thread: "
-                    "kept in the conversation only"
-                )
+            if found is None:  # kept in the conversation only (noted by _survey)
                 continue
             step, name = found
             extra: dict[str, Any] = {}
@@ -441,6 +439,58 @@ def _first_ts(lines: Lines) -> str | None:
     return next((o.get("timestamp") for _, o in lines if o.get("timestamp")), None)
 
 
+def _survey(lines: Lines, report: ImportReport) -> dict[str, list[dict[str, Any]]]:
+    """One cheap pass over a thread's lines, before any event is made.
+
+    Returns its assistant lines grouped by message id, and counts in ``report`` what the
+    conversion will skip or leave unpaired (so the run's ``session.start`` can say it
+    before the rest is written). It follows :meth:`_Thread.steps` line for line.
+    """
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for _, obj in lines:
+        if obj.get("type") == "assistant":
+            mid = (obj.get("message") or {}).get("id")
+            if mid:
+                groups.setdefault(mid, []).append(obj)
+    pending: set[str] = set()
+    done: set[str] = set()
+    for _, obj in lines:
+        kind = obj.get("type")
+        if kind == "user":
+            if obj.get("isCompactSummary"):
+                continue
+            for block in _blocks((obj.get("message") or {}).get("content")):
+                if block.get("type") != "tool_result":
+                    continue
+                tid = str(block.get("tool_use_id") or "")
+                if tid in pending:
+                    pending.discard(tid)
+                else:
+                    report.notes.append(
+                        f"a tool result ({tid or 'no id'}) has no tool call in its thread: "
+                        "kept in the conversation only"
+                    )
+        elif kind == "assistant":
+            message = obj.get("message") or {}
+            mid = message.get("id") or f"line:{obj.get('uuid')}"
+            if mid in done:
+                continue
+            done.add(mid)
+            if obj.get("isApiErrorMessage") or message.get("model") == "<synthetic>":
+                continue
+            for line in groups.get(mid) or [obj]:
+                for block in _blocks((line.get("message") or {}).get("content")):
+                    if block.get("type") == "tool_use":
+                        pending.add(str(block.get("id") or ""))
+        elif kind == "system":
+            subtype = obj.get("subtype")
+            if subtype not in ("compact_boundary", "api_error") and obj.get("level") != "error":
+                report.skip(f"system/{subtype}")
+        elif kind != "summary":
+            report.skip(str(kind))
+    return groups
+
+
 def convert(path: Path, data: bytes | None = None, *, subagents: bool = True) -> Conversion:
     """Convert the session transcript ``path`` (and its subagents) into runs.
 
@@ -449,93 +499,139 @@ def convert(path: Path, data: bytes | None = None, *, subagents: bool = True) ->
         data: Its bytes, when already read.
         subagents: Also convert the subagent files beside it.
     """
-    path = Path(path)
-    report = ImportReport()
-    lines = [
-        (n, _clean(o))
-        for n, o in read_json_lines(read_source(path) if data is None else data, path, report)
-    ]
-    source_sid = next((str(o["sessionId"]) for _, o in lines if o.get("sessionId")), path.stem)
-    main_lines = [it for it in lines if not it[1].get("isSidechain")]
-    side_lines = [it for it in lines if it[1].get("isSidechain")]
-    main_sid = derived_session_id(source_sid, _first_ts(main_lines) or _first_ts(lines))
-    origin = {"format": FORMAT, "path": str(path.resolve()), "session_id": source_sid}
+    return Job(path, data, subagents=subagents).finish()
 
-    # Every thread to convert: (key, lines, metadata); the main session first.
-    threads: list[tuple[str, Lines, dict[str, Any]]] = []
-    for n, seg in enumerate(_segments(side_lines)):
-        agent = next((str(o["agentId"]) for _, o in seg if o.get("agentId")), None)
-        threads.append((agent or f"sidechain-{n}", seg, {"layout": "inline"}))
-    for file in _agent_files(path, source_sid) if subagents else []:
-        sub = [(n, _clean(o)) for n, o in read_json_lines(read_source(file), file, report)]
-        agent = file.stem.removeprefix("agent-")
-        meta: dict[str, Any] = {"layout": "file", "path": str(file.resolve())}
-        sidecar = file.with_suffix(".meta.json")
-        if sidecar.is_file():
-            try:
-                meta["agent_meta"] = orjson.loads(sidecar.read_bytes())
-            except (orjson.JSONDecodeError, OSError):
-                report.notes.append(f"{sidecar}: not valid JSON (ignored)")
-        threads.append((agent, sub, meta))
 
-    # Which tool call (or compaction) started each thread.
-    sids = {key: derived_session_id(f"{source_sid}:{key}", _first_ts(ls)) for key, ls, _ in threads}
-    links: dict[str, dict[str, Any]] = {}
-    compact_usage: dict[str, dict[str, int]] = {}
-    owner: dict[str, str] = {}  # thread key -> tool_use_id / compaction key that started it
-    prompts: list[tuple[str, str]] = []  # (tool_use_id, prompt) of subagent calls, in order
-    boundaries: list[str] = []
-    for _, ls, _ in [("", main_lines, {}), *threads]:
-        for _, obj in ls:
-            result = obj.get("toolUseResult")
-            if isinstance(result, dict) and result.get("agentId"):
-                for block in _blocks((obj.get("message") or {}).get("content")):
-                    if block.get("type") == "tool_result":
-                        owner.setdefault(str(result["agentId"]), str(block.get("tool_use_id")))
-            if obj.get("type") == "assistant":
-                for block in _blocks((obj.get("message") or {}).get("content")):
-                    if block.get("type") == "tool_use" and block.get("name") in _SUBAGENT_TOOLS:
-                        inp = block.get("input")
-                        prompt = inp.get("prompt") if isinstance(inp, dict) else None
-                        prompts.append((str(block.get("id")), str(prompt or "")))
-    for _, obj in main_lines:
-        if obj.get("type") == "system" and obj.get("subtype") == "compact_boundary":
-            boundaries.append(f"compact:{obj.get('uuid')}")
-    taken = set(owner.values())
-    for key, ls, meta in threads:
-        agent_meta = meta.get("agent_meta")
-        tool_id = agent_meta.get("toolUseId") if isinstance(agent_meta, dict) else None
-        if key not in owner and isinstance(tool_id, str):
-            owner[key] = tool_id
-        if key.startswith("acompact") and key not in owner and boundaries:
-            owner[key] = boundaries.pop(0)
-        if key not in owner:  # older layouts: the subagent's first prompt is the Task prompt
-            prompt = _first_prompt(ls)
-            for tid, p in prompts:
-                if tid not in taken and p and p == prompt:
-                    owner[key] = tid
-                    break
-        if key in owner:
-            taken.add(owner[key])
-            links[owner[key]] = {"session_id": sids[key], "agent_id": key}
-            if owner[key].startswith("compact:"):
-                compact_usage[owner[key]] = _usage_of(ls)
-    for key, _ls, _ in threads:
-        if key not in owner and not key.startswith("sidechain"):
-            report.notes.append(f"subagent {key}: no tool call starts it (kept as its own run)")
+class Job:
+    """One transcript's conversion, done a piece at a time.
 
-    # Convert: parents before children, so a child knows its parent's step.
-    conv = Conversion(format=FORMAT, source=path, report=report)
-    starts: dict[str, tuple[str, int]] = {}  # tool_use_id/compaction key -> (run sid, step)
-    todo: list[tuple[str, str, Lines, dict[str, Any]]] = [("", main_sid, main_lines, {})]
-    todo += [(k, sids[k], ls, m) for k, ls, m in threads]
-    for key, sid, ls, meta in todo:
+    Making the job reads the transcript (and its subagents' files) and works out everything
+    that needs the whole of it: the assistant lines of each API call, which tool call
+    started which subagent, what will be skipped. The events are then made in file order
+    by :meth:`advance`, the main run first; the main run's events are final as soon as they
+    are made, so a viewer can show them while the rest converts. :meth:`finish` converts
+    whatever is left and returns the :class:`Conversion` (the same as :func:`convert`'s).
+
+    Attributes:
+        conv: The conversion; ``conv.runs[0]`` (the main run) grows as the job advances,
+            the subagents' runs are added once the whole job is done.
+        done: Every run is converted.
+    """
+
+    def __init__(self, path: Path, data: bytes | None = None, *, subagents: bool = True) -> None:
+        path = Path(path)
+        report = ImportReport()
+        lines = [
+            (n, _clean(o))
+            for n, o in read_json_lines(read_source(path) if data is None else data, path, report)
+        ]
+        source_sid = next((str(o["sessionId"]) for _, o in lines if o.get("sessionId")), path.stem)
+        main_lines = [it for it in lines if not it[1].get("isSidechain")]
+        side_lines = [it for it in lines if it[1].get("isSidechain")]
+        main_sid = derived_session_id(source_sid, _first_ts(main_lines) or _first_ts(lines))
+        origin = {"format": FORMAT, "path": str(path.resolve()), "session_id": source_sid}
+
+        # Every thread to convert: (key, lines, metadata); the main session first.
+        threads: list[tuple[str, Lines, dict[str, Any]]] = []
+        for n, seg in enumerate(_segments(side_lines)):
+            agent = next((str(o["agentId"]) for _, o in seg if o.get("agentId")), None)
+            threads.append((agent or f"sidechain-{n}", seg, {"layout": "inline"}))
+        for file in _agent_files(path, source_sid) if subagents else []:
+            sub = [(n, _clean(o)) for n, o in read_json_lines(read_source(file), file, report)]
+            agent = file.stem.removeprefix("agent-")
+            meta: dict[str, Any] = {"layout": "file", "path": str(file.resolve())}
+            sidecar = file.with_suffix(".meta.json")
+            if sidecar.is_file():
+                try:
+                    meta["agent_meta"] = orjson.loads(sidecar.read_bytes())
+                except (orjson.JSONDecodeError, OSError):
+                    report.notes.append(f"{sidecar}: not valid JSON (ignored)")
+            threads.append((agent, sub, meta))
+
+        # Which tool call (or compaction) started each thread.
+        sids = {
+            key: derived_session_id(f"{source_sid}:{key}", _first_ts(ls)) for key, ls, _ in threads
+        }
+        links: dict[str, dict[str, Any]] = {}
+        compact_usage: dict[str, dict[str, int]] = {}
+        owner: dict[str, str] = {}  # thread key -> tool_use_id / compaction key that started it
+        prompts: list[tuple[str, str]] = []  # (tool_use_id, prompt) of subagent calls, in order
+        boundaries: list[str] = []
+        for _, ls, _ in [("", main_lines, {}), *threads]:
+            for _, obj in ls:
+                result = obj.get("toolUseResult")
+                if isinstance(result, dict) and result.get("agentId"):
+                    for block in _blocks((obj.get("message") or {}).get("content")):
+                        if block.get("type") == "tool_result":
+                            owner.setdefault(str(result["agentId"]), str(block.get("tool_use_id")))
+                if obj.get("type") == "assistant":
+                    for block in _blocks((obj.get("message") or {}).get("content")):
+                        if block.get("type") == "tool_use" and block.get("name") in _SUBAGENT_TOOLS:
+                            inp = block.get("input")
+                            prompt = inp.get("prompt") if isinstance(inp, dict) else None
+                            prompts.append((str(block.get("id")), str(prompt or "")))
+        for _, obj in main_lines:
+            if obj.get("type") == "system" and obj.get("subtype") == "compact_boundary":
+                boundaries.append(f"compact:{obj.get('uuid')}")
+        taken = set(owner.values())
+        for key, ls, meta in threads:
+            agent_meta = meta.get("agent_meta")
+            tool_id = agent_meta.get("toolUseId") if isinstance(agent_meta, dict) else None
+            if key not in owner and isinstance(tool_id, str):
+                owner[key] = tool_id
+            if key.startswith("acompact") and key not in owner and boundaries:
+                owner[key] = boundaries.pop(0)
+            if key not in owner:  # older layouts: the subagent's first prompt is the Task prompt
+                prompt = _first_prompt(ls)
+                for tid, p in prompts:
+                    if tid not in taken and p and p == prompt:
+                        owner[key] = tid
+                        break
+            if key in owner:
+                taken.add(owner[key])
+                links[owner[key]] = {"session_id": sids[key], "agent_id": key}
+                if owner[key].startswith("compact:"):
+                    compact_usage[owner[key]] = _usage_of(ls)
+        for key, _ls, _ in threads:
+            if key not in owner and not key.startswith("sidechain"):
+                report.notes.append(f"subagent {key}: no tool call starts it (kept as its own run)")
+
+        # Convert: parents before children, so a child knows its parent's step.
+        self.todo: list[tuple[str, str, Lines, dict[str, Any]]] = [("", main_sid, main_lines, {})]
+        self.todo += [(k, sids[k], ls, m) for k, ls, m in threads]
+        self.groups = [_survey(ls, report) for _, _, ls, _ in self.todo]
+        self.conv = Conversion(format=FORMAT, source=path, report=report)
+        self.main_sid = main_sid
+        self.origin = origin
+        self.owner = owner
+        self.links = links
+        self.compact_usage = compact_usage
+        #: tool_use_id / compaction key -> (run sid, step) of the step that started a thread.
+        self.starts: dict[str, tuple[str, int]] = {}
+        self.done = False
+        self._next = 0
+        self._main_done = 0  # lines of the main thread converted
+        self._current: tuple[_Thread, str, dict[str, Any] | None, Iterator[None]] | None = None
+
+    @property
+    def source(self) -> Path:
+        return self.conv.source
+
+    @property
+    def main_progress(self) -> float:
+        """How much of the main run is converted, from 0 to 1."""
+        if self._next > 0:
+            return 1.0
+        return min(self._main_done / max(len(self.todo[0][2]), 1), 1.0)
+
+    def _open(self, n: int) -> None:
+        key, sid, ls, meta = self.todo[n]
         parent: dict[str, Any] | None = None
-        if key and key in owner:
-            run_sid, step = starts.get(owner[key], (main_sid, -1))
-            parent = {"session_id": run_sid, "step": step, "tool_use_id": owner[key]}
+        if key and key in self.owner:
+            run_sid, step = self.starts.get(self.owner[key], (self.main_sid, -1))
+            parent = {"session_id": run_sid, "step": step, "tool_use_id": self.owner[key]}
         thread_meta: dict[str, Any] = {
-            "imported_from": {**origin, **({"agent_id": key} if key else {})}
+            "imported_from": {**self.origin, **({"agent_id": key} if key else {})}
         }
         thread_meta.update({k: v for k, v in meta.items() if k != "layout"} if key else {})
         if key:
@@ -546,16 +642,41 @@ def convert(path: Path, data: bytes | None = None, *, subagents: bool = True) ->
             ls,
             session_id=sid,
             metadata=thread_meta,
-            links=links,
-            report=report,
-            compact_usage=compact_usage,
+            links=self.links,
+            groups=self.groups[n],
+            compact_usage=self.compact_usage,
+            import_report=None if key else report_of(self.conv.report),
         )
-        events = thread.run()
-        starts.update({k: (sid, step) for k, step in thread.started.items()})
-        conv.runs.append(ImportedRun(sid, events, parent))
-    _fix_parent_steps(conv, starts)
-    record_report(conv)
-    return conv
+        self.conv.runs.append(ImportedRun(sid, thread.b.events, parent))
+        self._current = (thread, sid, parent, thread.steps())
+
+    def advance(self, lines: int) -> bool:
+        """Convert about ``lines`` more transcript lines; returns :attr:`done`."""
+        while lines > 0 and not self.done:
+            if self._current is None:
+                self._open(self._next)
+            assert self._current is not None
+            thread, sid, _, steps = self._current
+            for _ in steps:
+                lines -= 1
+                if self._next == 0:
+                    self._main_done += 1
+                if lines <= 0:
+                    break
+            else:
+                self.starts.update({k: (sid, step) for k, step in thread.started.items()})
+                self._current = None
+                self._next += 1
+                if self._next == len(self.todo):
+                    _fix_parent_steps(self.conv, self.starts)
+                    self.done = True
+        return self.done
+
+    def finish(self) -> Conversion:
+        """Convert what is left; the whole conversion."""
+        while not self.done:
+            self.advance(1 << 30)
+        return self.conv
 
 
 def _usage_of(lines: Lines) -> dict[str, int]:

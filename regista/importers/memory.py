@@ -5,6 +5,12 @@ each run's trace bytes live in an anonymous in-memory file (``memfd`` on Linux; 
 a temporary file, removed at exit) that :class:`~regista.trace.index.TraceIndex` reads
 like any trace. The runs of one conversion (a session and its subagents) stay findable by
 session id, so a viewer can open a subagent's run from the step that started it.
+
+A Claude Code transcript is streamed (:meth:`InMemoryRuns.stream`): its main run's trace
+is written out as the conversion makes it, and :class:`StreamedIndex` converts more each
+time it is asked to scan, so a viewer draws the first steps while the rest converts, as it
+follows a trace that is still being written. The subagents' runs are kept once the whole
+transcript is converted (asking for one finishes the conversion first).
 """
 
 from __future__ import annotations
@@ -15,10 +21,20 @@ import os
 import tempfile
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from regista.errors import TraceError
+from regista.importers._builder import events_bytes
 from regista.importers._common import Conversion
+from regista.trace.index import TraceIndex
 
-__all__ = ["RUNS", "InMemoryRuns"]
+if TYPE_CHECKING:
+    from regista.importers.claude_code import Job
+
+__all__ = ["RUNS", "InMemoryRuns", "StreamedIndex", "Streaming"]
+
+#: Transcript lines converted between two writes of the trace.
+_LINES = 256
 
 
 class InMemoryRuns:
@@ -27,6 +43,9 @@ class InMemoryRuns:
     def __init__(self) -> None:
         self._files: dict[str, Path] = {}
         self._sources: dict[str, Path] = {}
+        #: Runs of a streamed conversion that is not done yet, by session id.
+        self._pending: dict[str, Streaming] = {}
+        self._streams: dict[str, Streaming] = {}
         self._fds: list[int] = []
         self._lock = threading.Lock()
 
@@ -39,8 +58,38 @@ class InMemoryRuns:
                     self._sources[run.session_id] = conv.source
             return self._files[conv.main.session_id]
 
+    def stream(self, job: Job) -> StreamedIndex:
+        """An index of ``job``'s main run, converted as the index scans.
+
+        Nothing is converted yet: the index's first :meth:`~StreamedIndex.scan` starts.
+        """
+        sid = job.main_sid
+        with self._lock:
+            streaming = self._streams.get(sid)
+            if streaming is None:
+                path = self._materialize(sid, b"")
+                streaming = self._streams[sid] = Streaming(job, path, self)
+                self._files[sid] = path
+                self._sources[sid] = job.source
+                for _, sub_sid, _, _ in job.todo[1:]:
+                    self._pending.setdefault(sub_sid, streaming)
+        return StreamedIndex(streaming)
+
+    def _finished(self, conv: Conversion) -> None:
+        """A streamed conversion is done: keep its subagents' runs."""
+        with self._lock:
+            for run in conv.runs[1:]:
+                self._pending.pop(run.session_id, None)
+                if run.session_id not in self._files:
+                    self._files[run.session_id] = self._materialize(run.session_id, run.to_bytes())
+                    self._sources[run.session_id] = conv.source
+
     def path_of(self, session_id: str) -> Path | None:
-        """The readable path of a converted run, if this process converted it."""
+        """The readable path of a converted run, if this process converted it (a run of a
+        transcript still converting: once the conversion is done)."""
+        pending = self._pending.get(session_id)
+        if pending is not None:
+            pending.finish()
         return self._files.get(session_id)
 
     def source_of(self, session_id: str) -> Path | None:
@@ -59,6 +108,92 @@ class InMemoryRuns:
         os.close(fd)
         atexit.register(_unlink, tmp)
         return Path(tmp)
+
+
+class Streaming:
+    """A transcript converted into an in-memory trace file a piece at a time.
+
+    Args:
+        job: The conversion (:class:`regista.importers.claude_code.Job`).
+        path: The in-memory file its main run is written to.
+        runs: Told when the whole conversion is done.
+    """
+
+    def __init__(self, job: Job, path: Path, runs: InMemoryRuns) -> None:
+        self.job = job
+        self.path = path
+        self._runs = runs
+        self._fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+        self._written = 0  # main-run events written out
+        self._lock = threading.Lock()
+        self.done = False
+
+    def pump(self, min_bytes: int) -> bool:
+        """Convert until at least ``min_bytes`` more of the trace are written (or the
+        conversion is done); returns whether it is done."""
+        with self._lock:
+            produced = 0
+            while not self.done and produced < min_bytes:
+                finished = self.job.advance(_LINES)
+                produced += self._write_new()
+                if finished:
+                    self.done = True
+                    os.close(self._fd)
+                    self._runs._finished(self.job.conv)
+            return self.done
+
+    def finish(self) -> None:
+        """Convert everything that is left."""
+        self.pump(1 << 62)
+
+    def _write_new(self) -> int:
+        runs = self.job.conv.runs
+        if not runs:
+            return 0
+        events = runs[0].events
+        new = events[self._written :]
+        if not new:
+            return 0
+        self._written = len(events)
+        data = events_bytes(new)
+        _write_all(self._fd, data)
+        return len(data)
+
+
+class StreamedIndex(TraceIndex):
+    """A :class:`TraceIndex` of a trace that is converted as it is scanned.
+
+    Each :meth:`scan` first converts about as much as it is asked to index, so the scan
+    that builds the first screen converts only the start of the transcript; the scan
+    reports the end of the file only once the conversion is done. Until the main run is
+    converted, ``size`` is an estimate of the converted trace's size (from how much of the
+    transcript is converted), so ``scanned < size`` says there is more to come.
+    """
+
+    def __init__(self, streaming: Streaming) -> None:
+        super().__init__(streaming.path)
+        self.streaming = streaming
+
+    def scan(self, max_bytes: int | None = None) -> bool:
+        budget = max_bytes if max_bytes is not None else 1 << 62
+        streaming = self.streaming
+        if not streaming.done:
+            ahead = os.fstat(self._fd).st_size - self.scanned
+            if ahead < budget:
+                try:
+                    streaming.pump(budget - ahead)
+                except OSError as exc:  # the in-memory file could not be written
+                    raise TraceError(
+                        f"{streaming.job.source}: could not convert ({exc.strerror or exc})"
+                    ) from None
+        converted = streaming.done  # read before the scan: then it sees every byte
+        reached_end = super().scan(max_bytes)
+        progress = streaming.job.main_progress
+        if progress < 1.0:
+            # ``size`` is what the trace will be: a viewer shows how far it has read, and
+            # keeps scanning until the conversion is done.
+            self.size = max(self.size + 1, int(self.size / max(progress, 1e-3)))
+        return reached_end and converted
 
 
 def _write_all(fd: int, data: bytes) -> None:
