@@ -250,7 +250,13 @@ class BrowserScreen(Screen[None]):
         yield SessionHeader(self.index, notice=self._notice(), id="header")
         with Horizontal(id="main"):
             with Vertical(id="left"):
-                yield Timeline(self.index, model_label=self.label, marker=self._mark, id="timeline")
+                yield Timeline(
+                    self.index,
+                    model_label=self.label,
+                    marker=self._mark,
+                    on_select=self._select,
+                    id="timeline",
+                )
                 yield Scrubber(id="scrubber")
             yield StepView(
                 self.index,
@@ -380,16 +386,16 @@ class BrowserScreen(Screen[None]):
 
     # -- selection -----------------------------------------------------------------------
 
-    @on(Timeline.StepSelected)
-    def _selected(self, event: Timeline.StepSelected) -> None:
+    def _select(self, position: int) -> None:
+        """The timeline's cursor moved: the rest of the screen follows, in the same frame."""
         status = self.query_one("#status", Static)
         if status.has_class("-error"):  # it was about the step the cursor has left
             self.set_status("")
-        self.query_one(Scrubber).position = event.position
+        self.query_one(Scrubber).position = position
         view = self.query_one(StepView)
-        entry = self.index.steps[event.position]
+        entry = self.index.steps[position]
         view.set_border_labels(title=f"Step {entry.index} · {entry.tool or entry.kind}")
-        view.show(event.position)
+        view.show(position)
 
     @on(Scrubber.Scrubbed)
     def _scrubbed(self, event: Scrubber.Scrubbed) -> None:

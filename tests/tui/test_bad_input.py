@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 from rich.console import Console
-from textual.widgets import Static
 
 from regista_tui.__main__ import main, open_index
 from regista_tui.app import RegistaApp
@@ -24,9 +23,9 @@ def _fails(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
 
 
 def _shown(app: RegistaApp, selector: str) -> str:
-    """What a Static shows, as plain text."""
+    """What a Static or a step pane shows, as plain text."""
     console = Console(width=200, record=True, file=io.StringIO())
-    console.print(app.screen.query_one(selector, Static).content)
+    console.print(app.screen.query_one(selector).content)  # type: ignore[attr-defined]
     return console.export_text()
 
 

@@ -6,7 +6,7 @@ import io
 from pathlib import Path
 
 from rich.console import Console
-from textual.widgets import Static, TabbedContent
+from textual.widgets import TabbedContent
 
 from regista.trace.index import TraceIndex
 from regista_tui.app import RegistaApp
@@ -21,9 +21,9 @@ def _cursor(app: RegistaApp) -> int:
 
 
 def _text(app: RegistaApp, selector: str) -> str:
-    """What a Static shows, as plain text."""
+    """What a Static or a step pane shows, as plain text."""
     console = Console(width=200, record=True, file=io.StringIO())
-    console.print(app.screen.query_one(selector, Static).content)
+    console.print(app.screen.query_one(selector).content)  # type: ignore[attr-defined]
     return console.export_text()
 
 

@@ -26,7 +26,7 @@ from regista_tui.widgets.timeline.timeline import Timeline
 
 def _text(app: RegistaApp, selector: str) -> str:
     console = Console(width=200, record=True, file=io.StringIO())
-    console.print(app.screen.query_one(selector, Static).content)
+    console.print(app.screen.query_one(selector).content)  # type: ignore[attr-defined]
     return console.export_text()
 
 

@@ -1,13 +1,18 @@
 """A step move repaints what changed: two rows of the timeline and the border lines that
-say where the cursor is, not the whole list or the whole step view."""
+say where the cursor is, not the whole list or the whole step view, and lays out nothing."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import pytest
+from rich.text import Text
+from textual.geometry import Offset
+from textual.selection import Selection
+from textual.widget import Widget
 
 from regista_tui.app import RegistaApp
+from regista_tui.widgets.step.body import StepBody
 from regista_tui.widgets.step.step_view import StepView
 from regista_tui.widgets.timeline.timeline import Timeline
 
@@ -35,3 +40,61 @@ async def test_a_move_repaints_rows_and_border_lines_only(
         assert whole == []
         assert timeline.border_subtitle is not None and "2/" in timeline.border_subtitle
         assert view.border_title is not None and view.border_title.startswith("Step 1 ")
+
+
+async def test_a_move_lays_out_nothing(
+    browser_app: RegistaApp, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new step's text changes how far its pane scrolls, not the size of any widget: no
+    layout of the screen (it costs a full repaint), whatever the steps' heights."""
+    async with browser_app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        layouts: list[str] = []
+        original = Widget.refresh
+
+        def spy(self: Widget, *regions: Any, **kwargs: Any) -> Any:
+            if kwargs.get("layout"):
+                layouts.append(f"{type(self).__name__}#{self.id}")
+            return original(self, *regions, **kwargs)
+
+        monkeypatch.setattr(Widget, "refresh", spy)
+        body = browser_app.screen.query_one("#step-body", StepBody)
+        heights = set()
+        for _ in range(6):
+            await pilot.press("j")
+            await pilot.pause()
+            heights.add(body.virtual_size.height)
+        assert len(heights) > 1  # the steps' texts differ in height
+        assert layouts == []
+
+
+async def test_a_step_shown_again_is_not_rendered_again(
+    browser_app: RegistaApp, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with browser_app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("j")
+        await pilot.pause()
+        body = browser_app.screen.query_one("#step-body", StepBody)
+        first = body.get_selection(Selection(None, None))
+        rendered: list[object] = []
+        monkeypatch.setattr(
+            "regista_tui.widgets.step.step_view.render_step",
+            lambda *a, **k: rendered.append(a) or Text("redrawn"),
+        )
+        await pilot.press("k", "j")
+        await pilot.pause()
+        assert rendered == []
+        assert body.get_selection(Selection(None, None)) == first
+
+
+async def test_step_text_can_be_selected(browser_app: RegistaApp) -> None:
+    """The pane's text is selectable as a Static's is: what is selected is its plain text,
+    whatever part of it is scrolled into view."""
+    async with browser_app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        body = browser_app.screen.query_one("#step-body", StepBody)
+        selected = body.get_selection(Selection(Offset(0, 0), Offset(0, 3)))
+        assert selected is not None
+        lines = selected[0].splitlines()
+        assert len(lines) == 3
+        assert lines[0].startswith("Response")

@@ -12,9 +12,9 @@ from rich.console import RenderableType
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
-from textual.containers import Vertical, VerticalScroll
+from textual.containers import Vertical
 from textual.timer import Timer
-from textual.widgets import Static, TabbedContent, TabPane
+from textual.widgets import TabbedContent, TabPane
 
 from regista.diff.structural import Change
 from regista.errors import RegistaError
@@ -22,6 +22,7 @@ from regista.trace.index import TraceIndex
 from regista.trace.steps import Step
 from regista_tui.requestdiff import request_diff
 from regista_tui.widgets.border_label import QuickBorderLabels
+from regista_tui.widgets.step.body import StepBody
 from regista_tui.widgets.step.render import render_changes, render_raw, render_step
 
 __all__ = ["StepView"]
@@ -55,15 +56,16 @@ class StepView(QuickBorderLabels, Vertical):
         self._drawn_growing = False
         #: The position drawn last (in the active tab).
         self._drawn: int | None = None
+        self._composed = False
 
     def compose(self) -> ComposeResult:
         with TabbedContent(initial="tab-step"):
-            with TabPane("Step", id="tab-step"), VerticalScroll():
-                yield Static(id="step-body", markup=False)
-            with TabPane("Raw JSON", id="tab-raw"), VerticalScroll():
-                yield Static(id="raw-body", markup=False)
-            with TabPane("Request diff", id="tab-diff"), VerticalScroll():
-                yield Static(id="diff-body", markup=False)
+            with TabPane("Step", id="tab-step"):
+                yield StepBody(id="step-body")
+            with TabPane("Raw JSON", id="tab-raw"):
+                yield StepBody(id="raw-body")
+            with TabPane("Request diff", id="tab-diff"):
+                yield StepBody(id="diff-body")
 
     # -- showing -------------------------------------------------------------------------
 
@@ -107,25 +109,35 @@ class StepView(QuickBorderLabels, Vertical):
 
     def refresh_active(self) -> None:
         self._pending = None
+        if not self._composed:
+            if not self.query(StepBody):  # the screen is still mounting: in a moment
+                self.call_after_refresh(self.refresh_active)
+                return
+            self._composed = True
         if self.position is None and len(self.index):
             return  # the timeline selects a step in a moment
         if self.position is None or not len(self.index):
-            self.query_one("#step-body", Static).update(Text("No steps in this trace yet.", "dim"))
+            self._body("#step-body").update(Text("No steps in this trace yet.", "dim"))
             return
-        self._drawn_growing = not self.index.steps[self.position].complete
+        complete = self.index.steps[self.position].complete
+        self._drawn_growing = not complete
         self._drawn = self.position
-        step = self._step()
         tab = self.active_tab
+        body = self._body(f"#{tab.removeprefix('tab-')}-body")
+        # A finished step looks the same every time: its lines are kept for a while.
+        key = (self.position, self.limit) if complete and tab != "tab-diff" else None
+        if key is not None and body.show_kept(key):
+            return
+        step = self._step()
         if not isinstance(step, Step):
-            self.query_one(f"#{tab.removeprefix('tab-')}-body", Static).update(step)
+            body.update(step)
             return
         if tab == "tab-step":
-            body = render_step(step, limit=self.limit, model_label=self.model_label)
-            self.query_one("#step-body", Static).update(body)
+            body.update(render_step(step, limit=self.limit, model_label=self.model_label), key)
         elif tab == "tab-raw":
-            self.query_one("#raw-body", Static).update(render_raw(step, limit=self.limit * 10))
+            body.update(render_raw(step, limit=self.limit * 10), key)
         else:
-            target = self.query_one("#diff-body", Static)
+            target = body
             if step.kind != "model":
                 target.update(
                     Text(
@@ -137,8 +149,9 @@ class StepView(QuickBorderLabels, Vertical):
             else:
                 target.update(Text("Computing the diff…", "dim"))
                 self._compute_diff(self.position)
-        for scroll in self.query(VerticalScroll):
-            scroll.scroll_home(animate=False)
+
+    def _body(self, selector: str) -> StepBody:
+        return self.query_one(selector, StepBody)
 
     @work(thread=True, exclusive=True, group="request-diff")
     def _compute_diff(self, position: int) -> None:
@@ -151,7 +164,7 @@ class StepView(QuickBorderLabels, Vertical):
     def _show_diff(self, position: int, changes: list[Change] | str | None) -> None:
         if position != self.position:
             return
-        target = self.query_one("#diff-body", Static)
+        target = self._body("#diff-body")
         if changes is None:
             target.update(Text("The first model request: nothing before it to compare.", "dim"))
         elif isinstance(changes, str):

@@ -48,6 +48,7 @@ class Timeline(QuickBorderLabels, VirtualList):
         *,
         model_label: str | None = None,
         marker: Callable[[int], str | None] | None = None,
+        on_select: Callable[[int], None] | None = None,
         id: str | None = None,
     ) -> None:
         super().__init__(id=id)
@@ -55,6 +56,9 @@ class Timeline(QuickBorderLabels, VirtualList):
         self.model_label = model_label
         #: Extra gutter mark for a position (breakpoints, divergence), set by the screen.
         self.marker = marker
+        #: Called at once when the cursor moves (instead of posting :class:`StepSelected`),
+        #: so that what the move changes elsewhere is drawn in the same frame as the cursor.
+        self.on_select = on_select
         self._rows: dict[int, Row] = {}
 
     # -- data ----------------------------------------------------------------------------
@@ -142,7 +146,10 @@ class Timeline(QuickBorderLabels, VirtualList):
         if pos >= len(self.index):  # no steps yet (a session that is starting)
             return
         self._subtitle(pos)
-        self.post_message(self.StepSelected(self, pos))
+        if self.on_select is not None:
+            self.on_select(pos)
+        else:
+            self.post_message(self.StepSelected(self, pos))
 
     def _subtitle(self, pos: int) -> None:
         """Where the cursor is, out of how many steps (the count grows with the index)."""
