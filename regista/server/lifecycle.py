@@ -4,7 +4,8 @@ The record proxy and live forks write one trace per agent session. A plain SDK a
 says it is done, so a session ends (``session.end``) when no call has continued it for
 ``session_idle`` seconds — checked by :class:`SessionReaper` and on every recorded call —
 and when the server stops (:func:`end_sessions`). A killed server leaves each open trace
-readable and unfinished: every call is on disk as it completes.
+readable and unfinished, losing at most the calls in flight: each call is written right
+after its answer has been passed on.
 """
 
 from __future__ import annotations

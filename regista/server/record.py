@@ -3,7 +3,8 @@
 ``/v1/record/anthropic/…`` and ``/v1/record/openai/…`` forward every call to the upstream
 (default: the public APIs), with the client's own headers (its API key included: forwarded,
 never written), and stream the answer back untouched. Messages and chat completions calls
-are written as traces as they complete (see :mod:`regista.server.sessions`).
+are written as traces right after each answer is passed on (see
+:mod:`regista.server.sessions`, and docs/faults.md for what `kill -9` may lose).
 
 The SDKs' base URLs for recording::
 
@@ -14,12 +15,14 @@ The SDKs' base URLs for recording::
 from __future__ import annotations
 
 import socket
+import sys
 import time
 from collections.abc import AsyncIterator, Collection
 from typing import Any
 
 import httpx2
 import orjson
+from starlette.background import BackgroundTask
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
@@ -122,9 +125,12 @@ async def forward(
     rest: str,
     raw: bytes,
     on_answer: Any = None,
+    book: SessionBook | None = None,
 ) -> Response:
     """Send ``raw`` to the upstream and stream its answer back untouched; ``on_answer``
-    gets the complete answer (a dict) and the call's duration when it could be read."""
+    gets the complete answer (a dict) and the call's duration when it could be read,
+    right after the answer's last byte is passed on (``book`` is told, so that closing it
+    waits for that write)."""
     up = upstream(ctx)
     url = up.url(provider, rest, request.url.query)
     client = up.client
@@ -152,36 +158,62 @@ async def forward(
 
         def write() -> None:
             nonlocal written
-            result = acc.result()
-            if not written and on_answer is not None and result is not None:
-                on_answer(result, (time.perf_counter() - t0) * 1000)
+            if written:
+                return
             written = True
+            result = acc.result()
+            if on_answer is not None and result is not None:
+                _write_call(on_answer, result, (time.perf_counter() - t0) * 1000)
 
         async def body() -> AsyncIterator[bytes]:
-            complete = False
+            if book is not None:
+                book.begin()
             try:
                 async for chunk in resp.aiter_raw():
                     acc.feed(chunk)
-                    if acc.done:  # on disk before the client can see the stream end
-                        write()
                     yield chunk
-                complete = True
+                    if acc.done:  # the last event is passed on: write before anything else
+                        write()
+                write()
             finally:
+                if book is not None:
+                    book.finish()
                 await resp.aclose()
-                if complete:
-                    write()
 
         return StreamingResponse(body(), status_code=resp.status_code, headers=headers)
     data = await resp.aread()
     await resp.aclose()
+    background = None
     if on_answer is not None and resp.status_code == 200:
-        try:
-            parsed = orjson.loads(data)
-        except orjson.JSONDecodeError:
-            parsed = None
-        if isinstance(parsed, dict):
-            on_answer(parsed, (time.perf_counter() - t0) * 1000)
-    return Response(data, status_code=resp.status_code, headers=headers)
+        ms = (time.perf_counter() - t0) * 1000
+        answer = on_answer
+
+        async def write_after() -> None:
+            # Starlette runs this right after the answer's last byte is handed to the
+            # connection, in the same turn of the event loop: nothing else runs between
+            try:
+                parsed = orjson.loads(data)
+                if isinstance(parsed, dict):
+                    _write_call(answer, parsed, ms)
+            except orjson.JSONDecodeError:
+                pass
+            finally:
+                if book is not None:
+                    book.finish()
+
+        if book is not None:
+            book.begin()
+        background = BackgroundTask(write_after)
+    return Response(data, status_code=resp.status_code, headers=headers, background=background)
+
+
+def _write_call(on_answer: Any, data: dict[str, Any], ms: float) -> None:
+    """Record one answered call; a failure to write is reported, not raised (the agent
+    already has its answer)."""
+    try:
+        on_answer(data, ms)
+    except Exception as exc:
+        print(f"regista: a call could not be recorded: {exc}", file=sys.stderr)
 
 
 def _shape(provider: str) -> ErrorShape:
@@ -243,24 +275,23 @@ def routes(ctx: ServerContext) -> list[BaseRoute]:
             raise HttpError(404, f"no upstream {provider!r}: use anthropic or openai")
         rest = request.path_params["rest"]
         raw = await _body(request, ctx, provider)
-        normalised: LlmRequest | None = None
-        if request.method == "POST" and rest.strip("/") == _RECORDED_PATHS[provider]:
-            try:
-                body = orjson.loads(raw)
-            except orjson.JSONDecodeError:
-                body = None
-            if isinstance(body, dict):
-                normalised = _normalise(provider, body)
         on_answer = None
-        if normalised is not None:
-            req = normalised
+        if request.method == "POST" and rest.strip("/") == _RECORDED_PATHS[provider]:
 
             def on_answer(data: dict[str, Any], ms: float) -> None:
-                response = _response(provider, data)
-                if response is not None:
-                    book(ctx).record(provider, req, response, duration_ms=ms)
+                # read once the answer is passed on: parsing a long history is not the
+                # agent's wait
+                try:
+                    body = orjson.loads(raw)
+                except orjson.JSONDecodeError:
+                    return
+                req = _normalise(provider, body) if isinstance(body, dict) else None
+                response = _response(provider, data) if req is not None else None
+                if req is not None and response is not None:
+                    target.record(provider, req, response, duration_ms=ms)
 
-        return await forward(ctx, request, provider, rest, raw, on_answer)
+        target = book(ctx) if on_answer is not None else None
+        return await forward(ctx, request, provider, rest, raw, on_answer, target)
 
     async def live(
         replay: SdkReplay, provider: str, body: dict[str, Any], request: Request
@@ -268,15 +299,17 @@ def routes(ctx: ServerContext) -> list[BaseRoute]:
         if replay.tool_edits:
             substitute_tool_results(body, provider, replay.tool_edits, replay.tool_errors)
         raw = orjson.dumps(body)
-        req = _normalise(provider, body)
         fork_book = replay.book
 
         def on_answer(data: dict[str, Any], ms: float) -> None:
+            req = _normalise(provider, body)
             response = _response(provider, data)
             if response is not None and req is not None and fork_book is not None:
                 fork_book.record(provider, req, response, duration_ms=ms)
 
-        return await forward(ctx, request, provider, _RECORDED_PATHS[provider], raw, on_answer)
+        return await forward(
+            ctx, request, provider, _RECORDED_PATHS[provider], raw, on_answer, fork_book
+        )
 
     reg.live_handler = live
     methods = ["GET", "POST", "PUT", "PATCH", "DELETE"]

@@ -138,7 +138,10 @@ class BackgroundServer:
 
     def _run(self) -> None:
         try:
-            asyncio.run(self._server.serve(sockets=[self._sock]))
+            # uvloop when installed, as `regista serve` runs
+            factory = self._server.config.get_loop_factory()
+            with asyncio.Runner(loop_factory=factory) as runner:
+                runner.run(self._server.serve(sockets=[self._sock]))
         except BaseException as exc:  # reported by start()
             self._error = exc
         finally:

@@ -14,6 +14,7 @@ session already ended starts a new trace whose ``session.start.metadata.continue
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from collections.abc import Callable
@@ -76,6 +77,14 @@ def _results(messages: list[Message]) -> dict[str, dict[str, Any]]:
     return out
 
 
+def _in_event_loop() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
 class SessionBook:
     """Open sessions of one recording, written into ``trace_dir``.
 
@@ -101,6 +110,9 @@ class SessionBook:
         self.clock = clock
         self.sessions: list[SdkSession] = []
         self._lock = threading.Lock()
+        #: Answered calls not written yet (see :meth:`begin`).
+        self._pending = 0
+        self._written = threading.Condition(self._lock)
 
     @property
     def paths(self) -> list[Path]:
@@ -123,6 +135,18 @@ class SessionBook:
         session = SdkSession(rec, request.system, [], continues=continues)
         self.sessions.append(session)
         return session
+
+    def begin(self) -> None:
+        """A call's answer is about to be passed on and written after: :meth:`close` waits
+        for the matching :meth:`finish`."""
+        with self._lock:
+            self._pending += 1
+
+    def finish(self) -> None:
+        """The call announced by :meth:`begin` is written (or will not be)."""
+        with self._lock:
+            self._pending -= 1
+            self._written.notify_all()
 
     def record(
         self,
@@ -219,9 +243,13 @@ class SessionBook:
         """How many sessions are still being written."""
         return sum(1 for s in self.sessions if not s.rec.closed)
 
-    def close(self) -> None:
-        """End every open session with how its last answer stopped."""
+    def close(self, timeout: float = 5.0) -> None:
+        """End every open session with how its last answer stopped, once the calls already
+        answered are written (waiting up to ``timeout`` seconds for them; not at all on
+        the thread of a running event loop, which is the one that writes them)."""
         with self._lock:
+            if self._pending and not _in_event_loop():
+                self._written.wait_for(lambda: self._pending <= 0, timeout)
             for s in self.sessions:
                 if not s.rec.closed:
                     self._end(s)

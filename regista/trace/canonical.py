@@ -159,7 +159,7 @@ class PrefixHasher:
             self._state is not None
             and head == self._head
             and len(messages) >= n
-            and all(a is b or same_json(a, b) for a, b in zip(messages, known, strict=False))
+            and _same_prefix(messages, known)
         ):
             state = self._state.copy()
             start = n
@@ -188,6 +188,19 @@ class PrefixHasher:
         tail = b"]" + b"".join(_member(request, k, 1, self._redact) for k in keys) + b"}"
         self._last_tail = (keys, values, tail)
         return tail
+
+
+def _same_prefix(messages: list[Any], known: list[Any]) -> bool:
+    """Whether ``messages`` starts with ``known``, equal as JSON: the same objects (the
+    agent loop), or a fresh parse of the same history (a server), told by their canonical
+    JSON in one pass rather than value by value."""
+    n = len(known)
+    if all(a is b for a, b in zip(messages, known, strict=False)):
+        return True
+    try:
+        return canonical_json(messages[:n]) == canonical_json(known)
+    except TypeError:  # not JSON: compare value by value
+        return all(same_json(a, b) for a, b in zip(messages, known, strict=False))
 
 
 def _member(request: dict[str, Any], key: str, i: int, redact: bool) -> bytes:

@@ -27,6 +27,29 @@ def main() -> int:
         print("called", flush=True)
         time.sleep(120)
         return 0
+    if sys.argv[1] == "anthropic-loop":  # one conversation, a call at a time, until killed
+        import anthropic
+
+        client = anthropic.Anthropic(max_retries=0)
+        messages: list[dict[str, object]] = [{"role": "user", "content": "Count."}]
+        for n in range(10_000):
+            msg = client.messages.create(
+                model="claude-sonnet-4-6", max_tokens=64, system=system, messages=messages
+            )
+            print(f"called {n + 1}", flush=True)
+            uses = [b for b in msg.content if b.type == "tool_use"]
+            messages.append({"role": "assistant", "content": [b.model_dump() for b in msg.content]})
+            messages.append(
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "tool_result", "tool_use_id": u.id, "content": f"counted {n}"}
+                        for u in uses
+                    ]
+                    or "Go on.",
+                }
+            )
+        return 0
     if sys.argv[1] == "anthropic":
         import anthropic
 
