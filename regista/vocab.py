@@ -168,16 +168,18 @@ def step_line(step: Step) -> str:
 def step_gist(step: Step) -> str:
     """What happened in ``step``, in full (``regista show``'s steps table)."""
     if step.kind == "model":
-        response = step.response
-        if response is None:
+        ev = step.response_event
+        if ev is None:
             if step.errors:  # the call failed: say how
                 return f"(failed: {step.errors[0].message})"
             return "(no response: the run stopped here)"
-        calls = [_call(b) for b in response.tool_uses]
-        text = response.text.strip()
+        # The recorded payload as ``LlmResponse`` reads it (its shape was checked on load).
+        blocks: list[dict[str, Any]] = ev.response.get("content") or []
+        calls = [_call(b) for b in blocks if b.get("type") == "tool_use"]
+        text = text_of(blocks).strip()
         if calls:
             return (text + " → " if text else "→ ") + ", ".join(calls)
-        return text or f"(stop: {response.stop_reason})"
+        return text or f"(stop: {ev.response.get('stop_reason', 'end_turn')})"
     if step.kind == "tool":
         call, result = step.tool_call, step.result
         head = _json(call.input) if call else ""

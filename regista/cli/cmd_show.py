@@ -11,6 +11,13 @@ from typing import Any
 from regista._gc import paused_gc
 from regista.errors import TraceWarning
 from regista.savings import Savings
+from regista.trace.events import (
+    ContextCompaction,
+    ErrorEvent,
+    LlmResponseEvent,
+    PermissionDecision,
+    ToolResult,
+)
 from regista.trace.reader import Trace, TraceSummary
 from regista.trace.steps import Step
 from regista.vocab import cost_amount
@@ -47,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
         with warnings.catch_warnings():
             # A dropped half-written last line is shown in the header instead.
             warnings.simplefilter("ignore", TraceWarning)
-            trace = Trace.load(args.trace)
+            trace = Trace.load(args.trace, messages=False)
 
         from rich.console import Console
 
@@ -172,40 +179,48 @@ def header(trace: Trace, width: int | None = GIST_WIDTH) -> Any:
 # -- the steps ---------------------------------------------------------------------------
 
 
-def _tokens(step: Step) -> str:
-    usage: dict[str, Any] | None = None
-    if step.kind == "model" and step.response_event is not None:
-        usage = step.response_event.response.get("usage")
-    elif step.kind == "compaction" and step.compaction is not None:
-        usage = step.compaction.usage
+def _counts(usage: dict[str, Any] | None) -> str:
     if not usage:
         return ""
     return f"{usage.get('input_tokens', 0):,}/{usage.get('output_tokens', 0):,}"
 
 
-def _duration(step: Step) -> str:
-    if step.denied:  # the tool never ran
-        return ""
-    ev: Any = step.response_event or step.result or step.compaction
-    ms = getattr(ev, "duration_ms", None)
-    return "" if ms is None else f"{ms:,.0f}"
+def _columns(step: Step, mixed: bool) -> tuple[str, str, str]:
+    """A step's tokens, milliseconds and markers (rich markup), from one look at its events.
 
-
-def _markers(step: Step, mixed: bool = False) -> str:
-    """``mixed``: the run mixes recorded and live steps (a replay, resume or fork), so the
-    live ones are tagged too."""
+    ``mixed``: the run mixes recorded and live steps (a replay, resume or fork), so the
+    live ones are tagged too.
+    """
+    roles = step.roles()
+    response: LlmResponseEvent | None = roles.get(LlmResponseEvent)
+    result: ToolResult | None = roles.get(ToolResult)
+    compaction: ContextCompaction | None = roles.get(ContextCompaction)
+    decision: PermissionDecision | None = roles.get(PermissionDecision)
+    tokens = ""
+    if step.kind == "model" and response is not None:
+        tokens = _counts(response.response.get("usage"))
+    elif step.kind == "compaction" and compaction is not None:
+        tokens = _counts(compaction.usage)
+    denied = decision is not None and not decision.allowed
+    ms = ""
+    if not denied:  # a denied tool never ran
+        ev: Any = response or result or compaction
+        value = getattr(ev, "duration_ms", None)
+        ms = "" if value is None else f"{value:,.0f}"
+    is_error = ErrorEvent in roles or (result is not None and result.is_error)
     marks = []
-    if step.denied:
+    if denied:
         marks.append("[yellow]denied[/]")
-    elif step.is_error:
+    elif is_error:
         marks.append("[red]error[/]")
-    if not step.complete and not step.is_error:  # a failed call: its error says why
+    if not step.complete and not is_error:  # a failed call: its error says why
         marks.append("[yellow]unfinished[/]")
-    if step.source != "live":
-        marks.append(f"[magenta]{step.source}[/]")
+    source = step.source
+    if source != "live":
+        marks.append(f"[magenta]{source}[/]")
     elif mixed:
         marks.append("[green]live[/]")
-    return " ".join(marks)
+    return tokens, ms, " ".join(marks)
 
 
 # Text made only of characters one cell wide (Latin, Greek, Cyrillic, punctuation, arrows,
@@ -241,13 +256,14 @@ def steps_lines(trace: Trace, width: int | None = None) -> tuple[list[str], list
         return short
 
     steps = trace.steps()
-    rows = [
-        [str(step.index), step.kind, title(step), gist(step), _tokens(step), _duration(step)]
-        for step in steps
-    ]
     start = trace.start
     mixed = bool(start.replay_of or start.forked_from)
-    marks = [_markers(step, mixed) for step in steps]
+    rows = []
+    marks = []
+    for step in steps:
+        tokens, ms, mark = _columns(step, mixed)
+        rows.append([str(step.index), step.kind, title(step), gist(step), tokens, ms])
+        marks.append(mark)
     names = ["#", "kind", "name", "what happened", "tokens", "ms"]
     # Every column but the name and the gist is ASCII: its width is its length.
     measure = [len, len, cell_len, cell_len, len, len]

@@ -22,6 +22,8 @@ from regista.errors import TraceError, TraceFormatError, TraceWarning, Unsupport
 from regista.pricing import add_costs
 from regista.trace.compact import RequestDecoder, Resolver, TraceRefError
 from regista.trace.events import (
+    CONTEXT_COMPACTION,
+    LLM_REQUEST,
     SCHEMA_VERSION,
     ContextCompaction,
     ErrorEvent,
@@ -91,7 +93,14 @@ def not_a_trace_file(folder: Path) -> str:
     return f"{folder}: is a directory, not a trace file{hint}"
 
 
-def parse_line(raw: bytes, path: Path, lineno: int, decoder: Resolver | None = None) -> Any:
+def parse_line(
+    raw: bytes,
+    path: Path,
+    lineno: int,
+    decoder: Resolver | None = None,
+    *,
+    messages: bool = True,
+) -> Any:
     """Decode, version-check, migrate and validate one trace line.
 
     Args:
@@ -101,6 +110,10 @@ def parse_line(raw: bytes, path: Path, lineno: int, decoder: Resolver | None = N
         decoder: Completes compact ``llm.request`` lines from the lines before; give the
             same decoder every line of a trace in order. Without one, a compact request
             is returned as written (no ``system``/``tools``, referred results left out).
+        messages: ``False``: an ``llm.request`` is read without its messages, system
+            prompt and tools, and a ``context.compaction`` with empty placeholders for the
+            messages it replaced (their number kept): neither is checked nor rebuilt.
+            For listings of steps, which show neither (``regista show``).
     """
     try:
         data = orjson.loads(raw)
@@ -111,6 +124,8 @@ def parse_line(raw: bytes, path: Path, lineno: int, decoder: Resolver | None = N
         raise TraceFormatError(path, lineno, f"not valid JSON ({exc})") from None
     if not isinstance(data, dict):
         raise TraceFormatError(path, lineno, "an event must be a JSON object")
+    if not messages and data.get("type") in _MESSAGES_OF:
+        return _without_messages(data, path, lineno)
     if too_deep(raw, data):
         raise TraceFormatError(path, lineno, f"a value nested more than {MAX_DEPTH} levels deep")
     version = data.get("schema_version")
@@ -141,6 +156,39 @@ def parse_line(raw: bytes, path: Path, lineno: int, decoder: Resolver | None = N
     return event
 
 
+#: What ``messages=False`` leaves out of each kind of event.
+_MESSAGES_OF = {LLM_REQUEST: ("messages", "system", "tools", "result_refs"), CONTEXT_COMPACTION: ()}
+
+
+def _without_messages(data: dict[str, Any], path: Path, lineno: int) -> Any:
+    """An ``llm.request`` or ``context.compaction`` line read for a listing of steps."""
+    version = data.get("schema_version")
+    if not isinstance(version, int) or version < 1:
+        raise TraceFormatError(path, lineno, "missing or invalid schema_version")
+    if version > SCHEMA_VERSION:
+        raise UnsupportedSchemaVersion(path, version, SCHEMA_VERSION)
+    data = migrate(data)
+    for key in _MESSAGES_OF[data["type"]]:
+        data.pop(key, None)
+    replaced = data.get("replaced")
+    if isinstance(replaced, list):
+        data["replaced"] = [{} for _ in replaced]
+    if data["type"] == LLM_REQUEST:
+        data["messages"] = []
+    try:
+        event = EventAdapter.validate_python(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(p) for p in first["loc"])
+        raise TraceFormatError(
+            path, lineno, f"invalid {data['type']!r} event: {loc}: {first['msg']}"
+        ) from None
+    problem = check_event(event, messages=False)
+    if problem is not None:
+        raise TraceFormatError(path, lineno, f"invalid {event.type!r} event: {problem}")
+    return event
+
+
 class Trace:
     """A loaded trace: its events in ``seq`` order and the views people use.
 
@@ -157,8 +205,14 @@ class Trace:
     # -- loading -------------------------------------------------------------------------
 
     @classmethod
-    def load(cls, path: str | Path) -> Trace:
+    def load(cls, path: str | Path, *, messages: bool = True) -> Trace:
         """Read and validate a trace file.
+
+        Args:
+            path: The trace.
+            messages: ``False``: requests and compactions are read without their messages
+                (see :func:`parse_line`): a listing of steps reads a big trace much faster,
+                but its requests cannot be rebuilt.
 
         Raises:
             TraceError: The file is missing or empty.
@@ -180,18 +234,20 @@ class Trace:
 
             conv = convert_file(path, data)
             if conv is not None:
-                return cls.from_bytes(conv.main.to_bytes(), path)
-        return cls.from_bytes(data, path)
+                return cls.from_bytes(conv.main.to_bytes(), path, messages=messages)
+        return cls.from_bytes(data, path, messages=messages)
 
     @classmethod
-    def from_bytes(cls, data: bytes, path: Path | str = "<memory>") -> Trace:
+    def from_bytes(
+        cls, data: bytes, path: Path | str = "<memory>", *, messages: bool = True
+    ) -> Trace:
         path = Path(path)
         lines = data.split(b"\n")
         if lines and lines[-1] == b"":
             lines.pop()
         unterminated = bool(data) and not data.endswith(b"\n")
         with paused_gc():  # the events make no garbage; collecting while they pile up is waste
-            events, truncated = _parse_lines(lines, path, unterminated)
+            events, truncated = _parse_lines(lines, path, unterminated, messages)
         if not events:
             raise TraceError(f"{path}: empty trace (no events)")
         if not isinstance(events[0], SessionStart):
@@ -408,7 +464,9 @@ def _add_usage(totals: list[int], raw: Any) -> None:
         totals[i] += v
 
 
-def _parse_lines(lines: list[bytes], path: Path, unterminated: bool) -> tuple[list[Any], bool]:
+def _parse_lines(
+    lines: list[bytes], path: Path, unterminated: bool, messages: bool = True
+) -> tuple[list[Any], bool]:
     """The events of ``lines``, and whether a half-written last line was dropped.
 
     The writer ends each event with its newline in the same write: only a last line
@@ -425,7 +483,7 @@ def _parse_lines(lines: list[bytes], path: Path, unterminated: bool) -> tuple[li
                 continue
             raise TraceFormatError(path, lineno, "empty line")
         try:
-            event = parse_line(raw, path, lineno, decoder)
+            event = parse_line(raw, path, lineno, decoder, messages=messages)
         except TraceFormatError:
             if lineno == last and events and unterminated:
                 warnings.warn(

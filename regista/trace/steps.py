@@ -38,6 +38,10 @@ class Step:
         default=None, repr=False, compare=False
     )
     _request: LlmRequest | None = field(default=None, repr=False, compare=False)
+    #: The first event of each class, and how many events it was made from.
+    _roles: tuple[int, dict[type[Any], Any]] = field(
+        default=(-1, {}), init=False, repr=False, compare=False
+    )
 
     @property
     def request(self) -> LlmRequest | None:
@@ -48,11 +52,18 @@ class Step:
                 self._request = self.resolve_request(ev)
         return self._request
 
+    def roles(self) -> dict[type[Any], Any]:
+        """The first event of each class in the step (what the properties below look up)."""
+        count, roles = self._roles
+        if count != len(self.events):  # first look, or events were added since
+            roles = {}
+            for ev in self.events:
+                roles.setdefault(type(ev), ev)
+            self._roles = (len(self.events), roles)
+        return roles
+
     def _first(self, cls: type[Any]) -> Any:
-        for ev in self.events:
-            if isinstance(ev, cls):
-                return ev
-        return None
+        return self.roles().get(cls)
 
     @property
     def request_event(self) -> LlmRequestEvent | None:

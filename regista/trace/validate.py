@@ -205,13 +205,14 @@ def _counts(value: Any, where: str, keys: tuple[str, ...]) -> None:
             raise _Bad(f"{where}.{key}: expected a whole number, found {_kind(d[key])}")
 
 
-def _check(event: Any) -> None:
+def _check(event: Any, messages: bool) -> None:
     kind = event.type
     if kind == LLM_RESPONSE:
         _response(event.response, "response")
     elif kind == LLM_REQUEST:
-        _messages(event.messages, "messages")
-        _tools(event.tools, "tools")
+        if messages:
+            _messages(event.messages, "messages")
+            _tools(event.tools, "tools")
         if event.messages_prefix < 0:
             raise _Bad("messages_prefix: must not be negative")
         if event.tool_choice is not None:
@@ -220,7 +221,8 @@ def _check(event: Any) -> None:
         if not isinstance(event.content, str):
             _content(event.content, "content")
     elif kind == CONTEXT_COMPACTION:
-        _messages(event.replaced, "replaced")
+        if messages:
+            _messages(event.replaced, "replaced")
         _usage(event.usage, "usage")
     elif kind == SESSION_START:
         _tools(event.tools, "tools")
@@ -234,10 +236,11 @@ def _check(event: Any) -> None:
             _counts(event.replay, "replay", ("recorded", "edit", "live", "diverged_at"))
 
 
-def check_event(event: Any) -> str | None:
-    """Why the nested payloads of a validated ``event`` are malformed, or ``None``."""
+def check_event(event: Any, *, messages: bool = True) -> str | None:
+    """Why the nested payloads of a validated ``event`` are malformed, or ``None``
+    (``messages=False``: the messages of requests and compactions are not looked at)."""
     try:
-        _check(event)
+        _check(event, messages)
     except _Bad as exc:
         return str(exc)
     except RecursionError:
