@@ -4,15 +4,23 @@ The importers read a transcript in file order and call a :class:`RunBuilder`: us
 model answers, tool calls and results, compactions. The builder keeps the conversation the
 model saw (since the last compaction), numbers steps, writes each ``llm.request`` as a
 delta of the one before, and hashes the full request incrementally (the same value as
-hashing it whole, in linear time over a session). Events are plain dicts in the order the
-trace writer would write their fields, so the bytes are stable and need no validation pass.
+:func:`~regista.trace.canonical.request_hash`, secrets redacted, in linear time over a
+session). Events are plain dicts until they are written: an importer may still complete
+one it made (Codex reports a call's usage and a command's exit code lines later; a
+subagent's parent step is known once its parent is converted).
 
-Imported traces are written in schema 1 and read like any other (migrated on read).
+The bytes are made by the shared :class:`~regista.trace.writer.TraceWriter`
+(:class:`RunEncoder`), as for every trace: schema 2, compact requests (a tool result the
+trace already holds is referred to, not repeated), secret shapes redacted. The events are
+not made by :class:`~regista.trace.recorder.TraceRecorder`: it writes each event as it is
+told, numbers turns by model calls and keeps no event to complete later, while an import
+numbers turns by what the person typed and completes events from later lines.
 """
 
 from __future__ import annotations
 
 import hashlib
+import io
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -21,21 +29,37 @@ import orjson
 from ulid import ULID
 
 from regista.pricing import add_costs, price_for
+from regista.redact import redact_bytes
 from regista.trace.events import (
     CONTEXT_COMPACTION,
+    ERROR,
     LLM_REQUEST,
     LLM_RESPONSE,
+    PERMISSION_DECISION,
+    SCHEMA_VERSION,
     SESSION_END,
     SESSION_START,
     TOOL_CALL,
     TOOL_RESULT,
+    ContextCompaction,
+    ErrorEvent,
+    EventBase,
+    LlmRequestEvent,
+    LlmResponseEvent,
+    PermissionDecision,
+    SessionEnd,
+    SessionStart,
+    ToolCall,
+    ToolResult,
 )
+from regista.trace.writer import TraceWriter
 from regista.types import Usage
 
 __all__ = [
     "UNKNOWN_REQUEST_FIELDS",
     "ImportReport",
     "RunBuilder",
+    "RunEncoder",
     "derived_session_id",
     "ts_millis",
 ]
@@ -43,7 +67,7 @@ __all__ = [
 #: What a transcript does not hold about a model request: the importers never invent it.
 UNKNOWN_REQUEST_FIELDS = ["system", "tools", "tool_choice", "max_tokens", "params"]
 
-_SCHEMA = 1
+_SCHEMA = SCHEMA_VERSION
 _DUMP_SORTED = orjson.OPT_SORT_KEYS
 
 
@@ -99,11 +123,12 @@ class ImportReport:
 
 
 class _Hasher:
-    """SHA-256 of the canonical request, fed message by message.
+    """SHA-256 of the canonical request (secrets redacted), fed message by message.
 
     The canonical JSON of a request sorts its keys: ``max_tokens``, ``messages``, ``model``,
     ``params``, ``system``, ``tool_choice``, ``tools``. The messages are therefore a prefix
-    shared by consecutive requests, and the hash state after them is reused.
+    shared by consecutive requests, and the hash state after them is reused. Each value is
+    redacted on its own, which is redacting the whole (no secret shape spans two values).
     """
 
     def __init__(self, max_tokens: int) -> None:
@@ -113,19 +138,18 @@ class _Hasher:
     def add(self, message: dict[str, Any]) -> None:
         if self._count:
             self._h.update(b",")
-        self._h.update(orjson.dumps(message, option=_DUMP_SORTED))
+        self._h.update(redact_bytes(orjson.dumps(message, option=_DUMP_SORTED)))
         self._count += 1
 
     def digest(self, model: str, system: str | None) -> str:
         h = self._h.copy()
-        tail: dict[str, Any] = {
-            "model": model,
-            "params": {},
-            "system": system,
-            "tool_choice": None,
-            "tools": [],
-        }
-        h.update(b"]," + orjson.dumps(tail, option=_DUMP_SORTED)[1:])
+        h.update(
+            b'],"model":'
+            + redact_bytes(orjson.dumps(model))
+            + b',"params":{},"system":'
+            + redact_bytes(orjson.dumps(system))
+            + b',"tool_choice":null,"tools":[]}'
+        )
         return h.hexdigest()
 
 
@@ -408,7 +432,7 @@ class RunBuilder:
         return step
 
     def error(self, *, message: str, error_type: str, ts: str | None, step: int | None) -> None:
-        self._emit(ts, "error", step=step, where="provider", error_type=error_type, message=message)
+        self._emit(ts, ERROR, step=step, where="provider", error_type=error_type, message=message)
 
     def finish(self) -> list[dict[str, Any]]:
         """Close the run with ``session.end`` (the transcript ends here) and return it."""
@@ -431,6 +455,49 @@ class RunBuilder:
         return self.events
 
 
+_CLASSES: dict[str, type[EventBase]] = {
+    SESSION_START: SessionStart,
+    LLM_REQUEST: LlmRequestEvent,
+    LLM_RESPONSE: LlmResponseEvent,
+    TOOL_CALL: ToolCall,
+    PERMISSION_DECISION: PermissionDecision,
+    TOOL_RESULT: ToolResult,
+    CONTEXT_COMPACTION: ContextCompaction,
+    ERROR: ErrorEvent,
+    SESSION_END: SessionEnd,
+}
+#: Fields the writer makes itself.
+_ENVELOPE = frozenset(("schema_version", "session_id", "seq", "type"))
+
+
+class RunEncoder:
+    """The trace bytes of one run's events, made by :class:`TraceWriter` in memory.
+
+    Feed it the run's events in order, in as many pieces as wanted: each call returns the
+    bytes of the events it was given (a request refers to tool results given earlier).
+
+    Args:
+        session_id: The run's session id.
+        redact: As for :class:`TraceWriter` (``None``: the process default).
+    """
+
+    def __init__(self, session_id: str, *, redact: bool | None = None) -> None:
+        self._buf = io.BytesIO()
+        self._writer = TraceWriter(f"{session_id}.jsonl", session_id, redact=redact, file=self._buf)
+
+    def encode(self, events: list[dict[str, Any]]) -> bytes:
+        """The lines of ``events`` (the next ones of the run)."""
+        append = self._writer.append
+        for ev in events:
+            append(_CLASSES[ev["type"]], {k: v for k, v in ev.items() if k not in _ENVELOPE})
+        data = self._buf.getvalue()
+        self._buf.seek(0)
+        self._buf.truncate()
+        return data
+
+
 def events_bytes(events: list[dict[str, Any]]) -> bytes:
-    """The trace file for ``events``."""
-    return b"".join(orjson.dumps(ev) + b"\n" for ev in events)
+    """The trace file for ``events`` (one whole run)."""
+    if not events:
+        return b""
+    return RunEncoder(str(events[0]["session_id"])).encode(events)

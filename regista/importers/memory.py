@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from regista.errors import TraceError
-from regista.importers._builder import events_bytes
+from regista.importers._builder import RunEncoder
 from regista.importers._common import Conversion
 from regista.trace.index import TraceIndex
 
@@ -125,6 +125,7 @@ class Streaming:
         self._runs = runs
         self._fd = os.open(path, os.O_WRONLY | os.O_APPEND)
         self._written = 0  # main-run events written out
+        self._encoder = RunEncoder(job.main_sid)
         self._lock = threading.Lock()
         self.done = False
 
@@ -155,7 +156,7 @@ class Streaming:
         if not new:
             return 0
         self._written = len(events)
-        data = events_bytes(new)
+        data = self._encoder.encode(new)
         _write_all(self._fd, data)
         return len(data)
 

@@ -27,7 +27,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 from types import UnionType
-from typing import Any, Literal, Union, get_args, get_origin
+from typing import Any, BinaryIO, Literal, Union, get_args, get_origin
 
 import orjson
 
@@ -61,6 +61,8 @@ class TraceWriter:
         redact: Replace secret shapes (API keys, tokens, passwords in URLs, private keys)
             by ``[REDACTED:<kind>]`` as each line is written (see ``regista.redact``);
             ``None``: the process default (on, unless ``regista --no-redact``).
+        file: Write to this open binary file instead (e.g. an ``io.BytesIO``: a trace
+            made in memory); ``path`` then only names it in messages.
     """
 
     def __init__(
@@ -71,12 +73,20 @@ class TraceWriter:
         fsync: bool = False,
         clock: Callable[[], str] | None = None,
         redact: bool | None = None,
+        file: BinaryIO | None = None,
     ) -> None:
         self.path = Path(path)
         self.redact = redact_default() if redact is None else redact
         self.clock = clock
         self.session_id = session_id
         self.fsync = fsync
+        self._seq = 0
+        self._size = 0
+        self._listeners: list[Any] = []
+        self._requests = RequestEncoder()
+        if file is not None:
+            self._file: BinaryIO = file
+            return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except (FileExistsError, NotADirectoryError) as exc:
@@ -99,10 +109,6 @@ class TraceWriter:
             ) from None
         except OSError as exc:  # e.g. a read-only folder
             raise UserError(f"cannot write the trace {self.path}: {exc.strerror or exc}") from None
-        self._seq = 0
-        self._size = 0
-        self._listeners: list[Any] = []
-        self._requests = RequestEncoder()
 
     @property
     def next_seq(self) -> int:

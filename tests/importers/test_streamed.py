@@ -62,12 +62,13 @@ def _session_with_subagent(root: Path) -> Path:
 def _streamed(path: Path, data: bytes, rng: random.Random) -> list[bytes]:
     """The runs' bytes, the main run as written out a random number of lines at a time."""
     job = Job(path, data)
+    encoder = memory.RunEncoder(job.main_sid)
     written = 0
     out = b""
     while not job.done:
         job.advance(rng.randint(1, 7))
         events = job.conv.runs[0].events if job.conv.runs else []
-        out += b"".join(memory.events_bytes([e]) for e in events[written:])
+        out += b"".join(encoder.encode([e]) for e in events[written:])
         written = len(events)
     return [out] + [run.to_bytes() for run in job.conv.runs[1:]]
 
