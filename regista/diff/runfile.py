@@ -257,7 +257,7 @@ class RunFile:
         size = os.fstat(self._fd).st_size
         self.size = size
         while self._pos < size and budget > 0:
-            chunk = pread(self._fd, min(_CHUNK, size - self._pos), self._pos)
+            chunk = pread(self._fd, min(_CHUNK, budget, size - self._pos), self._pos)
             end = chunk.rfind(b"\n")
             if end < 0:
                 nl = self._find_newline(self._pos + len(chunk), size)

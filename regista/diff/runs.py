@@ -389,6 +389,23 @@ def diff_files(ra: RunFile, rb: RunFile, *, settled: bool = False) -> RunDiff:
     return RunDiff(ra, rb, pairs)
 
 
+def aligned_head(ra: RunFile, rb: RunFile) -> RunDiff:
+    """The pairs of the steps that both runs begin with, as far as they were read (their
+    finished steps with equal signatures, in order).
+
+    Every alignment of the two runs begins with these pairs, however much more is read:
+    a viewer can show them while the rest of two big runs is read.
+    """
+    pairs: list[AlignedPair] = []
+    for x, y in zip(ra.steps(settled=True), rb.steps(settled=True), strict=False):
+        kx, ky = _key(x)[0], _key(y)[0]
+        if kx != ky:
+            break
+        kind = _classify_facts(x, y) or classify(ra.step(x), rb.step(y), kx, ky)
+        pairs.append(AlignedPair(None, None, kind, lazy=(ra, x, rb, y)))
+    return RunDiff(ra, rb, pairs)
+
+
 def _key(facts: StepFacts) -> tuple[bytes, tuple[str, ...]]:
     if facts.key is None:  # an opener without what identifies it: never equal to another
         return (b"?" + id(facts).to_bytes(8, "little"), (facts.kind,))

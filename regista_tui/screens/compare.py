@@ -1,11 +1,20 @@
 """Two runs side by side, aligned by ``diff_runs``, with the field-level diff of a pair.
 
+The runs are never loaded whole: each is read once by a :class:`RunFile` (per-step
+signatures and digests), aligned from those, and a step is decoded when its row is drawn.
+Two big runs are read in slices: after the first slice, the steps that both runs begin
+with are shown (those rows are final, whatever comes later) while the rest is read, then
+the whole alignment replaces them and the first divergence is selected.
+
 Run B may still be growing (a fork streaming in): while either run has no ``session.end``
-the screen watches the files and re-aligns when they change, keeping the cursor.
+the screen watches the files, reads what was appended and re-aligns, keeping the cursor.
+Steps still in progress (a model call waiting for its answer, tool calls waiting for their
+results) are compared once finished, not as if their missing half were a difference.
 """
 
 from __future__ import annotations
 
+import time
 import warnings
 from pathlib import Path
 from typing import ClassVar
@@ -18,8 +27,9 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from regista.diff import KINDS, LABELS, Divergence, RunDiff, diff_runs
+from regista.diff import KINDS, LABELS, Divergence, RunDiff
 from regista.diff.runfile import RunFile
+from regista.diff.runs import aligned_head, diff_files
 from regista.errors import RegistaError
 from regista.trace.reader import Trace
 from regista.vocab import cost_text
@@ -32,19 +42,10 @@ from regista_tui.widgets.diff.pair_list import KIND_STYLE, PairList
 __all__ = ["CompareScreen"]
 
 _FOLLOW_S = 0.5
-
-
-def _settled(trace: Trace) -> Trace:
-    """A run still being written, without the steps in progress (a model call waiting for
-    its answer, tool calls waiting for their results): they are compared once finished,
-    not as if their missing half were a difference."""
-    if trace.end is not None:
-        return trace
-    pending = {id(ev) for step in trace.steps() if not step.complete for ev in step.events}
-    if not pending:
-        return trace
-    events = [ev for ev in trace.events if id(ev) not in pending]
-    return Trace(events, trace.path, truncated=trace.truncated)
+#: Bytes of each run read before the first rows are shown, then per slice.
+_SLICE = 16 << 20
+#: How often the rows agreed so far are shown again while big runs are read.
+_PROGRESS_S = 0.5
 
 
 def _size(path: Path) -> int:
@@ -111,7 +112,12 @@ class CompareScreen(Screen[None]):
         self._following = False
         self._loading = False
         self._reload_again = False
-        self._a_cache: tuple[int, Trace] | None = None
+        #: The runs as read so far, by path (read on from where they were).
+        self._runs: dict[Path, RunFile] = {}
+        #: A full alignment arrived (before it, rows the runs begin with may be shown).
+        self._aligned = False
+        #: Where the cursor was put while the runs were read (None: not yet shown).
+        self._head_cursor: int | None = None
         self._goto_failed = False
         #: The pair the status line is about: it is cleared when the cursor leaves it.
         self._status_pair: int | None = None
@@ -162,21 +168,55 @@ class CompareScreen(Screen[None]):
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                diff = diff_runs(self._run_a(a, sizes[0]), _settled(Trace.load(b)))
+                ra, rb = self._reader(a, sizes[0]), self._reader(b, sizes[1])
+                shown = 0.0 if self._aligned else time.monotonic()
+                while True:
+                    done = ra.read(_SLICE)
+                    done = rb.read(_SLICE) and done
+                    if done:
+                        break
+                    if shown and time.monotonic() >= shown:
+                        head = aligned_head(ra, rb)
+                        read = (ra.scanned + rb.scanned) / max(1, ra.size + rb.size)
+                        self.app.call_from_thread(self._head, head, read)
+                        shown = time.monotonic() + _PROGRESS_S
+                diff = diff_files(ra, rb, settled=True)
         except RegistaError as exc:
             self.app.call_from_thread(self._failed, str(exc))
             return
         self.app.call_from_thread(self._loaded, diff, sizes)
 
-    def _run_a(self, path: Path, size: int) -> Trace:
-        """Run A, read once when it is finished (a fork re-aligns often against it)."""
-        cached = self._a_cache
-        if cached is not None and cached[0] == size:
-            return cached[1]
-        trace = Trace.load(path)
-        if trace.end is not None:
-            self._a_cache = (size, trace)
-        return _settled(trace)
+    def _reader(self, path: Path, size: int) -> RunFile:
+        """The run at ``path`` as read so far (read again from the start if it shrank)."""
+        run = self._runs.get(path)
+        if run is not None and size < run.scanned:
+            run.close()
+            run = None
+        if run is None:
+            run = self._runs[path] = RunFile(path)
+        return run
+
+    def on_unmount(self) -> None:
+        for run in self._runs.values():
+            run.close()
+
+    def _head(self, diff: RunDiff, read: float) -> None:
+        """Show the steps both runs begin with while the rest is read."""
+        if self._aligned:
+            return
+        self.diff = diff
+        self.pairs.set_diff(diff, (_label(diff.a), _label(diff.b)))
+        self._header(f"  aligning… {read:.0%}")
+        if self._head_cursor is None:
+            first = diff.first_divergence
+            self.pairs.move_to(first.index if first is not None else 0)
+            self._head_cursor = self.pairs.cursor
+        n = len(diff.pairs)
+        first = diff.first_divergence
+        if first is not None:
+            self.set_status(f"First divergence: {first.describe(*self.names)}  (aligning the rest)")
+        else:
+            self.set_status(f"Aligning… the two runs begin with the same {n} steps so far.")
 
     def _failed(self, message: str) -> None:
         self._loading = False
@@ -188,14 +228,16 @@ class CompareScreen(Screen[None]):
 
     def _loaded(self, diff: RunDiff, sizes: tuple[int, int]) -> None:
         self._loading = False
-        first_time = self.diff is None
+        first_time = not self._aligned
+        self._aligned = True
+        moved = self._head_cursor is not None and self.pairs.cursor != self._head_cursor
         self.diff = diff
         self._sizes = sizes
         self.pairs.set_diff(diff, (_label(diff.a), _label(diff.b)))
         self._header()
         if not diff.pairs:
             self.query_one(PairDetail).show(None, *self.names)
-        if first_time:
+        if first_time and not moved:
             self.first_shown(diff)
         else:
             self.pairs.move_to(self.pairs.cursor)
@@ -222,7 +264,7 @@ class CompareScreen(Screen[None]):
         if sizes != self._sizes:
             self.reload()
 
-    def _header(self) -> None:
+    def _header(self, note: str = "") -> None:
         diff = self.diff
         if diff is None:
             return
@@ -231,6 +273,8 @@ class CompareScreen(Screen[None]):
             n = diff.counts.get(kind, 0)
             if n or kind == "same":
                 legend.append(f" {LABELS[kind]} {n} ", KIND_STYLE[kind])
+        if note:
+            legend.append(note, "dim")
         head = Text("\n").join(
             [_run_line(self.names[0], diff.a), _run_line(self.names[1], diff.b), legend]
         )

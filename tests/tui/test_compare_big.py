@@ -1,0 +1,100 @@
+"""The two-run view reads big runs in slices: the steps both begin with show first."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from regista.diff import RunDiff, diff_runs
+from regista.trace.reader import Trace
+from regista_tui.app import RegistaApp
+from regista_tui.screens import compare
+from regista_tui.screens.compare import CompareScreen
+from regista_tui.widgets.diff.pair_list import PairList
+
+SAMPLE = Path(__file__).parents[2] / "sample_traces" / "refund_search_loop.jsonl"
+
+
+def rows(diff: RunDiff) -> list[tuple[int | None, int | None, str]]:
+    return [(p.a_step, p.b_step, p.kind) for p in diff.pairs]
+
+
+def changed_late(folder: Path) -> Path:
+    """The sample with its last tool result changed: the runs part near their end."""
+    lines = SAMPLE.read_bytes().split(b"\n")[:-1]
+    last = max(i for i, line in enumerate(lines) if b'"type":"tool.result"' in line)
+    event = orjson.loads(lines[last])
+    event["content"] = "a different result"
+    lines[last] = orjson.dumps(event)
+    path = folder / "b.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    return path
+
+
+async def test_rows_both_runs_begin_with_show_while_the_rest_is_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    b = changed_late(tmp_path)
+    monkeypatch.setattr(compare, "_SLICE", 700)
+    monkeypatch.setattr(compare, "_PROGRESS_S", 0.0)
+    heads: list[tuple[list[tuple[int | None, int | None, str]], float]] = []
+    show_head = CompareScreen._head
+
+    def spy(self: CompareScreen, diff: RunDiff, read: float) -> None:
+        heads.append((rows(diff), read))
+        show_head(self, diff, read)
+
+    monkeypatch.setattr(CompareScreen, "_head", spy)
+
+    def no_load(*args: Any, **kwargs: Any) -> Trace:
+        raise AssertionError("the two-run view loaded a trace whole")
+
+    expected = diff_runs(Trace.load(SAMPLE), Trace.load(b))
+    monkeypatch.setattr(Trace, "load", no_load)
+    monkeypatch.setattr(Trace, "from_bytes", no_load)
+    app = RegistaApp(compare=(SAMPLE, b))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.workers.wait_for_complete()
+        screen = app.screen
+        assert isinstance(screen, CompareScreen)
+        await screen.workers.wait_for_complete()
+        await pilot.pause()
+        assert screen.diff is not None
+        final = rows(screen.diff)
+        assert final == rows(expected)
+        # Shown while reading: ever more of the steps both runs begin with, each row final.
+        assert len(heads) > 2 and heads[-1][0]
+        for head, read in heads:
+            assert final[: len(head)] == head and 0 < read < 1
+        assert [len(h) for h, _ in heads] == sorted(len(h) for h, _ in heads)
+        first = screen.diff.first_divergence
+        assert first is not None and first.index == 19  # the tool whose result changed
+        assert app.screen.query_one(PairList).cursor == first.index
+
+
+async def test_a_cursor_moved_while_reading_stays_put(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    b = changed_late(tmp_path)
+    monkeypatch.setattr(compare, "_SLICE", 700)
+    monkeypatch.setattr(compare, "_PROGRESS_S", 0.0)
+    show_head = CompareScreen._head
+
+    def move_on_first_rows(self: CompareScreen, diff: RunDiff, read: float) -> None:
+        show_head(self, diff, read)
+        if len(diff.pairs) > 2 and self.pairs.cursor == 0:
+            self.pairs.move_to(2)  # as a person pressing j j
+
+    monkeypatch.setattr(CompareScreen, "_head", move_on_first_rows)
+    app = RegistaApp(compare=(SAMPLE, b))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.workers.wait_for_complete()
+        screen = app.screen
+        assert isinstance(screen, CompareScreen)
+        await screen.workers.wait_for_complete()
+        await pilot.pause()
+        assert screen.diff is not None and screen.diff.first_divergence is not None
+        assert app.screen.query_one(PairList).cursor == 2
