@@ -27,10 +27,11 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from regista.diff import KINDS, LABELS, Divergence, RunDiff
+from regista.diff import KINDS, LABELS, Divergence, RunDiff, diff_runs
 from regista.diff.runfile import RunFile
 from regista.diff.runs import aligned_head, diff_files
 from regista.errors import RegistaError
+from regista.trace.formats import HEAD_BYTES, is_regista_trace
 from regista.trace.reader import Trace
 from regista.vocab import cost_text
 from regista_tui.screens.help import HelpScreen, key_table
@@ -46,6 +47,27 @@ _FOLLOW_S = 0.5
 _SLICE = 16 << 20
 #: How often the rows agreed so far are shown again while big runs are read.
 _PROGRESS_S = 0.5
+
+
+def _settled(trace: Trace) -> Trace:
+    """A loaded run still being written, without the steps in progress."""
+    if trace.end is not None:
+        return trace
+    pending = {id(ev) for step in trace.steps() if not step.complete for ev in step.events}
+    if not pending:
+        return trace
+    events = [ev for ev in trace.events if id(ev) not in pending]
+    return Trace(events, trace.path, truncated=trace.truncated)
+
+
+def _is_trace(path: Path) -> bool:
+    """Whether ``path`` is a regista trace (not another tool's session, which is loaded
+    and converted whole, as it always was)."""
+    try:
+        with open(path, "rb") as f:
+            return is_regista_trace(f.read(HEAD_BYTES))
+    except OSError:
+        return True  # reading it says what is wrong
 
 
 def _size(path: Path) -> int:
@@ -168,6 +190,10 @@ class CompareScreen(Screen[None]):
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
+                if not (_is_trace(a) and _is_trace(b)):
+                    diff = diff_runs(_settled(Trace.load(a)), _settled(Trace.load(b)))
+                    self.app.call_from_thread(self._loaded, diff, sizes)
+                    return
                 ra, rb = self._reader(a, sizes[0]), self._reader(b, sizes[1])
                 shown = 0.0 if self._aligned else time.monotonic()
                 while True:

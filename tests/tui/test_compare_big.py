@@ -98,3 +98,18 @@ async def test_a_cursor_moved_while_reading_stays_put(
         await pilot.pause()
         assert screen.diff is not None and screen.diff.first_divergence is not None
         assert app.screen.query_one(PairList).cursor == 2
+
+
+async def test_a_claude_code_transcript_compares_as_it_always_did(tmp_path: Path) -> None:
+    from importers.cc_fixtures import basic_session
+
+    transcript = basic_session().write(tmp_path / "s.jsonl")
+    app = RegistaApp(compare=(transcript, transcript))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.workers.wait_for_complete()
+        screen = app.screen
+        assert isinstance(screen, CompareScreen)
+        await screen.workers.wait_for_complete()
+        await pilot.pause()
+        assert screen.diff is not None and screen.diff.pairs
+        assert screen.diff.identical
