@@ -27,6 +27,7 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
+from regista.providers.base import server_of
 from regista.server.accumulate import AnthropicStream, OpenAIStream
 from regista.server.context import ErrorShape, HttpError, ServerContext
 from regista.server.replays import registry
@@ -288,7 +289,14 @@ def routes(ctx: ServerContext) -> list[BaseRoute]:
                 req = _normalise(provider, body) if isinstance(body, dict) else None
                 response = _response(provider, data) if req is not None else None
                 if req is not None and response is not None:
-                    target.record(provider, req, response, duration_ms=ms)
+                    target.record(
+                        provider,
+                        req,
+                        response,
+                        duration_ms=ms,
+                        stream=body.get("stream") is True,
+                        server=server_of(upstream(ctx).urls[provider]),
+                    )
 
         target = book(ctx) if on_answer is not None else None
         return await forward(ctx, request, provider, rest, raw, on_answer, target)
@@ -305,7 +313,14 @@ def routes(ctx: ServerContext) -> list[BaseRoute]:
             req = _normalise(provider, body)
             response = _response(provider, data)
             if response is not None and req is not None and fork_book is not None:
-                fork_book.record(provider, req, response, duration_ms=ms)
+                fork_book.record(
+                    provider,
+                    req,
+                    response,
+                    duration_ms=ms,
+                    stream=body.get("stream") is True,
+                    server=server_of(upstream(ctx).urls[provider]),
+                )
 
         return await forward(
             ctx, request, provider, _RECORDED_PATHS[provider], raw, on_answer, fork_book

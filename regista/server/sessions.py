@@ -157,8 +157,11 @@ class SessionBook:
         source: str = "live",
         duration_ms: float = 0.0,
         matched: bool | None = None,
+        stream: bool | None = None,
+        server: dict[str, Any] | None = None,
     ) -> int:
-        """Write one model call (and the tool steps before it); return its step."""
+        """Write one model call (and the tool steps before it); return its step.
+        ``stream`` and ``server`` say how the call was made (see ``TraceRecorder.response``)."""
         with self._lock:
             self._sweep(self.clock())
             s = self._find(request)
@@ -214,6 +217,8 @@ class SessionBook:
                 cost_usd=cost,
                 duration_ms=duration_ms,
                 matched=matched,
+                stream=stream,
+                server=server,
             )
             s.messages = list(request.messages)
             s.last = response
