@@ -98,3 +98,30 @@ async def test_step_text_can_be_selected(browser_app: RegistaApp) -> None:
         lines = selected[0].splitlines()
         assert len(lines) == 3
         assert lines[0].startswith("Response")
+
+
+async def test_the_next_step_is_drawn_before_the_move(
+    browser_app: RegistaApp, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once the cursor rests, the steps either side of it are drawn unseen: the next press
+    shows its step without rendering it, and it shows the same text as drawing it then."""
+    async with browser_app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        body = browser_app.screen.query_one("#step-body", StepBody)
+        await pilot.pause(0.2)  # the cursor rests on step 0
+        assert body.has((1, 2000))
+        rendered: list[int] = []
+        monkeypatch.setattr(
+            "regista_tui.widgets.step.step_view.render_step",
+            lambda step, **k: rendered.append(step.index) or Text("redrawn"),
+        )
+        await pilot.press("j")
+        await pilot.pause()
+        assert 1 not in rendered  # (step 2 may be drawn by now, unseen)
+        kept = body.get_selection(Selection(None, None))
+        body._kept.clear()
+        monkeypatch.undo()
+        view = browser_app.screen.query_one(StepView)
+        view._drawn = None
+        view.refresh_active()
+        assert body.get_selection(Selection(None, None)) == kept

@@ -29,6 +29,9 @@ __all__ = ["StepBody"]
 #: Rendered texts kept per pane (a step's lines at one width: a few hundred KB at most).
 _KEPT = 8
 
+#: A text rendered: its lines of segments, and of plain text (for selections).
+_Lines = tuple[list[list[Segment]], list[str]]
+
 
 class StepBody(ScrollView, can_focus=True):
     """Shows one rich renderable, scrolled vertically, wrapped to the pane's width."""
@@ -44,8 +47,7 @@ class StepBody(ScrollView, can_focus=True):
         self._lines: list[list[Segment]] = []
         self._plain: list[str] = []
         self._width = -1
-        self._kept: OrderedDict[tuple[Hashable, int], tuple[list[list[Segment]], list[str]]]
-        self._kept = OrderedDict()
+        self._kept: OrderedDict[tuple[Hashable, int], _Lines] = OrderedDict()
 
     @property
     def content(self) -> RenderableType:
@@ -65,6 +67,13 @@ class StepBody(ScrollView, can_focus=True):
     def has(self, key: Hashable) -> bool:
         """Whether the lines of ``key`` at the current width are kept."""
         return (key, self._width_now()) in self._kept
+
+    def keep(self, key: Hashable, content: RenderableType) -> None:
+        """Render ``content`` and keep its lines under ``key`` without showing it (what the
+        pane is likely to show next, drawn while the screen is idle)."""
+        width = self._width_now()
+        if width > 0 and (key, width) not in self._kept:
+            self._store(key, width, self._lines_of(content, width))
 
     def show_kept(self, key: Hashable) -> bool:
         """Show the kept lines of ``key`` again (False when none are kept)."""
@@ -93,21 +102,27 @@ class StepBody(ScrollView, can_focus=True):
         self._width = width
         kept = self._kept.get((self._key, width)) if self._key is not None else None
         if kept is None:
-            app = self.app
-            options = app.console_options.update(highlight=False, width=width, height=None)
-            renderable = self.post_render(self._content, self.visual_style.rich_style)
-            segments = app.console.render(renderable, options.update_width(width))
-            lines = list(
-                Segment.split_and_crop_lines(segments, width, include_new_lines=False, pad=False)
-            )
-            plain = ["".join(seg.text for seg in line) for line in lines]
-            kept = (lines, plain)
+            kept = self._lines_of(self._content, width)
             if self._key is not None:
-                self._kept[(self._key, width)] = kept
-                while len(self._kept) > _KEPT:
-                    self._kept.popitem(last=False)
+                self._store(self._key, width, kept)
         self._lines, self._plain = kept
         self._set_height(len(self._lines))
+
+    def _lines_of(self, content: RenderableType, width: int) -> _Lines:
+        app = self.app
+        options = app.console_options.update(highlight=False, width=width, height=None)
+        renderable = self.post_render(content, self.visual_style.rich_style)
+        segments = app.console.render(renderable, options.update_width(width))
+        lines = list(
+            Segment.split_and_crop_lines(segments, width, include_new_lines=False, pad=False)
+        )
+        return lines, ["".join(seg.text for seg in line) for line in lines]
+
+    def _store(self, key: Hashable, width: int, lines: _Lines) -> None:
+        self._kept[(key, width)] = lines
+        self._kept.move_to_end((key, width))
+        while len(self._kept) > _KEPT:
+            self._kept.popitem(last=False)
 
     def _set_height(self, height: int) -> None:
         """The scrollable size, without a layout of the screen (the pane's own size does not

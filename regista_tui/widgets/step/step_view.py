@@ -30,6 +30,8 @@ __all__ = ["StepView"]
 _BASE_LIMIT = 2000
 #: Characters of each value the request diff shows before "show more".
 _DIFF_WIDTH = 120
+#: How long after a step is drawn its neighbours are drawn (unseen), for the next move.
+_PREFETCH_S = 0.03
 
 
 class StepView(QuickBorderLabels, Vertical):
@@ -57,6 +59,7 @@ class StepView(QuickBorderLabels, Vertical):
         #: The position drawn last (in the active tab).
         self._drawn: int | None = None
         self._composed = False
+        self._prefetch: Timer | None = None
 
     def compose(self) -> ComposeResult:
         with TabbedContent(initial="tab-step"):
@@ -126,8 +129,10 @@ class StepView(QuickBorderLabels, Vertical):
         body = self._body(f"#{tab.removeprefix('tab-')}-body")
         # A finished step looks the same every time: its lines are kept for a while.
         key = (self.position, self.limit) if complete and tab != "tab-diff" else None
-        if key is not None and body.show_kept(key):
-            return
+        if key is not None:
+            self._prefetch_soon()
+            if body.show_kept(key):
+                return
         step = self._step()
         if not isinstance(step, Step):
             body.update(step)
@@ -152,6 +157,34 @@ class StepView(QuickBorderLabels, Vertical):
 
     def _body(self, selector: str) -> StepBody:
         return self.query_one(selector, StepBody)
+
+    def _prefetch_soon(self) -> None:
+        """Once the step is on screen and the cursor rests, draw the steps either side of it
+        (unseen), so that the next move shows its step without rendering it."""
+        if self._prefetch is not None:
+            self._prefetch.stop()
+        self._prefetch = self.set_timer(_PREFETCH_S, self._prefetch_neighbours)
+
+    def _prefetch_neighbours(self) -> None:
+        self._prefetch = None
+        here, tab = self.position, self.active_tab
+        if here is None or tab == "tab-diff":
+            return
+        body = self._body(f"#{tab.removeprefix('tab-')}-body")
+        for pos in (here + 1, here - 1):
+            key = (pos, _BASE_LIMIT)  # a move shows a step from its first 2,000 characters
+            if not 0 <= pos < len(self.index) or not self.index.steps[pos].complete:
+                continue
+            if body.has(key):
+                continue
+            try:
+                step = self.index.step(pos)
+            except RegistaError:
+                continue  # said when the cursor gets there
+            if tab == "tab-step":
+                body.keep(key, render_step(step, limit=_BASE_LIMIT, model_label=self.model_label))
+            else:
+                body.keep(key, render_raw(step, limit=_BASE_LIMIT * 10))
 
     @work(thread=True, exclusive=True, group="request-diff")
     def _compute_diff(self, position: int) -> None:

@@ -6,6 +6,7 @@ from rich.text import Text
 from textual import events
 from textual.message import Message
 from textual.reactive import reactive
+from textual.strip import Strip
 from textual.widget import Widget
 
 from regista.trace.index import StepEntry
@@ -84,18 +85,30 @@ class Scrubber(Widget):
             cells[cell] = (ch, style)
         return cells
 
-    def render(self) -> Text:
+    def render_line(self, y: int) -> Strip:
+        """The bar (on the line API: a move redraws one line of cached runs of cells)."""
         width = self.size.width
+        style = self.rich_style
+        if y != 0 or width <= 0:
+            return Strip.blank(width, style)
         if len(self._cells) != width:
             self._cells = self._layout(width)
-        text = Text(no_wrap=True, end="")
         here = self.position * width // self.total if self.total else -1
-        for i, (ch, style) in enumerate(self._cells):
-            if i == here:
-                text.append("▼" if ch == "─" else ch, "bold reverse")
-            else:
-                text.append(ch, style)
-        return text
+        text = Text(no_wrap=True, end="", style=style)
+        run_start = 0
+        cells = self._cells
+        for i in range(width + 1):
+            # Cells of one style are appended as one run; the cursor's cell stands alone.
+            if i < width and i != here and i - 1 != here and cells[i][1] == cells[run_start][1]:
+                continue
+            if run_start < i:
+                if run_start == here:
+                    ch = cells[here][0]
+                    text.append("▼" if ch == "─" else ch, "bold reverse")
+                else:
+                    text.append("".join(c for c, _ in cells[run_start:i]), cells[run_start][1])
+            run_start = i
+        return Strip(text.render(self.app.console)).crop_extend(0, width, style)
 
     def watch_position(self) -> None:
         self.refresh()
