@@ -5,21 +5,22 @@ from __future__ import annotations
 import bisect
 import os
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from textual import on, work
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import Footer, Static
 from textual.worker import get_current_worker
 
 from regista.errors import RegistaError
 from regista.trace.index import StepEntry, TraceIndex
-from regista_tui.app import RegistaApp
 from regista_tui.navigation import Breakpoints, find, label_of
+from regista_tui.screens.browser_forks import ForkActions
+from regista_tui.screens.browser_keys import BROWSER_KEYS
+from regista_tui.screens.browser_links import LinkActions
 from regista_tui.screens.help import HelpScreen, key_table
 from regista_tui.screens.prompt import GoToStep, SearchPrompt
 from regista_tui.search import search_steps
@@ -57,169 +58,10 @@ class ScanFailed(Message):
         self.error = error
 
 
-class BrowserScreen(Screen[None]):
+class BrowserScreen(ForkActions, LinkActions):
     """Scrub one trace: timeline on the left, the selected step on the right."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("colon", "goto", "Go to", id="browser.goto", tooltip="Go to step N"),
-        Binding("slash", "search", "Search", id="browser.search", tooltip="Search step text"),
-        Binding(
-            "n",
-            "next_match",
-            "Next",
-            id="browser.next_match",
-            show=False,
-            tooltip="Next search match",
-        ),
-        Binding(
-            "N",
-            "prev_match",
-            "Prev",
-            id="browser.prev_match",
-            show=False,
-            tooltip="Previous search match",
-        ),
-        Binding(
-            "x", "next_error", "Error", id="browser.next_error", tooltip="Next error or denial"
-        ),
-        Binding(
-            "X",
-            "prev_error",
-            "Prev error",
-            id="browser.prev_error",
-            show=False,
-            tooltip="Previous error or denial",
-        ),
-        Binding(
-            "s",
-            "same_kind(1)",
-            "Same kind",
-            id="browser.next_kind",
-            show=False,
-            tooltip="Next step of the same kind",
-        ),
-        Binding(
-            "S",
-            "same_kind(-1)",
-            "Same kind ←",
-            id="browser.prev_kind",
-            show=False,
-            tooltip="Previous step of the same kind",
-        ),
-        Binding(
-            "t",
-            "same_tool(1)",
-            "Same tool",
-            id="browser.next_tool",
-            show=False,
-            tooltip="Next call of the same tool (or model)",
-        ),
-        Binding(
-            "T",
-            "same_tool(-1)",
-            "Same tool ←",
-            id="browser.prev_tool",
-            show=False,
-            tooltip="Previous call of the same tool (or model)",
-        ),
-        Binding(
-            "b",
-            "toggle_breakpoint",
-            "Break",
-            id="browser.breakpoint",
-            tooltip="Toggle a breakpoint on this step's tool (or kind)",
-        ),
-        Binding(
-            "B",
-            "toggle_kind_breakpoint",
-            "Break kind",
-            id="browser.breakpoint_kind",
-            show=False,
-            tooltip="Toggle a breakpoint on this step's kind",
-        ),
-        Binding(
-            "D",
-            "clear_breakpoints",
-            "Clear breaks",
-            id="browser.clear_breakpoints",
-            show=False,
-            tooltip="Delete every breakpoint",
-        ),
-        Binding(
-            "c",
-            "continue(1)",
-            "Continue",
-            id="browser.continue",
-            show=False,
-            tooltip="Run forward to the next breakpoint",
-        ),
-        Binding(
-            "C",
-            "continue(-1)",
-            "Reverse",
-            id="browser.reverse_continue",
-            show=False,
-            tooltip="Run backward to the previous breakpoint",
-        ),
-        Binding(
-            "v",
-            "step_tab",
-            "View",
-            id="browser.step_tab",
-            show=False,
-            tooltip="Next tab of the step view (step, raw JSON, request diff)",
-        ),
-        Binding(
-            "m",
-            "show_more",
-            "More",
-            id="browser.show_more",
-            show=False,
-            tooltip="Show more of long values in the step view",
-        ),
-        Binding(
-            "e",
-            "edit",
-            "Edit",
-            id="browser.edit",
-            tooltip="Edit this step's result or answer, then fork live from it",
-        ),
-        Binding(
-            "r",
-            "rewind",
-            "Rewind",
-            id="browser.rewind",
-            tooltip="Replay the steps before this one for $0, then run live from it",
-        ),
-        Binding(
-            "L",
-            "like",
-            "Like this",
-            id="browser.like",
-            show=False,
-            tooltip="Runs like this one: recall the folder's runs by this step's words",
-        ),
-        Binding(
-            "enter",
-            "open_subagent",
-            "Subagent",
-            id="browser.subagent",
-            show=False,
-            tooltip="Open the run of the subagent this step started",
-        ),
-        Binding(
-            "escape",
-            "back",
-            "Back",
-            id="browser.back",
-            tooltip="Back to the run that started this subagent",
-        ),
-        Binding("question_mark", "help", "Help", id="browser.help"),
-        Binding("q", "app.quit", "Quit", id="browser.quit"),
-        # The timeline's own j / k, for when the step view has the focus (a click on it).
-        Binding("j", "move(1)", show=False),
-        Binding("k", "move(-1)", show=False),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = BROWSER_KEYS
 
     def __init__(self, index: TraceIndex, *, notice: str = "", parent: str = "") -> None:
         super().__init__()
@@ -237,14 +79,6 @@ class BrowserScreen(Screen[None]):
         self._following = False
         self._seen: tuple[int, int] | None = None
         self._diverged_at = self._divergence()
-
-    @property
-    def regista(self) -> RegistaApp:
-        """The app, typed: its settings (agent, trace folder, settle time) are read here."""
-        app = self.app
-        if not isinstance(app, RegistaApp):
-            raise TypeError("BrowserScreen runs inside a RegistaApp")
-        return app
 
     def compose(self) -> ComposeResult:
         yield SessionHeader(self.index, notice=self._notice(), id="header")
@@ -266,10 +100,6 @@ class BrowserScreen(Screen[None]):
             )
         yield Static(id="status", markup=False)
         yield Footer(compact=True)
-
-    @property
-    def timeline(self) -> Timeline:
-        return self.query_one(Timeline)
 
     def on_mount(self) -> None:
         self.timeline.border_title = "Steps"
@@ -400,12 +230,6 @@ class BrowserScreen(Screen[None]):
     @on(Scrubber.Scrubbed)
     def _scrubbed(self, event: Scrubber.Scrubbed) -> None:
         self.timeline.move_to(event.position)
-
-    def set_status(self, text: str, *, error: bool = False) -> None:
-        """One line under the panes (search results, "no more errors", …)."""
-        status = self.query_one("#status", Static)
-        status.set_class(error, "-error")
-        status.update(text)
 
     def _jump(self, match: Callable[[StepEntry], bool], direction: int, what: str) -> bool:
         """Move to the next step that matches; False (and a status line) when none does."""
@@ -582,144 +406,5 @@ class BrowserScreen(Screen[None]):
             return bool(self.started_by)  # Escape goes back only from a subagent's run
         return True
 
-    def action_open_subagent(self) -> None:
-        from regista_tui.subagents import open_subagent, subagent_link
-
-        if not len(self.index):
-            return
-        pos = self.timeline.cursor
-        link = subagent_link(self.index.step(pos))
-        if link is None:
-            self.set_status("This step started no subagent")
-            return
-        try:
-            child = open_subagent(self.index, link)
-        except RegistaError as exc:
-            self._refuse(str(exc), "Cannot open the subagent")
-            return
-        step = self.index.steps[pos].index
-        parent = f"subagent of step {step} · Escape: back"
-        self.app.push_screen(BrowserScreen(child, notice=parent, parent=parent))
-
-    def action_like(self) -> None:
-        from regista_tui.like import like_words
-
-        if not len(self.index):
-            return
-        entry = self.index.steps[self.timeline.cursor]
-        try:
-            words = like_words(self.index.step(self.timeline.cursor))
-        except RegistaError as exc:
-            self.set_status(str(exc), error=True)
-            return
-        if not words:
-            self.set_status(f"Step {entry.index} has no words to recall runs like it by.")
-            return
-        self.set_status(f"Recalling runs like step {entry.index} by {words!r}…")
-        self._like(entry.index, words)
-
-    @work(thread=True, exclusive=True, group="like")
-    def _like(self, number: int, words: str) -> None:
-        from regista_tui.like import runs_like
-
-        try:
-            listing, hits = runs_like(self.index.path, words)
-        except (RegistaError, OSError) as exc:
-            self.app.call_from_thread(self.set_status, f"Recall failed: {exc}", error=True)
-            return
-        self.app.call_from_thread(self._liked, number, words, listing, hits)
-
-    def _liked(self, number: int, words: str, listing: Any, hits: list[Any]) -> None:
-        from regista_tui.screens.runs import RunsScreen
-
-        folder = self.index.path.parent
-        if not hits:
-            self.set_status(f"No earlier runs found in {folder} like step {number} ({words!r}).")
-            return
-        self.set_status(f"Runs like step {number}, recalled by {words!r}")
-        if self.app.screen is self:
-            found = RunsScreen(listing, str(folder), recalled=(words, hits), back=True)
-            self.app.push_screen(found)
-
-    def action_back(self) -> None:
-        if self.started_by:
-            self.app.pop_screen()
-
     def action_help(self) -> None:
         self.app.push_screen(HelpScreen(key_table(self)))
-
-    # -- forks ---------------------------------------------------------------------------
-
-    def action_edit(self) -> None:
-        from regista_tui.edits import editor_content
-
-        if not len(self.index):
-            return
-        pos = self.timeline.cursor
-        try:
-            content = editor_content(self.index.step(pos))
-        except RegistaError as exc:
-            self._refuse(str(exc), "This step cannot be edited")
-            return
-        self._prepare(pos, content)
-
-    def action_rewind(self) -> None:
-        if len(self.index):
-            self._prepare(self.timeline.cursor, None)
-
-    @work(thread=True, exclusive=True, group="live")
-    def _prepare(self, pos: int, content: Any) -> None:
-        """Find the live half (importing its module may be slow), then ask the person."""
-        from regista_tui.live import resolve_live
-
-        start = self.index.start
-        try:
-            ref = start.agent_ref if start is not None else None
-            live = resolve_live(self.regista.agent, ref)
-        except RegistaError as exc:
-            self.app.call_from_thread(self._refuse, str(exc), "No agent for the live half")
-            return
-        except Exception as exc:  # a broken agent module is one line, not a traceback
-            message = f"{type(exc).__name__}: {exc}"
-            self.app.call_from_thread(self._refuse, message, "No agent for the live half")
-            return
-        self.app.call_from_thread(self._ask, pos, content, live)
-
-    def _ask(self, pos: int, content: Any, live: Any) -> None:
-        from regista_tui.screens.edit import ConfirmRewind, EditStep
-
-        if self.app.screen is not self:  # a key pressed twice: one prompt is enough
-            return
-        entry = self.index.steps[pos]
-        number = entry.index
-        if content is None:
-
-            def rewind(yes: bool | None) -> None:
-                if yes:
-                    self._fork(number, None, live)
-
-            self.app.push_screen(ConfirmRewind(number, live), rewind)
-            return
-        start = self.index.start
-        tools = {str(t.get("name")) for t in (start.tools if start else [])}
-        title = entry.tool or "model"
-
-        def edited(edit: Any) -> None:
-            if edit is not None:
-                self._fork(number, edit, live)
-
-        self.app.push_screen(EditStep(number, title, content, tools, live), edited)
-
-    def _fork(self, step: int, edit: Any, live: Any) -> None:
-        from regista_tui.forkrun import ForkRequest
-        from regista_tui.screens.fork import ForkScreen
-
-        trace_dir = self.regista.trace_dir
-        request = ForkRequest(self.index.path, step, edit, live, trace_dir)
-        self.set_status("")
-        self.app.push_screen(ForkScreen(request))
-
-    def _refuse(self, message: str, title: str) -> None:
-        self.set_status(message, error=True)
-        self.notify(message, title=title, severity="error", timeout=8)
-        self.app.bell()
