@@ -81,12 +81,24 @@ def read_json_lines(
     """
     out: list[tuple[int, dict[str, Any]]] = []
     loads = orjson.loads
-    for lineno, raw in enumerate(data.split(b"\n"), start=1):
-        if not raw or raw.isspace():
+    find = data.find
+    view = memoryview(data)  # lines are parsed in place, not copied out first
+    size = len(data)
+    start = 0
+    lineno = 0
+    while start < size:
+        end = find(b"\n", start)
+        if end < 0:
+            end = size
+        lineno += 1
+        line_start, start = start, end + 1
+        if end == line_start:
             continue
         try:
-            obj = loads(raw)
+            obj = loads(view[line_start:end])
         except orjson.JSONDecodeError as exc:
+            if not data[line_start:end].strip():  # a line of white space
+                continue
             report.bad_lines.append((str(path), lineno, f"not valid JSON ({exc})"))
             continue
         if not isinstance(obj, dict):

@@ -150,3 +150,17 @@ def test_a_pending_subagent_run_is_converted_when_asked_for(
 
 def convert_file_bytes(path: Path) -> dict[str, bytes]:
     return {r.session_id: r.to_bytes() for r in convert("claude-code", path).runs}
+
+
+def test_json_lines_keep_their_numbers_through_blank_and_crlf_lines(tmp_path: Path) -> None:
+    from regista.importers._builder import ImportReport
+    from regista.importers._common import read_json_lines
+
+    data = b'{"a":1}\r\n\n   \n{"b":2}\nnot json\n[1]\n{"c":3}'
+    report = ImportReport()
+    got = read_json_lines(data, tmp_path / "t.jsonl", report)
+    assert got == [(1, {"a": 1}), (4, {"b": 2}), (7, {"c": 3})]
+    assert [(n, m.split(" (")[0]) for _, n, m in report.bad_lines] == [
+        (5, "not valid JSON"),
+        (6, "not a JSON object"),
+    ]
