@@ -148,6 +148,16 @@ class SessionBook:
             self._pending -= 1
             self._written.notify_all()
 
+    def wait_written(self, timeout: float = 5.0) -> bool:
+        """Wait until every call already answered is written; whether they all are."""
+        with self._lock:
+            return self._wait_written(timeout)
+
+    def _wait_written(self, timeout: float) -> bool:
+        if self._pending and not _in_event_loop():
+            self._written.wait_for(lambda: self._pending <= 0, timeout)
+        return self._pending <= 0
+
     def record(
         self,
         provider: str,
@@ -253,8 +263,7 @@ class SessionBook:
         answered are written (waiting up to ``timeout`` seconds for them; not at all on
         the thread of a running event loop, which is the one that writes them)."""
         with self._lock:
-            if self._pending and not _in_event_loop():
-                self._written.wait_for(lambda: self._pending <= 0, timeout)
+            self._wait_written(timeout)
             for s in self.sessions:
                 if not s.rec.closed:
                     self._end(s)

@@ -116,12 +116,14 @@ def test_the_proxy_under_a_server_ends_idle_sessions_and_the_rest_at_shutdown(
                 api_key="sk-ant-idle", base_url=f"{server.url}/v1/record/anthropic"
             )
             assert anthropic_agent(client, task="Weather in Paris?") == "sunny"
+            assert ctx.state["record_book"].wait_written()  # written right after answering
             clock.now += 31
             sweep_sessions(ctx)
             (done,) = tmp_path.glob("*.jsonl")
             trace = Trace.load(done)
             assert trace.end is not None and trace.end.output == "sunny"
             anthropic_agent(client, task="Weather in Rome?")
+            assert ctx.state["record_book"].wait_written()
             assert len(list(tmp_path.glob("*.jsonl"))) == 2
         # the server stopped: the second session ended too
         assert all(Trace.load(p).end is not None for p in tmp_path.glob("*.jsonl"))
@@ -217,16 +219,17 @@ def test_a_live_forks_sessions_end_when_its_replay_is_deleted(tmp_path: Path) ->
         assert trace.end is not None and trace.end.output == "done"
 
 
-def test_a_streamed_call_is_on_disk_before_the_client_sees_the_stream_end(
-    tmp_path: Path,
-) -> None:
+def test_a_streamed_call_is_written_right_after_the_stream_ends(tmp_path: Path) -> None:
     from sdk_agents import regista_server
+
+    from regista.server.record import book
 
     with FakeAnthropicServer() as fake, regista_server(tmp_path, anthropic=fake.url) as server:
         fake.answer_with(lambda body: {"content": [{"type": "text", "text": "sunny"}]})
         client = anthropic.Anthropic(api_key="k", base_url=f"{server.url}/v1/record/anthropic")
         for n in range(1, 6):
             assert anthropic_agent(client, stream=True) == "sunny"
+            assert book(server.app.state.ctx).wait_written()
             traces = [Trace.load(p) for p in tmp_path.glob("*.jsonl")]
             assert len(traces) == n
             assert all([r.text for _, r in t.llm_calls()] == ["sunny"] for t in traces)
