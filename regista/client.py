@@ -14,9 +14,10 @@ pointing at the recorded run, so the fork's outcome and cost sit next to its par
         ...  # your agent, unchanged
     rs.trace_paths  # the fork's trace
 
-Streamed calls (``stream=True``, Anthropic ``messages.stream``) are served and go live the
-same way; their events are reassembled into the final message (usage included) and written
-when the stream has been read to its end. A stream abandoned halfway is not written.
+Streamed calls (``stream=True``, Anthropic ``messages.stream``, OpenAI
+``chat.completions.stream`` and its ``beta`` alias) are served and go live the same way;
+their events are reassembled into the final message (usage included) and written when the
+stream has been read to its end. A stream abandoned halfway is not written.
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ __all__ = ["ReplaySession"]
 
 
 def _jsonable(value: Any) -> Any:
+    if isinstance(value, type):  # OpenAI's stream(response_format=SomeModel)
+        return _response_format(value)
     if hasattr(value, "model_dump"):
         return value.model_dump(mode="json", exclude_none=True)
     if isinstance(value, dict):
@@ -42,6 +45,41 @@ def _jsonable(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [_jsonable(v) for v in value]
     return value
+
+
+def _response_format(cls: type) -> Any:
+    """The ``response_format`` the OpenAI SDK sends for ``cls``."""
+    try:
+        from openai.lib._parsing._completions import type_to_response_format_param
+
+        return _jsonable(dict(type_to_response_format_param(cls)))  # type: ignore[arg-type]
+    except Exception:  # another SDK version: name it at least
+        return {"type": "json_schema", "json_schema": {"name": cls.__name__}}
+
+
+def _completion_body(snapshot: Any) -> dict[str, Any] | None:
+    """The chat completion an OpenAI stream helper's final snapshot stands for, as the
+    API would have sent it (without the SDK's own ``parsed`` fields); ``None`` before
+    the stream's ``finish_reason``."""
+    data = snapshot.model_dump(mode="json") if hasattr(snapshot, "model_dump") else None
+    if not isinstance(data, dict):
+        return None
+    choices = data.get("choices") or []
+    if not choices or not isinstance(choices[0], dict) or choices[0].get("finish_reason") is None:
+        return None
+    for choice in choices:
+        message = choice.get("message") if isinstance(choice, dict) else None
+        if not isinstance(message, dict):
+            continue
+        message.pop("parsed", None)
+        for call in message.get("tool_calls") or []:
+            fn = call.get("function") if isinstance(call, dict) else None
+            if isinstance(fn, dict):
+                fn.pop("parsed_arguments", None)
+            if isinstance(call, dict):
+                call.pop("index", None)
+    data["object"] = "chat.completion"
+    return data
 
 
 def _is_live_signal(exc: BaseException) -> bool:
@@ -266,8 +304,9 @@ class _RecordedStream:
 
 
 class _StreamManager:
-    """Anthropic ``messages.stream(...)``: served from the replay, live past the cut, and
-    written from the final message when the ``with`` block ends."""
+    """Anthropic ``messages.stream(...)`` and OpenAI ``chat.completions.stream(...)``: served
+    from the replay, live past the cut, and written from the final message when the
+    ``with`` block ends (once the stream was read to its end)."""
 
     def __init__(self, endpoint: _Endpoint, kwargs: dict[str, Any]) -> None:
         self._ep, self._kwargs = endpoint, kwargs
@@ -322,13 +361,22 @@ class _StreamManager:
         return await self._mgr.__aexit__(*exc)
 
     def _write(self) -> None:
+        rs = self._ep._rs
+        if self._ep._provider == "openai":
+            try:
+                data = _completion_body(self._stream.current_completion_snapshot)
+            except Exception:  # nothing was received
+                return
+            if data is not None:  # else abandoned before the finish_reason
+                rs._record_body("openai", self._sent, data, self._source)
+            return
         try:
             snapshot = self._stream.current_message_snapshot
         except Exception:  # nothing was received
             return
         if getattr(snapshot, "stop_reason", None) is None:
             return  # abandoned before message_stop
-        self._ep._rs._record("anthropic", self._sent, snapshot, self._source)
+        rs._record("anthropic", self._sent, snapshot, self._source)
 
 
 class _Wrapped:
@@ -341,6 +389,20 @@ class _Wrapped:
         if self._provider == "anthropic" and name == "messages":
             return _Endpoint(self._rs, self._real.messages, self._replay.messages, "anthropic")
         if self._provider == "openai" and name == "chat":
+            return _Chat(self._rs, self._real.chat, self._replay.chat)
+        if self._provider == "openai" and name == "beta":
+            return _Beta(self._rs, self._real.beta, self._replay.beta)
+        return getattr(self._real, name)
+
+
+class _Beta:
+    """OpenAI's ``client.beta``: its ``chat`` (the stream helper's older home) is wrapped."""
+
+    def __init__(self, rs: ReplaySession, real: Any, replay: Any) -> None:
+        self._rs, self._real, self._replay = rs, real, replay
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "chat":
             return _Chat(self._rs, self._real.chat, self._replay.chat)
         return getattr(self._real, name)
 
@@ -373,9 +435,7 @@ class _Endpoint:
         return getattr(self._real if self._rs.live else self._replay, name)
 
     def stream(self, **kwargs: Any) -> Any:
-        """Anthropic ``messages.stream(...)`` (OpenAI's beta stream helper is not wrapped)."""
-        if self._provider != "anthropic":
-            return (self._real if self._rs.live else self._replay).stream(**kwargs)
+        """Anthropic ``messages.stream(...)``, OpenAI ``chat.completions.stream(...)``."""
         return _StreamManager(self, kwargs)
 
     def create(self, **kwargs: Any) -> Any:
