@@ -113,8 +113,13 @@ def parse_line(
         messages: ``False``: an ``llm.request`` is read without its messages, system
             prompt and tools, and a ``context.compaction`` with empty placeholders for the
             messages it replaced (their number kept): neither is checked nor rebuilt.
-            For listings of steps, which show neither (``regista show``).
+            For listings of steps, which show neither (``regista show``); such a request
+            line is not even decoded past its other fields (see :func:`_request_head`).
     """
+    if not messages and raw.find(_B_REQUEST_TYPE, 0, 256) >= 0:
+        event = _listed_request(raw, path, lineno)
+        if event is not None:
+            return event
     try:
         data = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
@@ -129,18 +134,19 @@ def parse_line(
     if too_deep(raw, data):
         raise TraceFormatError(path, lineno, f"a value nested more than {MAX_DEPTH} levels deep")
     version = data.get("schema_version")
-    if not isinstance(version, int) or version < 1:
-        raise TraceFormatError(path, lineno, "missing or invalid schema_version")
-    if version > SCHEMA_VERSION:
-        raise UnsupportedSchemaVersion(path, version, SCHEMA_VERSION)
-    data = migrate(data)
+    if version != SCHEMA_VERSION:
+        if not isinstance(version, int) or version < 1:
+            raise TraceFormatError(path, lineno, "missing or invalid schema_version")
+        if version > SCHEMA_VERSION:
+            raise UnsupportedSchemaVersion(path, version, SCHEMA_VERSION)
+        data = migrate(data)
     if decoder is not None:
         try:
             decoder.resolve(data)
         except TraceRefError as exc:
             raise TraceFormatError(path, lineno, f"invalid 'llm.request' event: {exc}") from None
     try:
-        event = EventAdapter.validate_python(data)
+        event = _validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         loc = ".".join(str(p) for p in first["loc"])
@@ -156,8 +162,55 @@ def parse_line(
     return event
 
 
+#: ``EventAdapter.validate_python`` without the adapter's own per-call work.
+_validate = EventAdapter.validator.validate_python
+
 #: What ``messages=False`` leaves out of each kind of event.
 _MESSAGES_OF = {LLM_REQUEST: ("messages", "system", "tools", "result_refs"), CONTEXT_COMPACTION: ()}
+
+
+def _request_head(raw: bytes) -> bytes | None:
+    """An ``llm.request`` line as written, without ``system``, ``tools`` and what follows
+    ``max_tokens`` and ``params`` (its messages): the JSON object of its other fields, found
+    without decoding the rest. ``None`` when the line is not laid out so.
+
+    Inside a JSON string every ``"`` is escaped, so ``,"key":`` in the bytes is a key; the
+    first one is the line's own when only plain values come before it (the writer's field
+    order). A line laid out otherwise gives a head that does not decode, or lacks a field,
+    and is then read whole.
+    """
+    if raw.find(_B_REQUEST_TYPE, 0, 256) < 0:
+        return None
+    end = raw.find(b',"messages_prefix":')
+    if end < 0:
+        return None
+    start = raw.find(b',"system":', 0, end)
+    if start < 0:  # a compact line: the previous request's system prompt and tools hold
+        return raw[:end] + b"}"
+    resume = raw.find(b',"tool_choice":', start, end)
+    if resume < 0:
+        return None
+    return raw[:start] + raw[resume:end] + b"}"
+
+
+_B_REQUEST_TYPE = b'"type":"llm.request"'
+
+
+def _listed_request(raw: bytes, path: Path, lineno: int) -> Any:
+    """The event of a request line read from its head alone, or ``None``: read it whole."""
+    head = _request_head(raw)
+    if head is None:
+        return None
+    try:
+        data = orjson.loads(head)
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(data, dict) or data.get("type") != LLM_REQUEST:
+        return None
+    try:
+        return _without_messages(data, path, lineno)
+    except TraceFormatError:
+        return None  # the whole line says what is wrong
 
 
 def _without_messages(data: dict[str, Any], path: Path, lineno: int) -> Any:
@@ -167,7 +220,8 @@ def _without_messages(data: dict[str, Any], path: Path, lineno: int) -> Any:
         raise TraceFormatError(path, lineno, "missing or invalid schema_version")
     if version > SCHEMA_VERSION:
         raise UnsupportedSchemaVersion(path, version, SCHEMA_VERSION)
-    data = migrate(data)
+    if version != SCHEMA_VERSION:
+        data = migrate(data)
     for key in _MESSAGES_OF[data["type"]]:
         data.pop(key, None)
     replaced = data.get("replaced")
@@ -176,7 +230,7 @@ def _without_messages(data: dict[str, Any], path: Path, lineno: int) -> Any:
     if data["type"] == LLM_REQUEST:
         data["messages"] = []
     try:
-        event = EventAdapter.validate_python(data)
+        event = _validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         loc = ".".join(str(p) for p in first["loc"])

@@ -174,12 +174,24 @@ def check_response(payload: Any, where: str = "response") -> None:
 
 
 def _response(payload: Any, where: str) -> None:
+    # Places are named only on failure: this runs for every answer of a trace.
     r = _dict(payload, where)
-    _list(r.get("content", []), f"{where}.content")
-    _content(r.get("content", []), f"{where}.content")
-    _usage(r.get("usage", {}), f"{where}.usage")
+    content = r.get("content", [])
+    if type(content) is not list:
+        _list(content, f"{where}.content")
+    if content:
+        inner = f"{where}.content"
+        for i, block in enumerate(content):
+            _block(block, inner, i)
+    usage = r.get("usage", {})
+    if type(usage) is not dict or any(
+        key in usage and type(usage[key]) is not int for key in _USAGE_INT
+    ):
+        _usage(usage, f"{where}.usage")
     for key in ("id", "model", "stop_reason", "stop_sequence"):
-        _str(r.get(key), f"{where}.{key}", optional=True)
+        value = r.get(key)
+        if value is not None and type(value) is not str:
+            _str(value, f"{where}.{key}")
     if r.get("role", "assistant") != "assistant":
         raise _Bad(f"{where}.role: expected 'assistant'")
 
