@@ -38,9 +38,9 @@ class Step:
         default=None, repr=False, compare=False
     )
     _request: LlmRequest | None = field(default=None, repr=False, compare=False)
-    #: The first event of each class, and how many events it was made from.
-    _roles: tuple[int, dict[type[Any], Any]] = field(
-        default=(-1, {}), init=False, repr=False, compare=False
+    #: The first event of each class, and the list (and its length) it was made from.
+    _roles: tuple[Any, int, dict[type[Any], Any]] = field(
+        default=(None, -1, {}), init=False, repr=False, compare=False
     )
 
     @property
@@ -53,13 +53,15 @@ class Step:
         return self._request
 
     def roles(self) -> dict[type[Any], Any]:
-        """The first event of each class in the step (what the properties below look up)."""
-        count, roles = self._roles
-        if count != len(self.events):  # first look, or events were added since
+        """The first event of each class in the step (what the properties below look up;
+        events are added to the list or the list replaced, never changed in place)."""
+        events = self.events
+        seen, count, roles = self._roles
+        if seen is not events or count != len(events):  # first look, or events changed
             roles = {}
-            for ev in self.events:
+            for ev in events:
                 roles.setdefault(type(ev), ev)
-            self._roles = (len(self.events), roles)
+            self._roles = (events, len(events), roles)
         return roles
 
     def _first(self, cls: type[Any]) -> Any:

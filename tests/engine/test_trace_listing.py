@@ -78,3 +78,6 @@ def test_a_step_sees_events_added_after_it_was_looked_at() -> None:
     assert step.tool_call is None
     step.events.append(call)
     assert step.tool_call is call and step.roles() == {ToolCall: call}
+    other = call.model_copy(update={"name": "g"})
+    step.events = [other]  # a new list of the same length
+    assert step.tool_call is other
