@@ -11,14 +11,11 @@ from typing import Any
 import orjson
 import pytest
 from fakes.anthropic_server import FakeAnthropicServer
-from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from regista import Agent, replay
-from regista.importers import otlp
-from regista.importers.otlp import parse_protobuf
 from regista.providers import AnthropicProvider, ScriptedProvider
 from regista.providers.base import server_of
 from regista.trace.events import LlmResponseEvent
@@ -81,16 +78,23 @@ async def test_the_loop_records_stream_and_server_and_exports_them(
 async def test_received_spans_keep_stream_and_server(
     fake_anthropic: FakeAnthropicServer, tmp_path: Path
 ) -> None:
-    """export → OTLP JSON → the OTLP importer: the same ``stream`` and ``server``."""
-    path = await run_through_sdk(fake_anthropic, tmp_path, True)
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    export_trace(path, provider, include_content=True)
-    body = parse_protobuf(encode_spans(exporter.get_finished_spans()).SerializeToString())
-    conv = otlp.convert_request(body)
-    trace = Trace.from_bytes(conv.main.to_bytes(), tmp_path / "received.jsonl")
-    (resp,) = [e for e in trace.events if isinstance(e, LlmResponseEvent)]
+    """export (the real OTLP/HTTP exporter) → ``regista serve``'s receiver: the same
+    ``stream`` and ``server`` come back."""
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+    from regista.server import BackgroundServer, create_app
+
+    path = await run_through_sdk(fake_anthropic, tmp_path / "traces", True)
+    store = tmp_path / "store"
+    with BackgroundServer(create_app(store)) as server:
+        provider = TracerProvider()
+        provider.add_span_processor(
+            SimpleSpanProcessor(OTLPSpanExporter(endpoint=f"{server.url}/v1/traces"))
+        )
+        export_trace(path, provider, include_content=True)
+        provider.shutdown()
+    (received,) = store.glob("*.jsonl")
+    (resp,) = answers(received)
     (orig,) = answers(path)
     assert (resp.model_extra or {})["stream"] is True
     assert (resp.model_extra or {})["server"] == (orig.model_extra or {})["server"]
