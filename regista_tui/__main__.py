@@ -46,6 +46,17 @@ def open_index(path: Path) -> tuple[TraceIndex, str]:
     return index, notice
 
 
+def _check_run(path: Path) -> None:
+    """Raise what is wrong with a run to compare, reading only its start (the comparison
+    reads the runs itself, once)."""
+    if _readable(path) is not path:  # another tool's session: converted on opening
+        return
+    from regista.diff.runfile import RunFile
+
+    with RunFile(path) as run:
+        run.read(64 * 1024, final=True)
+
+
 def _readable(path: Path) -> Path | TraceIndex:
     """``path`` itself for a regista trace; for another tool's transcript an in-memory
     trace converted from it (nothing is written beside it): a Claude Code transcript's
@@ -134,7 +145,7 @@ def _run(args: argparse.Namespace) -> int:
             app = _runs_app(args)
         elif len(args.traces) == 2:
             for path in args.traces:  # fail early and plainly, before the screen opens
-                open_index(path)[0].close()
+                _check_run(path)
             app = RegistaApp(
                 compare=(args.traces[0], args.traces[1]),
                 agent=args.agent,

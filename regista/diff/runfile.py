@@ -35,7 +35,7 @@ import orjson
 from regista.diff.steps import _ordinals
 from regista.errors import TraceError, TraceFormatError, TraceWarning
 from regista.trace.canonical import canonical_json
-from regista.trace.compact import REQUEST_CONTEXT, TraceRefError, complete_request
+from regista.trace.compact import REQUEST_CONTEXT, complete_request
 from regista.trace.events import (
     CONTEXT_COMPACTION,
     ERROR,
@@ -59,8 +59,6 @@ from regista.trace.validate import too_deep
 __all__ = ["RunFile", "StepFacts"]
 
 _CHUNK = 8 << 20
-#: Tool results kept decoded for the requests that refer to them (older ones are re-read).
-_RECENT = 64
 _KIND_OF: dict[str, StepKind] = {
     LLM_REQUEST: "model",
     TOOL_CALL: "tool",
@@ -92,6 +90,44 @@ def _sig(tag: bytes, value: Any) -> bytes:
 
 
 _NO_ANSWER = _digest(_ordinals([{"content": None, "stop_reason": None, "stop_sequence": None}]))
+_ID_FIELD = {"tool_use": "id", "tool_result": "tool_use_id"}
+
+
+def _keyed(messages: list[Any], refs: dict[str, bytes]) -> list[Any]:
+    """``messages`` as a signature sees them: tool_use ids renamed ``#0``, ``#1``, … by
+    order of appearance (as :func:`regista.diff.steps._ordinals`), and the content of every
+    tool_result block replaced by its digest (``refs`` gives the digest of a result the line
+    leaves out and refers to). Two lists give equal values here exactly when their
+    ``_ordinals`` give equal canonical JSON, without the tool outputs hashed again."""
+    ids: dict[str, str] = {}
+    out: list[Any] = []
+    for message in messages:
+        content = message.get("content")
+        if type(content) is not list:
+            out.append(message)
+            continue
+        blocks: list[Any] = []
+        for block in content:
+            if type(block) is not dict:
+                blocks.append(block)
+                continue
+            kind = block.get("type")
+            key = _ID_FIELD.get(kind) if type(kind) is str else None
+            if key is None:
+                blocks.append(block)
+                continue
+            new = dict(block)
+            old = block.get(key)
+            if type(old) is str:
+                new[key] = ids.setdefault(old, f"#{len(ids)}")
+            if kind == "tool_result":
+                if "content" in block:
+                    new["content"] = {"#": _digest(block["content"]).hex()}
+                elif type(old) is str and old in refs:
+                    new["content"] = {"#": refs[old].hex()}
+            blocks.append(new)
+        out.append({**message, "content": blocks})
+    return out
 
 
 @dataclass(slots=True, eq=False)
@@ -105,7 +141,7 @@ class StepFacts:
         key: ``(exact, coarse)`` signature, as :func:`regista.diff.steps.signature`.
         config: Digest of a model request's configuration (model, system, tools, …).
         answer: Digest of a model answer (content with ids renamed, stop reason).
-        decision: Digest of a tool's permission decision (allowed, reason).
+        decision: A tool's permission decision: (allowed, reason).
         result: Digest of a tool result (content, is_error).
         errors: The step's errors, ``{"type", "message"}`` each.
         request_hash: A compaction's summarising request hash.
@@ -119,7 +155,7 @@ class StepFacts:
     key: tuple[bytes, tuple[str, ...]] | None = None
     config: bytes | None = None
     answer: bytes | None = None
-    decision: bytes | None = None
+    decision: tuple[bool, str | None] | None = None
     result: bytes | None = None
     errors: list[dict[str, str]] = field(default_factory=list)
     request_hash: str | None = None
@@ -213,7 +249,8 @@ class RunFile:
         self._context: dict[str, Any] | None = None
         self._line_context: dict[int, dict[str, Any] | None] = {}
         self._result_lines: dict[str, list[int]] = {}
-        self._recent: OrderedDict[str, tuple[int, Any]] = OrderedDict()
+        #: Digest of the content of the latest tool result of each id.
+        self._result_digest: dict[str, bytes] = {}
         self._context_digest: tuple[Any, Any, bytes] | None = None
         self._cache: OrderedDict[int, Step] = OrderedDict()
         self._cache_size = cache_size
@@ -339,9 +376,8 @@ class RunFile:
                     lengths.append(nl - start)
                     context = self._context
                     try:
-                        if kind == LLM_REQUEST:
-                            self._complete(data, lineno)
-                        facts(data, kind, lineno)
+                        refs = self._request(data, lineno) if kind == LLM_REQUEST else None
+                        facts(data, kind, lineno, refs)
                     except _Odd:
                         self._context = context
                         offsets.pop()
@@ -393,9 +429,8 @@ class RunFile:
                 context = self._context
                 try:
                     _envelope(data)
-                    if kind == LLM_REQUEST:
-                        self._complete(data, lineno)
-                    self._facts(data, kind, lineno)
+                    refs = self._request(data, lineno) if kind == LLM_REQUEST else None
+                    self._facts(data, kind, lineno, refs)
                 except _Odd:
                     self._context = context
                     data = self._odd(raw, lineno, kind, context)
@@ -413,11 +448,6 @@ class RunFile:
         uid = data.get("tool_use_id")
         if type(uid) is str:
             self._result_lines.setdefault(uid, []).append(lineno)
-            recent = self._recent
-            recent[uid] = (lineno, data.get("content"))
-            recent.move_to_end(uid)
-            if len(recent) > _RECENT:
-                recent.popitem(last=False)
 
     def _add(self, lineno: int, offset: int, length: int) -> None:
         with self._lock:
@@ -442,27 +472,39 @@ class RunFile:
         self._facts(data, data["type"], lineno)
         return data
 
-    def _complete(self, data: dict[str, Any], lineno: int) -> None:
-        """Put back what a compact request leaves out (the pass's own decoder)."""
+    def _request(self, data: dict[str, Any], lineno: int) -> dict[str, bytes]:
+        """Give a compact request the ``system`` and ``tools`` it leaves out (as
+        ``complete_request`` does) and return the digests of the tool results it refers to
+        (their contents are not read again). Anything amiss is validated whole."""
         context = self._context
-        if not all(k in data for k in REQUEST_CONTEXT):
+        has_system, has_tools = "system" in data, "tools" in data
+        if not (has_system and has_tools):
+            if context is None:
+                raise _Odd
+            if not has_system:
+                data["system"] = context["system"]
+            if not has_tools:
+                data["tools"] = context["tools"]
+        refs: dict[str, bytes] = {}
+        names = data.pop("result_refs", None)
+        if names is not None:
+            if type(names) is not list:
+                raise _Odd
+            digests = self._result_digest
+            for uid in names:
+                if type(uid) is not str or uid not in digests:
+                    raise _Odd
+                refs[uid] = digests[uid]
+        if not (has_system and has_tools):
             self._line_context[lineno] = context
-        try:
-            own = complete_request(data, context, lambda uid: self._result_before(uid, lineno))
-        except TraceRefError as exc:
-            raise TraceFormatError(
-                self.path, lineno + 1, f"invalid 'llm.request' event: {exc}"
-            ) from None
-        if own is not None:
-            self._context = own
+        if has_system or has_tools:
+            self._context = {"system": data["system"], "tools": data["tools"]}
+        return refs
 
     def _result_before(self, uid: str, lineno: int) -> Any:
         """The content of the latest ``tool.result`` for ``uid`` before line ``lineno``."""
         for at in reversed(self._result_lines.get(uid, ())):
             if at < lineno:
-                recent = self._recent.get(uid)
-                if recent is not None and recent[0] == at:
-                    return recent[1]
                 try:
                     data = orjson.loads(self.raw_line(at))
                 except orjson.JSONDecodeError:
@@ -470,9 +512,23 @@ class RunFile:
                 return data.get("content") if type(data) is dict else None
         return None
 
-    def _facts(self, data: dict[str, Any], kind: str, lineno: int) -> None:
-        """Note what a diff needs of one plain (or validated) line."""
+    def _facts(
+        self, data: dict[str, Any], kind: str, lineno: int, refs: dict[str, bytes] | None = None
+    ) -> None:
+        """Note what a diff needs of one plain (or validated) line; ``refs``: the digests
+        of the tool results a compact request refers to."""
         self.end = None
+        if kind == TOOL_RESULT:
+            _str(data.get("tool_use_id"))
+            _str(data.get("name"))
+            content = data.get("content")
+            if type(content) is not str:
+                _dicts(content)
+            is_error = data.get("is_error", False)
+            if type(is_error) is not bool:
+                raise _Odd
+            held = _digest(content)
+            self._result_digest[data["tool_use_id"]] = held
         if (
             kind in (LLM_RESPONSE, TOOL_RESULT, CONTEXT_COMPACTION)
             and data.get("source", "live") not in _SOURCES
@@ -502,7 +558,7 @@ class RunFile:
             config = self._config(data)
             if step.kind == "model" and step.config is None:
                 step.config = config
-                step.key = (_sig(b"m", _ordinals(messages)), ("model",))
+                step.key = (_sig(b"m", _keyed(messages, refs or {})), ("model",))
         elif kind == LLM_RESPONSE:
             _int(data.get("turn"))
             _str(data.get("provider"))
@@ -535,18 +591,10 @@ class RunFile:
                 raise _Odd
             reason = _str(data.get("reason"), optional=True)
             if step.decision is None:
-                step.decision = _digest({"allowed": allowed, "reason": reason})
+                step.decision = (allowed, reason)
         elif kind == TOOL_RESULT:
-            _str(data.get("tool_use_id"))
-            _str(data.get("name"))
-            content = data.get("content")
-            if type(content) is not str:
-                _dicts(content)
-            is_error = data.get("is_error", False)
-            if type(is_error) is not bool:
-                raise _Odd
             if step.result is None:
-                step.result = _digest({"content": content, "is_error": is_error})
+                step.result = _hash(held + (b"\x01" if data.get("is_error") else b"\x00"))
             if step.kind == "tool":
                 step.complete = True
         elif kind == CONTEXT_COMPACTION:
@@ -560,7 +608,7 @@ class RunFile:
                 step.request_hash = request_hash
                 step.summary = _digest(summary)
                 if step.kind == "compaction":
-                    step.key = (_sig(b"c", _ordinals(replaced)), ("compaction",))
+                    step.key = (_sig(b"c", _keyed(replaced, {})), ("compaction",))
                     step.complete = True
         elif kind == ERROR:
             if data.get("where", "agent") not in ("provider", "tool", "agent", "replay"):

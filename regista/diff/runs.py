@@ -389,15 +389,21 @@ def diff_files(ra: RunFile, rb: RunFile, *, settled: bool = False) -> RunDiff:
     return RunDiff(ra, rb, pairs)
 
 
-def aligned_head(ra: RunFile, rb: RunFile) -> RunDiff:
+def aligned_head(ra: RunFile, rb: RunFile, since: RunDiff | None = None) -> RunDiff:
     """The pairs of the steps that both runs begin with, as far as they were read (their
     finished steps with equal signatures, in order).
 
     Every alignment of the two runs begins with these pairs, however much more is read:
     a viewer can show them while the rest of two big runs is read.
+
+    Args:
+        ra: Run A.
+        rb: Run B.
+        since: The head of the same two runs found before: it is extended, not redone.
     """
-    pairs: list[AlignedPair] = []
-    for x, y in zip(ra.steps(settled=True), rb.steps(settled=True), strict=False):
+    pairs = list(since.pairs) if since is not None else []
+    sa, sb = ra.steps(settled=True), rb.steps(settled=True)
+    for x, y in zip(sa[len(pairs) :], sb[len(pairs) :], strict=False):
         kx, ky = _key(x)[0], _key(y)[0]
         if kx != ky:
             break

@@ -43,7 +43,9 @@ from regista_tui.widgets.diff.pair_list import KIND_STYLE, PairList
 __all__ = ["CompareScreen"]
 
 _FOLLOW_S = 0.5
-#: Bytes of each run read before the first rows are shown, then per slice.
+#: Bytes of each run read before the first rows are shown.
+_FIRST = 4 << 20
+#: Bytes of each run read per slice after that.
 _SLICE = 16 << 20
 #: How often the rows agreed so far are shown again while big runs are read.
 _PROGRESS_S = 0.5
@@ -196,13 +198,16 @@ class CompareScreen(Screen[None]):
                     return
                 ra, rb = self._reader(a, sizes[0]), self._reader(b, sizes[1])
                 shown = 0.0 if self._aligned else time.monotonic()
+                head: RunDiff | None = None
+                size = min(_FIRST, _SLICE)
                 while True:
-                    done = ra.read(_SLICE)
-                    done = rb.read(_SLICE) and done
+                    done = ra.read(size)
+                    done = rb.read(size) and done
+                    size = _SLICE
                     if done:
                         break
                     if shown and time.monotonic() >= shown:
-                        head = aligned_head(ra, rb)
+                        head = aligned_head(ra, rb, head)
                         read = (ra.scanned + rb.scanned) / max(1, ra.size + rb.size)
                         self.app.call_from_thread(self._head, head, read)
                         shown = time.monotonic() + _PROGRESS_S

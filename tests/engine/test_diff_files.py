@@ -11,13 +11,17 @@ from typing import Any
 
 import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from regista import Agent, ContextConfig, tool
 from regista.diff import diff_runs
-from regista.diff.runfile import RunFile
+from regista.diff.runfile import RunFile, _digest, _keyed
 from regista.diff.runs import RunDiff, diff_files
+from regista.diff.steps import _ordinals
 from regista.errors import TraceError
 from regista.providers import ScriptedProvider
+from regista.trace.canonical import canonical_json
 from regista.trace.reader import Trace
 from regista.types import LlmRequest
 
@@ -183,3 +187,60 @@ def test_a_missing_or_empty_file_is_a_trace_error(tmp_path: Path) -> None:
     for bad in (empty, tmp_path / "missing.jsonl", tmp_path):
         with pytest.raises(TraceError):
             diff_runs(bad, SAMPLES[0])
+
+
+_ids = st.sampled_from(["toolu_a", "toolu_b", "x", 7])
+_content = st.one_of(st.sampled_from(["r1", "r2", ""]), st.just([{"type": "text", "text": "r1"}]))
+_block = st.one_of(
+    st.fixed_dictionaries({"type": st.just("text"), "text": st.sampled_from(["hi", "yo"])}),
+    st.fixed_dictionaries({"type": st.just("tool_use"), "id": _ids, "name": st.just("f")}),
+    st.fixed_dictionaries(
+        {"type": st.just("tool_result"), "tool_use_id": _ids},
+        optional={"content": _content, "is_error": st.booleans()},
+    ),
+)
+_messages = st.lists(
+    st.fixed_dictionaries(
+        {
+            "role": st.sampled_from(["user", "assistant"]),
+            "content": st.one_of(st.just("plain"), st.lists(_block, max_size=3)),
+        }
+    ),
+    max_size=3,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_messages, _messages)
+def test_keyed_messages_agree_exactly_when_their_ordinals_do(a: list[Any], b: list[Any]) -> None:
+    """A signature over digests of tool outputs tells two message lists apart exactly when
+    the signature over the outputs themselves does."""
+    same = canonical_json(_ordinals(a)) == canonical_json(_ordinals(b))
+    assert (_keyed(a, {}) == _keyed(b, {})) == same
+
+
+@settings(max_examples=200, deadline=None)
+@given(_messages, _content)
+def test_a_referred_result_keys_as_the_result_written_out(
+    messages: list[Any], content: Any
+) -> None:
+    """A compact request's block that refers to a tool result keys as the block with it."""
+    written = [
+        {
+            **m,
+            "content": [
+                {**b, "content": content}
+                if isinstance(b, dict)
+                and b.get("type") == "tool_result"
+                and "content" not in b
+                and isinstance(b.get("tool_use_id"), str)
+                else b
+                for b in m["content"]
+            ]
+            if isinstance(m["content"], list)
+            else m["content"],
+        }
+        for m in messages
+    ]
+    refs = {uid: _digest(content) for uid in ("toolu_a", "toolu_b", "x")}
+    assert _keyed(messages, refs) == _keyed(written, {})
