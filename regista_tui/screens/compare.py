@@ -391,7 +391,11 @@ class CompareScreen(Screen[None]):
         needle = query.lower()
         matches = []
         for i, pair in enumerate(diff.pairs):
-            for step in (pair.a, pair.b):
+            for which in ("a", "b"):
+                try:
+                    step = pair.a if which == "a" else pair.b
+                except RegistaError:
+                    continue  # its row says it cannot be read
                 if step is None:
                     continue
                 events = [ev.model_dump() for ev in step.events]

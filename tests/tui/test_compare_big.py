@@ -113,3 +113,29 @@ async def test_a_claude_code_transcript_compares_as_it_always_did(tmp_path: Path
         await pilot.pause()
         assert screen.diff is not None and screen.diff.pairs
         assert screen.diff.identical
+
+
+async def test_a_step_that_cannot_be_read_says_so_in_its_row(tmp_path: Path) -> None:
+    """Both runs hold the same malformed answer: they align (its digests agree), and its
+    row says it cannot be read instead of the view failing as it is drawn."""
+    lines = SAMPLE.read_bytes().split(b"\n")[:-1]
+    at = next(i for i, line in enumerate(lines) if b'"type":"llm.response"' in line)
+    event = orjson.loads(lines[at])
+    event["response"]["content"] = 5
+    lines[at] = orjson.dumps(event)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(b"\n".join(lines) + b"\n")
+    app = RegistaApp(compare=(bad, bad))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.workers.wait_for_complete()
+        screen = app.screen
+        assert isinstance(screen, CompareScreen)
+        await screen.workers.wait_for_complete()
+        await pilot.pause()
+        assert screen.diff is not None and screen.diff.identical
+        pairs = app.screen.query_one(PairList)
+        text = "".join(pairs.row_text(i, 118).plain for i in range(len(screen.diff.pairs)))
+        assert "cannot read" in text
+        await pilot.press("slash", "r", "e", "f", "u", "n", "d", "enter")
+        await screen.workers.wait_for_complete()
+        await pilot.pause()

@@ -6,6 +6,7 @@ from rich.text import Text
 from textual.message import Message
 
 from regista.diff import AlignedPair, RunDiff
+from regista.errors import RegistaError
 from regista.trace.steps import Step
 from regista.vocab import KIND_COLOURS, KIND_MARKS
 from regista_tui.rows import row_of
@@ -62,10 +63,23 @@ class PairList(VirtualList):
         style = KIND_STYLE.get(pair.kind, "")
         text.append(f"{_GUTTER.get(pair.kind, '?')} ", style)
         side = max(10, (width - 5) // 2)
-        text.append_text(self._side(pair.a, side, self.labels[0], pair.kind == "insert"))
+        text.append_text(self._side_of(pair, "a", side, self.labels[0], pair.kind == "insert"))
         text.append(" │ ", style if pair.kind != "same" else "dim")
-        text.append_text(self._side(pair.b, side, self.labels[1], pair.kind == "delete"))
+        text.append_text(self._side_of(pair, "b", side, self.labels[1], pair.kind == "delete"))
         return text
+
+    def _side_of(
+        self, pair: AlignedPair, which: str, width: int, label: str | None, gap: bool
+    ) -> Text:
+        """One run's half of a row; a step that cannot be read says so in its place."""
+        try:
+            step = pair.a if which == "a" else pair.b
+        except RegistaError as exc:
+            number = pair.a_step if which == "a" else pair.b_step
+            row = Text(f"{number:>4} ✗  cannot read: {exc}", "bold red", no_wrap=True)
+            row.truncate(width, pad=True)
+            return row
+        return self._side(step, width, label, gap)
 
     def _side(self, step: Step | None, width: int, label: str | None, gap: bool) -> Text:
         if step is None:
