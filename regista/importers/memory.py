@@ -73,7 +73,19 @@ class InMemoryRuns:
                 self._sources[sid] = job.source
                 for _, sub_sid, _, _ in job.todo[1:]:
                     self._pending.setdefault(sub_sid, streaming)
+            streaming.users += 1
         return StreamedIndex(streaming)
+
+    def _forget(self, streaming: Streaming) -> None:
+        """A conversion given up before it was done: the next open starts afresh."""
+        with self._lock:
+            sid = streaming.job.main_sid
+            if self._streams.get(sid) is streaming:
+                del self._streams[sid]
+                self._files.pop(sid, None)
+                self._sources.pop(sid, None)
+            for key in [k for k, v in self._pending.items() if v is streaming]:
+                del self._pending[key]
 
     def _finished(self, conv: Conversion) -> None:
         """A streamed conversion is done: keep its subagents' runs."""
@@ -128,6 +140,18 @@ class Streaming:
         self._encoder = RunEncoder(job.main_sid)
         self._lock = threading.Lock()
         self.done = False
+        #: Indexes reading it; the last one closed before the end gives the conversion up.
+        self.users = 0
+
+    def release(self) -> None:
+        """An index reading it was closed."""
+        with self._lock:
+            self.users -= 1
+            if self.users > 0 or self.done:
+                return
+            self.done = True  # nothing converts it any more
+            os.close(self._fd)
+        self._runs._forget(self)
 
     def pump(self, min_bytes: int) -> bool:
         """Convert until at least ``min_bytes`` more of the trace are written (or the
@@ -174,6 +198,13 @@ class StreamedIndex(TraceIndex):
     def __init__(self, streaming: Streaming) -> None:
         super().__init__(streaming.path)
         self.streaming = streaming
+        self._released = False
+
+    def close(self) -> None:
+        super().close()
+        if not self._released:
+            self._released = True
+            self.streaming.release()
 
     def scan(self, max_bytes: int | None = None) -> bool:
         budget = max_bytes if max_bytes is not None else 1 << 62

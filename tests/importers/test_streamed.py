@@ -164,3 +164,27 @@ def test_json_lines_keep_their_numbers_through_blank_and_crlf_lines(tmp_path: Pa
         (5, "not valid JSON"),
         (6, "not a JSON object"),
     ]
+
+
+def test_an_index_closed_before_the_end_gives_the_conversion_up(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(memory, "_LINES", 2)
+    runs = InMemoryRuns()
+    path = _session_with_subagent(tmp_path / "project")
+    data = path.read_bytes()
+    job = start_conversion(path, data)
+    assert job is not None
+    first = runs.stream(job)
+    first.scan(10)
+    first.close()  # e.g. a quick look that fails early, then the whole is read elsewhere
+    assert runs.path_of(job.main_sid) is None and runs.path_of(job.todo[1][1]) is None
+    again = start_conversion(path, data)
+    assert again is not None
+    index = runs.stream(again)
+    while not index.scan(50):
+        pass
+    assert Path(index.path).read_bytes() == convert("claude-code", path, data).main.to_bytes()
+    assert runs.path_of(again.todo[1][1]) is not None
+    index.close()
+    assert runs.path_of(again.main_sid) is not None  # a finished conversion is kept
