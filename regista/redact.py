@@ -35,6 +35,7 @@ __all__ = [
     "might_hold_secret",
     "redact_bytes",
     "redact_text",
+    "secret_finder",
     "set_default",
 ]
 
@@ -167,10 +168,11 @@ class _Finder:
 
         prefixes = list(_PREFIXES)
         dfa = ac.Implementation.DFA
-        self.first = ac.BytesAhoCorasick(
+        self.first: Callable[[Any], list[Any]] = ac.BytesAhoCorasick(
             prefixes, matchkind=ac.MATCHKIND_LEFTMOST_FIRST, implementation=dfa
         ).find_matches_as_indexes
-        self.every = ac.BytesAhoCorasick(prefixes, implementation=dfa).find_matches_as_indexes
+        every = ac.BytesAhoCorasick(prefixes, implementation=dfa)
+        self.every: Callable[..., list[tuple[int, int, int]]] = every.find_matches_as_indexes
 
 
 _finder: list[_Finder] = []
@@ -180,6 +182,12 @@ def _find() -> _Finder:
     if not _finder:
         _finder.append(_Finder())
     return _finder[0]
+
+
+def secret_finder() -> Callable[[Any], list[Any]]:
+    """What :func:`might_hold_secret` calls: a non-empty list when ``data`` holds the
+    beginning of a secret shape (for a caller that asks for every line it writes)."""
+    return _find().first
 
 
 def might_hold_secret(data: bytes | memoryview) -> bool:

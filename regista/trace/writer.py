@@ -27,13 +27,13 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 from types import UnionType
-from typing import Any, BinaryIO, Literal, Union, get_args, get_origin
+from typing import Any, BinaryIO, Literal, NoReturn, Union, get_args, get_origin
 
 import orjson
 
 from regista.errors import TraceExistsError, TraceWriteError, UserError
 from regista.redact import default as redact_default
-from regista.redact import might_hold_secret, redact_bytes
+from regista.redact import redact_bytes, secret_finder
 from regista.trace.compact import RequestEncoder
 from regista.trace.events import EventBase, LlmRequestEvent, ToolResult, now_ts
 from regista.trace.validate import MAX_DEPTH, too_deep
@@ -77,6 +77,8 @@ class TraceWriter:
     ) -> None:
         self.path = Path(path)
         self.redact = redact_default() if redact is None else redact
+        #: Says whether a line may hold a secret (``None``: no redaction).
+        self._secrets = secret_finder() if self.redact else None
         self.clock = clock
         self.session_id = session_id
         self.fsync = fsync
@@ -138,10 +140,7 @@ class TraceWriter:
         # The engine's own callers pass fields of the right types, and the reader validates
         # every line it loads; a missing required field leaves a placeholder that orjson
         # refuses, and pydantic then says what is wrong.
-        data = shape.template.copy()
-        data.update(fields)
-        data["session_id"] = self.session_id
-        data["seq"] = self._seq
+        data = {**shape.template, **fields, "session_id": self.session_id, "seq": self._seq}
         if "ts" not in fields:
             data["ts"] = now_ts() if self.clock is None else self.clock()
         for name, factory in shape.factories:
@@ -165,9 +164,15 @@ class TraceWriter:
                     break
             if nests and line.count(b"[") + line.count(b"{") > MAX_DEPTH and too_deep(line, data):
                 raise too_deep_error(str(data.get("type")), self.path)
-        if self.redact and might_hold_secret(line):
+        if self._secrets is not None and self._secrets(line):
             line = redact_bytes(line)
-        self._append(line)
+        try:
+            written = self._file.write(line)
+            if written != len(line) or self.fsync:
+                self._finish(line, written)
+        except OSError as exc:
+            self._failed(exc)
+        self._size += len(line)
         self._seq += 1
         if event_cls is LlmRequestEvent:
             self._requests.commit()
@@ -197,23 +202,22 @@ class TraceWriter:
             raise too_deep_error(str(data.get("type")), self.path)
         return data, line
 
-    def _append(self, line: bytes) -> None:
-        try:
-            written = self._file.write(line)
-            if written != len(line):  # a raw write may be partial for very large lines
-                view = memoryview(line)[written or 0 :]
-                while view:
-                    view = view[self._file.write(view) or 0 :]
-            if self.fsync:
-                os.fsync(self._file.fileno())
-        except OSError as exc:
-            self._cut_back()
-            why = exc.strerror or str(exc)
-            raise TraceWriteError(
-                f"cannot write the trace {self.path}: {why}; it holds the session up to "
-                "the last event that fit"
-            ) from None
-        self._size += len(line)
+    def _finish(self, line: bytes, written: int | None) -> None:
+        """The rest of a partial write (a raw write may be partial for very large lines),
+        then the flush to disk when asked."""
+        view = memoryview(line)[written or 0 :]
+        while view:
+            view = view[self._file.write(view) or 0 :]
+        if self.fsync:
+            os.fsync(self._file.fileno())
+
+    def _failed(self, exc: OSError) -> NoReturn:
+        self._cut_back()
+        why = exc.strerror or str(exc)
+        raise TraceWriteError(
+            f"cannot write the trace {self.path}: {why}; it holds the session up to "
+            "the last event that fit"
+        ) from None
 
     def _cut_back(self) -> None:
         """Drop a partly written event, so the file ends with a whole one."""
