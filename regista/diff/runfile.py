@@ -15,8 +15,10 @@ takes what was appended since the last call), so a run that is still being writt
 followed as it grows, and a viewer can align what has been read so far.
 
 The pass checks each line's envelope (JSON object, schema version, session, ``seq``
-order) and the type of every field it reads; a line that is not of the plain shape is
-validated whole, which says what is wrong with it the way ``Trace.load`` would.
+order) and the type of every field it reads; a line that is not of the plain shape (or too
+deep to digest) is validated whole, which says what is wrong with it the way ``Trace.load``
+would. Nested payloads it only digests (message blocks, tool schemas, usage) are checked
+when their step is decoded.
 """
 
 from __future__ import annotations
@@ -54,7 +56,6 @@ from regista.trace.index import pread
 from regista.trace.migrations import migrate
 from regista.trace.reader import not_a_trace_file, parse_line
 from regista.trace.steps import Step, StepKind
-from regista.trace.validate import too_deep
 
 __all__ = ["RunFile", "StepFacts"]
 
@@ -342,7 +343,7 @@ class RunFile:
     def _lines(self, chunk: bytes, end: int) -> None:
         """Read the lines of ``chunk[: end + 1]``: plain lines here, the rest by ``_line``."""
         start = 0
-        find, count = chunk.find, chunk.count
+        find = chunk.find
         base = self._pos
         offsets, lengths = self.offsets, self.lengths
         loads, facts, results = orjson.loads, self._facts, self._note_result
@@ -351,7 +352,7 @@ class RunFile:
             nl = find(b"\n", start)
             lineno = len(offsets)
             data: Any = None
-            if lineno and nl > start and count(b"[", start, nl) + count(b"{", start, nl) <= 100:
+            if lineno and nl > start:
                 try:
                     data = loads(chunk[start:nl])
                 except orjson.JSONDecodeError:
@@ -378,7 +379,7 @@ class RunFile:
                     try:
                         refs = self._request(data, lineno) if kind == LLM_REQUEST else None
                         facts(data, kind, lineno, refs)
-                    except _Odd:
+                    except (_Odd, orjson.JSONEncodeError, RecursionError):
                         self._context = context
                         offsets.pop()
                         lengths.pop()
@@ -395,6 +396,8 @@ class RunFile:
     def _line(self, raw: bytes, offset: int) -> None:
         lineno = len(self.offsets)
         if not raw.strip():
+            if offset + len(raw) + 1 >= self.size:  # a blank last line, as Trace.load skips
+                return
             raise TraceFormatError(self.path, lineno + 1, "empty line")
         if lineno == 0:
             event = parse_line(raw, self.path, 1)
@@ -416,7 +419,6 @@ class RunFile:
             type(kind) is not str
             or kind not in _KNOWN
             or type(data.get("schema_version")) is not int
-            or too_deep(raw, data)
         ):
             data = self._odd(raw, lineno, kind)
         else:
@@ -431,7 +433,7 @@ class RunFile:
                     _envelope(data)
                     refs = self._request(data, lineno) if kind == LLM_REQUEST else None
                     self._facts(data, kind, lineno, refs)
-                except _Odd:
+                except (_Odd, orjson.JSONEncodeError, RecursionError):
                     self._context = context
                     data = self._odd(raw, lineno, kind, context)
         if data.get("session_id") != self.start.session_id:
@@ -608,7 +610,7 @@ class RunFile:
                 step.request_hash = request_hash
                 step.summary = _digest(summary)
                 if step.kind == "compaction":
-                    step.key = (_sig(b"c", _keyed(replaced, {})), ("compaction",))
+                    step.key = (_sig(b"c", _ordinals(replaced)), ("compaction",))
                     step.complete = True
         elif kind == ERROR:
             if data.get("where", "agent") not in ("provider", "tool", "agent", "replay"):

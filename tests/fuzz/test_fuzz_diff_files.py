@@ -5,7 +5,7 @@ from __future__ import annotations
 import warnings
 from pathlib import Path
 
-from mutate import iterations, mutations
+from mutate import base_seed, iterations, mutations
 
 from regista.diff import diff_runs
 from regista.diff.runs import RunDiff
@@ -23,7 +23,7 @@ def test_mutated_traces_diff_as_when_loaded_or_fail_cleanly(tmp_path: Path) -> N
     """Seeded corruptions of the samples: when the loaded traces diff, the files diff the
     same way; the files never raise anything but a RegistaError."""
     seeds = {p.stem: p.read_bytes() for p in SAMPLES}
-    for i, variant in enumerate(mutations(seeds, iterations(80), 4141)):
+    for i, variant in enumerate(mutations(seeds, iterations(80), base_seed() + 4141)):
         original = tmp_path / f"{i}-a.jsonl"
         original.write_bytes(seeds[variant.name])
         mutated = tmp_path / f"{i}-b.jsonl"
