@@ -11,10 +11,12 @@ any other endpoint under them answers 400 in that provider's error shape.
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from starlette.background import BackgroundTask
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
@@ -195,15 +197,27 @@ async def _call(reg: ReplayRegistry, request: Request, provider: ErrorShape) -> 
             raise HttpError(502, "this server has no upstream to go live with", shape=provider)
         return await reg.live_handler(replay, provider, body, request)
     assert not isinstance(served, str)
-    if replay.book is not None:
-        replay.book.record(
-            provider,
-            normalised,
-            served.response,
-            source=served.source,
-            matched=served.matched if served.source == "recorded" else None,
-        )
-    return respond(provider, served.response, body)
+    response = respond(provider, served.response, body)
+    book = replay.book
+    if book is not None:  # a fork's trace: written right after the answer is passed on
+
+        async def write() -> None:
+            try:
+                book.record(
+                    provider,
+                    normalised,
+                    served.response,
+                    source=served.source,
+                    matched=served.matched if served.source == "recorded" else None,
+                )
+            except Exception as exc:  # the agent has its answer: say it, do not raise
+                print(f"regista: a call could not be recorded: {exc}", file=sys.stderr)
+            finally:
+                book.finish()
+
+        book.begin()
+        response.background = BackgroundTask(write)
+    return response
 
 
 def respond(provider: str, response: Any, body: dict[str, Any]) -> Response:

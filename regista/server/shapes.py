@@ -11,12 +11,14 @@ only: the model name, tools and sampling parameters are not part of it.
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 import orjson
 
+from regista.redact import redact_bytes
 from regista.server.context import ErrorShape, HttpError
-from regista.trace.canonical import request_hash
+from regista.trace.canonical import canonical_json
 from regista.types import LlmRequest, LlmResponse, Usage
 
 __all__ = [
@@ -76,8 +78,10 @@ def digest_form(system: str | None, messages: list[dict[str, Any]]) -> dict[str,
 
 
 def sdk_digest(system: str | None, messages: list[dict[str, Any]]) -> str:
-    """The strict replay digest: SHA-256 of the canonical :func:`digest_form`."""
-    return request_hash(digest_form(system, messages))
+    """The strict replay digest: SHA-256 of the canonical :func:`digest_form`, secrets
+    redacted (``request_hash`` of it, in one pass: a server gets a fresh parse of the
+    history on every call, so there is nothing to remember message by message)."""
+    return hashlib.sha256(redact_bytes(canonical_json(digest_form(system, messages)))).hexdigest()
 
 
 def _bad(message: str, shape: ErrorShape) -> HttpError:
