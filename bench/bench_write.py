@@ -6,11 +6,11 @@ the tool result referred to). For each, ``TraceWriter.append`` (what the recorde
 make the line, check its depth, look for secrets, write it) and
 the floor (``orjson.dumps`` of the same line + ``write`` to a file opened the same way) are
 timed in alternating rounds, in CPU time of the thread (the machine is shared: time spent
-waiting for a core is not the writer's); the medians and their ratio are printed. With
-``--fsync``, both also ``fsync`` every event; with ``--no-redact`` the writer does not look
-for secrets in the lines (on by default: see regista.redact).
+waiting for a core is not the writer's), for a writer that redacts secrets (the default: see
+regista.redact) and one that does not; the medians and their ratios to the floor are
+printed. With ``--fsync``, all of them also ``fsync`` every event.
 
-    python bench/bench_write.py [--rounds 31] [--fsync] [--no-redact]
+    python bench/bench_write.py [--rounds 31] [--fsync]
 """
 
 from __future__ import annotations
@@ -85,34 +85,47 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=31)
     parser.add_argument("--fsync", action="store_true")
-    parser.add_argument(
-        "--no-redact", action="store_true", help="the writer without secret redaction"
-    )
     args = parser.parse_args(argv)
     n = PER_ROUND // 10 if args.fsync else PER_ROUND
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         events = sample_events(folder / "session")
-        print(f"{'event':<22} {'writer':>9} {'floor':>9} {'ratio':>6}   (medians of {args.rounds})")
+        print(
+            f"{'event':<22} {'redacting':>16} {'not redacting':>16} {'floor':>9}"
+            f"   (medians of {args.rounds})"
+        )
         for name, (cls, f, before) in events.items():
-            path = folder / f"{cls.__name__}.jsonl"
-            with TraceWriter(path, "S1", fsync=args.fsync, redact=not args.no_redact) as w:
-                w.write(SessionStart, task="bench", model="m", provider="scripted")
-                for ev in before:  # what the compact form refers to
-                    w.write(type(ev), **{k: v for k, v in ev.model_dump().items()
-                                         if k not in ("session_id", "seq")})  # fmt: skip
+            writers = [_writer(folder / f"{cls.__name__}-{r}.jsonl", r, args.fsync, before)
+                       for r in (True, False)]  # fmt: skip
+            for w in writers:
                 w.write(cls, **f)
-                last = path.read_bytes().splitlines()[-1]
-                data = orjson.loads(last)  # the very line the writer writes
-                writer_us: list[float] = []
-                floor_us: list[float] = []
-                with open(folder / "floor.jsonl", "ab", buffering=0) as floor_file:
-                    for _ in range(args.rounds):
-                        writer_us.append(time_writer(w, cls, f, n))
-                        floor_us.append(time_floor(floor_file, data, n, args.fsync))
-            wm, fm = statistics.median(writer_us), statistics.median(floor_us)
-            print(f"{name:<22} {wm:>6.1f} µs {fm:>6.1f} µs {wm / fm:>5.2f}×")
+            data = orjson.loads(writers[0].path.read_bytes().splitlines()[-1])  # its line
+            times: list[list[float]] = [[], [], []]
+            with open(folder / "floor.jsonl", "ab", buffering=0) as floor_file:
+                for _ in range(args.rounds):
+                    times[0].append(time_writer(writers[0], cls, f, n))
+                    times[1].append(time_writer(writers[1], cls, f, n))
+                    times[2].append(time_floor(floor_file, data, n, args.fsync))
+            for w in writers:
+                w.close()
+            red, plain, floor = (statistics.median(t) for t in times)
+            print(
+                f"{name:<22} {red:>5.1f} µs {red / floor:>5.2f}×  {plain:>5.1f} µs "
+                f"{plain / floor:>5.2f}×  {floor:>5.1f} µs"
+            )
         print("target: ≤ 2× the floor")
+
+
+def _writer(path: Path, redact: bool, fsync: bool, before: list[Any]) -> TraceWriter:
+    """A writer that has written what the event's compact form refers to."""
+    w = TraceWriter(path, "S1", fsync=fsync, redact=redact)
+    w.write(SessionStart, task="bench", model="m", provider="scripted")
+    for ev in before:
+        w.write(type(ev), **{k: v for k, v in ev.model_dump().items() if k not in _STAMPED})
+    return w
+
+
+_STAMPED = ("session_id", "seq")
 
 
 if __name__ == "__main__":

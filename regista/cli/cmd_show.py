@@ -6,6 +6,7 @@ import argparse
 import gc
 import re
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 from regista._gc import paused_gc
@@ -265,33 +266,43 @@ def steps_lines(trace: Trace, width: int | None = None) -> tuple[list[str], list
         rows.append([str(step.index), step.kind, title(step), gist(step), tokens, ms])
         marks.append(mark)
     names = ["#", "kind", "name", "what happened", "tokens", "ms"]
-    # Every column but the name and the gist is ASCII: its width is its length.
-    measure = [len, len, cell_len, cell_len, len, len]
+    name_cells: dict[str, int] = {}  # the few distinct names, each measured once
 
-    def natural(i: int) -> int:
-        return max([cell_len(names[i]), *map(measure[i], (r[i] for r in rows))])
+    def name_len(text: str) -> int:
+        n = name_cells.get(text)
+        if n is None:
+            n = name_cells[text] = cell_len(text)
+        return n
+
+    def natural(i: int, measure: Callable[[str], int] = len) -> int:
+        # Every column but the name and the gist is ASCII: its width is its length.
+        return max([cell_len(names[i]), *map(measure, (r[i] for r in rows))])
 
     # Every column but the gist keeps its natural width; the gist gets what is left.
-    widths = [0 if i == 3 else natural(i) for i in range(6)]
+    widths = [natural(0), natural(1), natural(2, name_len), 0, natural(4), natural(5)]
     gist_width = None
     if width is not None:
         mark_width = max([0, *(Text.from_markup(m).cell_len for m in set(marks))])
         gist_width = max(20, width - sum(widths) - mark_width - 2 * len(names))
     for r in rows:  # one line each, however many lines the text had
         r[3] = _short(r[3], gist_width)
-    widths[3] = natural(3)
+    gist_cells = [cell_len(r[3]) for r in rows]
+    widths[3] = max([cell_len(names[3]), *gist_cells])
     w0, w1, w2, w3, w4, w5 = widths
 
     def pad(cell: str, width: int) -> str:
         return cell + " " * (width - cell_len(cell))
 
-    def line(r: list[str]) -> str:
-        return (
-            f"{r[0]:>{w0}}  {r[1]:<{w1}}  {pad(r[2], w2)}  {pad(r[3], w3)}  {r[4]:>{w4}}  "
-            f"{r[5]:>{w5}}"
-        )
-
-    text = "\n".join([line(names), *(line(r) + "  " for r in rows)])
+    head = (
+        f"{names[0]:>{w0}}  {names[1]:<{w1}}  {pad(names[2], w2)}  {pad(names[3], w3)}  "
+        f"{names[4]:>{w4}}  {names[5]:>{w5}}"
+    )
+    body = [
+        f"{r[0]:>{w0}}  {r[1]:<{w1}}  {r[2]}{' ' * (w2 - name_len(r[2]))}  "
+        f"{r[3]}{' ' * (w3 - cells)}  {r[4]:>{w4}}  {r[5]:>{w5}}  "
+        for r, cells in zip(rows, gist_cells, strict=True)
+    ]
+    text = "\n".join([head, *body])
     return _CONTROL.sub("", text).split("\n"), marks
 
 
