@@ -28,13 +28,18 @@ __all__ = ["MAX_DEPTH", "check_event", "check_messages", "check_response", "too_
 #: the debugger) handles this depth with room to spare.
 MAX_DEPTH = 100
 
+_NESTING = frozenset((dict, list))
+
 
 def too_deep(raw: bytes, data: Any, limit: int = MAX_DEPTH) -> bool:
     """Whether ``data`` (decoded from ``raw``) nests deeper than ``limit`` levels.
 
-    A line with fewer brackets than ``limit`` cannot be that deep: only the rare line
-    with many is walked.
+    A line with fewer brackets than ``limit`` cannot be that deep, nor can an object none
+    of whose values is an object or a list (a long tool output quoting JSON): only the
+    rare line with many brackets is walked.
     """
+    if len(raw) > 2048 and type(data) is dict and _NESTING.isdisjoint(map(type, data.values())):
+        return False
     if raw.count(b"[") + raw.count(b"{") <= limit:
         return False
     stack: list[tuple[Any, int]] = [(data, 1)]

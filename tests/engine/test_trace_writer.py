@@ -190,3 +190,12 @@ def test_a_missing_field_is_pydantics_to_say_and_nothing_is_written(tmp_path: Pa
             w.write(ToolResult, step=0, name="f", content="x")
         assert w.next_seq == 1
     assert len(Trace.load(tmp_path / "t.jsonl")) == 1
+
+
+def test_a_long_line_of_plain_values_is_never_too_deep_and_a_deep_one_still_is() -> None:
+    from regista.trace.validate import too_deep
+
+    quoted = {"content": "[" * 3000, "n": 1}  # brackets inside a string nest nothing
+    assert not too_deep(orjson.dumps(quoted), quoted)
+    deep = {"content": "x" * 3000, "input": _nested(MAX_DEPTH)}
+    assert too_deep(orjson.dumps(deep), deep)
