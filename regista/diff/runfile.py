@@ -252,7 +252,7 @@ class RunFile:
         self._result_lines: dict[str, list[int]] = {}
         #: Digest of the content of the latest tool result of each id.
         self._result_digest: dict[str, bytes] = {}
-        self._context_digest: tuple[Any, Any, bytes] | None = None
+        self._context_digest: tuple[Any, Any, bytes, dict[tuple[str, int], bytes]] | None = None
         self._cache: OrderedDict[int, Step] = OrderedDict()
         self._cache_size = cache_size
         self._lock = threading.Lock()
@@ -622,8 +622,7 @@ class RunFile:
     def _config(self, data: dict[str, Any]) -> bytes:
         """Digest of ``request_config`` of a completed request (system and tools, usually
         the same objects from one request to the next, are digested once)."""
-        system = _str(data.get("system"), optional=True)
-        tools = _dicts(data.get("tools", []))
+        system, tools = data.get("system"), data.get("tools", [])
         model = _str(data.get("model"))
         choice = _dict(data.get("tool_choice"), optional=True)
         max_tokens = _int(data.get("max_tokens"))
@@ -631,12 +630,20 @@ class RunFile:
         _int(data.get("messages_prefix", 0))
         cached = self._context_digest
         if cached is not None and cached[0] is system and cached[1] is tools:
-            context = cached[2]
+            context, plain = cached[2], cached[3]
         else:
+            _str(system, optional=True)
+            _dicts(tools)
             context = _digest([system, tools])
-            self._context_digest = (system, tools, context)
-        rest = canonical_json([model, choice, max_tokens, params])
-        return _hash(context + rest)
+            plain = {}
+            self._context_digest = (system, tools, context, plain)
+        if choice is None and not params:  # the usual request: one digest per model
+            key = (model, max_tokens)
+            digest = plain.get(key)
+            if digest is None:
+                digest = plain[key] = _hash(context + canonical_json([model, None, max_tokens, {}]))
+            return digest
+        return _hash(context + canonical_json([model, choice, max_tokens, params]))
 
     # -- the steps -------------------------------------------------------------------------
 
