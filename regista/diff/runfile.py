@@ -668,10 +668,13 @@ class RunFile:
         rebuilt."""
         with self._lock:
             hit = self._cache.get(facts.index)
-            if hit is not None and len(hit.events) == len(facts.lines):
+            if hit is not None and len(hit.events) == len(facts.lines):  # not grown since
                 self._cache.move_to_end(facts.index)
                 return hit
-            lines = list(facts.lines)
+            # A line being read in another thread joins its step just before its offset
+            # is stored: such a line is left for the next time.
+            read = len(self.lengths)
+            lines = [n for n in facts.lines if n < read]
         step = Step(index=facts.index, kind=facts.kind)
         step.events = [
             parse_line(

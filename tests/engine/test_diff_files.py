@@ -244,3 +244,41 @@ def test_a_referred_result_keys_as_the_result_written_out(
     ]
     refs = {uid: _digest(content) for uid in ("toolu_a", "toolu_b", "x")}
     assert _keyed(messages, refs) == _keyed(written, {})
+
+
+def test_steps_decode_while_another_thread_reads_on(tmp_path: Path) -> None:
+    """A viewer decodes steps in its own thread while a worker reads what is appended."""
+    import threading
+
+    source = run(tmp_path / "a", 4, {}, context=ContextConfig(max_tokens=300, keep_last=2))
+    lines = source.read_bytes().split(b"\n")[:-1]
+    growing = tmp_path / "growing.jsonl"
+    growing.write_bytes(lines[0] + b"\n")
+    reader = RunFile(growing)
+    reader.read()
+    done = threading.Event()
+    errors: list[BaseException] = []
+
+    def write_and_read() -> None:
+        try:
+            with open(growing, "ab") as f:
+                for line in lines[1:]:
+                    f.write(line + b"\n")
+                    f.flush()
+                    reader.read()
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+        finally:
+            done.set()
+
+    worker = threading.Thread(target=write_and_read)
+    worker.start()
+    while not done.is_set():
+        for facts in list(reader.steps()):
+            reader.step(facts)
+    worker.join()
+    assert not errors
+    reader.read(final=True)
+    loaded = Trace.load(source).step_groups()
+    decoded = [reader.step(f) for f in reader.steps()]
+    assert [s.events for s in decoded] == [s.events for s in loaded]
