@@ -129,7 +129,7 @@ def parse_line(
         raise TraceFormatError(path, lineno, f"not valid JSON ({exc})") from None
     if not isinstance(data, dict):
         raise TraceFormatError(path, lineno, "an event must be a JSON object")
-    if not messages and data.get("type") in _MESSAGES_OF:
+    if not messages and data.get("type") in _MESSAGES_OF_NAMES:
         return _without_messages(data, path, lineno)
     if too_deep(raw, data):
         raise TraceFormatError(path, lineno, f"a value nested more than {MAX_DEPTH} levels deep")
@@ -167,6 +167,8 @@ _validate = EventAdapter.validator.validate_python
 
 #: What ``messages=False`` leaves out of each kind of event.
 _MESSAGES_OF = {LLM_REQUEST: ("messages", "system", "tools", "result_refs"), CONTEXT_COMPACTION: ()}
+#: The same kinds as a tuple: any ``type`` value, hashable or not, is looked for in it.
+_MESSAGES_OF_NAMES = tuple(_MESSAGES_OF)
 
 
 def _request_head(raw: bytes) -> bytes | None:

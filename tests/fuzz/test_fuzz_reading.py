@@ -15,6 +15,7 @@ from mutate import Failures, Variant, base_seed, iterations, mutations
 from regista import diff_runs
 from regista.trace.index import TraceIndex, read_summary
 from regista.trace.reader import Trace
+from regista.vocab import step_gist
 
 
 def _use_trace(path: Path) -> None:
@@ -25,6 +26,13 @@ def _use_trace(path: Path) -> None:
     trace.llm_calls()
     for step in trace.steps():
         _use_step(step)
+
+
+def _use_listing(path: Path) -> None:
+    trace = Trace.load(path, messages=False)  # what ``regista show`` reads
+    trace.summary()
+    for step in trace.steps():
+        _ = (step.title, step.complete, step.is_error, step.denied, step.source, step_gist(step))
 
 
 def _use_step(step: Any) -> None:
@@ -62,6 +70,7 @@ def test_reader_and_index_raise_only_regista_errors(
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             failures.run("Trace.load", variant, lambda p=path: _use_trace(p))
+            failures.run("listing", variant, lambda p=path: _use_listing(p))
             failures.run("TraceIndex", variant, lambda p=path: _use_index(p))
         path.unlink()
     assert not failures.found, failures.report()
