@@ -37,7 +37,12 @@ def open_index(path: Path) -> tuple[TraceIndex, str]:
         readable = _readable(path)
     index = readable if isinstance(readable, TraceIndex) else TraceIndex(readable)
     index.path = path
-    index.scan(FIRST_SCAN_BYTES)
+    # A regista trace's first screen needs no event decoded: the scan keeps session.start
+    # raw (checked as far as it can be without the event models) and the browser loads the
+    # models once the first screen is up. A trace read whole by now is validated at once.
+    index.cold = type(index) is TraceIndex
+    if index.scan(FIRST_SCAN_BYTES):
+        index.warm()
     notice = ""
     skipped = [str(w.message) for w in caught if w.category.__name__ == "TranscriptWarning"]
     if skipped:

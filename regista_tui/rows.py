@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from regista.trace.steps import Step
-from regista.vocab import step_line as gist_of
+if TYPE_CHECKING:  # the event models load after the first screen (a cold start)
+    from regista.trace.steps import Step
 
 __all__ = ["Row", "gist_of", "row_of"]
+
+
+def gist_of(step: Step) -> str:
+    """The one-line gist of ``step`` (what ``regista show`` says of it)."""
+    from regista.vocab import step_line
+
+    return step_line(step)
 
 
 @dataclass(frozen=True)

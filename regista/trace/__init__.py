@@ -1,5 +1,5 @@
 """The trace: regista's durable state. See ``docs/trace-format.md``."""
 
-from regista.trace.events import SCHEMA_VERSION
+from regista.trace.names import SCHEMA_VERSION
 
 __all__ = ["SCHEMA_VERSION"]

@@ -10,9 +10,24 @@ from __future__ import annotations
 
 import time
 from datetime import UTC, datetime
-from typing import Annotated, Any, Final, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+# The schema version and the type names live apart from the models (importable without
+# pydantic); each class's ``Literal`` below must say the same (a test checks).
+from regista.trace.names import (
+    CONTEXT_COMPACTION,
+    ERROR,
+    LLM_REQUEST,
+    LLM_RESPONSE,
+    PERMISSION_DECISION,
+    SCHEMA_VERSION,
+    SESSION_END,
+    SESSION_START,
+    TOOL_CALL,
+    TOOL_RESULT,
+)
 
 __all__ = [
     "CONTEXT_COMPACTION",
@@ -40,22 +55,7 @@ __all__ = [
     "now_ts",
 ]
 
-#: The trace schema this regista writes (and the newest it reads). See docs/trace-format.md.
-SCHEMA_VERSION = 2
-
 Source = Literal["live", "recorded", "edit"]
-
-# The ``type`` of each event. Code that tells events apart by their type string uses these;
-# each class's ``Literal`` below must say the same (a test checks).
-SESSION_START: Final = "session.start"
-LLM_REQUEST: Final = "llm.request"
-LLM_RESPONSE: Final = "llm.response"
-TOOL_CALL: Final = "tool.call"
-PERMISSION_DECISION: Final = "permission.decision"
-TOOL_RESULT: Final = "tool.result"
-CONTEXT_COMPACTION: Final = "context.compaction"
-ERROR: Final = "error"
-SESSION_END: Final = "session.end"
 
 
 #: The last millisecond and whole second formatted, each as one tuple (replaced whole:

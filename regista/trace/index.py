@@ -21,14 +21,12 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from regista.errors import TraceError, TraceFormatError
-from regista.pricing import add_costs
-from regista.trace.compact import complete_request
-from regista.trace.events import (
+from regista.errors import TraceError, TraceFormatError, UnsupportedSchemaVersion
+from regista.trace.names import (
     CONTEXT_COMPACTION,
     ERROR,
     LLM_REQUEST,
@@ -36,16 +34,17 @@ from regista.trace.events import (
     PERMISSION_DECISION,
     SCHEMA_VERSION,
     SESSION_END,
+    SESSION_START,
     TOOL_CALL,
     TOOL_RESULT,
-    LlmRequestEvent,
-    SessionEnd,
-    SessionStart,
 )
-from regista.trace.migrations import migrate
-from regista.trace.reader import TraceSummary, not_a_trace_file, parse_line
-from regista.trace.steps import Step, StepKind
-from regista.types import Usage
+
+# The event models (pydantic) are imported where events are decoded, not with this module:
+# a debugger draws its first screen from a scan before it needs them (see ``cold``).
+if TYPE_CHECKING:
+    from regista.trace.events import LlmRequestEvent, SessionEnd, SessionStart
+    from regista.trace.reader import TraceSummary
+    from regista.trace.steps import Step, StepKind
 
 __all__ = ["StepEntry", "TraceIndex", "read_summary"]
 
@@ -137,6 +136,8 @@ class TraceIndex:
     def __init__(self, path: str | Path, *, cache_size: int = 256) -> None:
         self.path = Path(path)
         if self.path.is_dir():
+            from regista.trace.reader import not_a_trace_file
+
             raise TraceError(not_a_trace_file(self.path))
         try:
             self._file = open(self.path, "rb")  # noqa: SIM115 - lives with the index
@@ -153,6 +154,14 @@ class TraceIndex:
         self._by_number: dict[int, int] = {}
         self.start: SessionStart | None = None
         self.end: SessionEnd | None = None
+        #: Scan without decoding any event (set before the first scan): ``session.start``
+        #: is checked as far as it can be without the event models (JSON, schema version,
+        #: type) and kept raw in :attr:`start_data`; :meth:`warm` validates it (and a
+        #: ``session.end`` met meanwhile) and ends the cold scan.
+        self.cold = False
+        #: The first line as written (a cold scan's ``session.start``, not validated yet).
+        self.start_data: dict[str, Any] | None = None
+        self._cold_end: int | None = None
         #: The file ends in a half-written line (kept out of the index until completed).
         self.truncated = False
         self.size = 0
@@ -195,7 +204,7 @@ class TraceIndex:
         self.size = size
         stuck = False
         while self._pos < size and budget > 0:
-            chunk = pread(self._fd, min(_CHUNK, size - self._pos), self._pos)
+            chunk = pread(self._fd, min(_CHUNK, size - self._pos, budget), self._pos)
             consumed = self._scan_chunk(chunk, self._pos)
             if consumed == 0 and len(chunk) < size - self._pos:  # a line longer than a chunk
                 consumed = self._scan_long_line(self._pos, size)
@@ -248,14 +257,20 @@ class TraceIndex:
 
     def _add_line(self, offset: int, length: int, head: bytes, tail: bytes) -> None:
         lineno = len(self.offsets)
-        if lineno == 0:  # validate the first line whole: a newer schema says so first
+        if lineno == 0 and self.cold:
+            self.start_data = self._check_first(pread(self._fd, length, offset))
+        elif lineno == 0:  # validate the first line whole: a newer schema says so first
             self._decode_line(offset, length, lineno)
         m = _TYPE.search(head)
         if m is None:
             self._decode_line(offset, length, lineno)  # says what is wrong: not JSON, …
             raise TraceFormatError(self.path, lineno + 1, "not a trace event (no type)")
         etype = m.group(1)
-        if lineno == 0 or etype == _B_SESSION_END:
+        if self.cold and etype == _B_SESSION_END:
+            self._cold_end = lineno
+        elif (lineno == 0 or etype == _B_SESSION_END) and not self.cold:
+            from regista.trace.events import SessionEnd, SessionStart
+
             event = self._decode_line(offset, length, lineno)
             if lineno == 0 and not isinstance(event, SessionStart):
                 raise TraceFormatError(self.path, 1, "a trace must begin with a session.start")
@@ -311,6 +326,46 @@ class TraceIndex:
             elif etype in (_B_LLM_RESPONSE, _B_CONTEXT_COMPACTION):
                 entry.complete = True
 
+    def _check_first(self, raw: bytes) -> dict[str, Any]:
+        """The first line, checked as far as it can be without the event models."""
+        try:
+            data = orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            raise TraceFormatError(self.path, 1, f"not valid JSON ({exc})") from None
+        if not isinstance(data, dict):
+            raise TraceFormatError(self.path, 1, "an event must be a JSON object")
+        version = data.get("schema_version")
+        if not isinstance(version, int) or version < 1:
+            raise TraceFormatError(self.path, 1, "missing or invalid schema_version")
+        if version > SCHEMA_VERSION:
+            raise UnsupportedSchemaVersion(self.path, version, SCHEMA_VERSION)
+        if data.get("type") != SESSION_START:
+            raise TraceFormatError(self.path, 1, "a trace must begin with a session.start")
+        return data
+
+    def warm(self) -> None:
+        """End a cold scan: validate the ``session.start`` (and a ``session.end`` met
+        meanwhile) into :attr:`start` / :attr:`end`; later lines are scanned as usual.
+
+        Raises:
+            TraceFormatError: One of them is not a valid event.
+        """
+        if not self.cold:
+            return
+        from regista.trace.events import SessionEnd, SessionStart
+
+        self.cold = False
+        if self.offsets:
+            start = self._decode_line(self.offsets[0], self.lengths[0], 0)
+            if not isinstance(start, SessionStart):
+                raise TraceFormatError(self.path, 1, "a trace must begin with a session.start")
+            self.start = start
+        if self._cold_end is not None:
+            at, self._cold_end = self._cold_end, None
+            end = self._decode_line(self.offsets[at], self.lengths[at], at)
+            if isinstance(end, SessionEnd):
+                self.end = end
+
     def _note_request(self, offset: int, length: int, lineno: int, head: bytes) -> None:
         """Note whether a request line writes ``system`` and ``tools`` itself."""
         m = _MODEL.search(head)
@@ -339,10 +394,14 @@ class TraceIndex:
         return pread(self._fd, length, offset)
 
     def _decode_line(self, offset: int, length: int, lineno: int) -> Any:
+        from regista.trace.reader import parse_line
+
         return parse_line(pread(self._fd, length, offset), self.path, lineno + 1)
 
     def event(self, lineno: int) -> Any:
         """The validated event on line ``lineno`` (0-based), compact requests completed."""
+        from regista.trace.reader import parse_line
+
         return parse_line(self.raw_line(lineno), self.path, lineno + 1, _LineResolver(self, lineno))
 
     def _context_of(self, lineno: int) -> dict[str, Any] | None:
@@ -374,6 +433,8 @@ class TraceIndex:
         version = data.get("schema_version") if isinstance(data, dict) else None
         if not isinstance(version, int) or not 1 <= version <= SCHEMA_VERSION:
             raise TraceFormatError(self.path, lineno + 1, "not a trace event of a known schema")
+        from regista.trace.migrations import migrate
+
         return migrate(data)
 
     def step(self, pos: int) -> Step:
@@ -386,6 +447,8 @@ class TraceIndex:
             if hit is not None:
                 self._cache.move_to_end(pos)
                 return hit
+        from regista.trace.steps import Step
+
         with self._lock:
             entry = self.steps[pos]
             lines, complete = list(entry.lines), entry.complete
@@ -448,6 +511,11 @@ class TraceIndex:
             TraceError: Nothing was scanned yet.
             TraceFormatError: A response or compaction line is corrupt.
         """
+        from regista.pricing import add_costs
+        from regista.trace.reader import TraceSummary
+        from regista.types import Usage
+
+        self.warm()
         start, end = self.start, self.end
         if start is None:
             raise TraceError(f"{self.path}: not scanned yet")
@@ -550,6 +618,8 @@ class _LineResolver:
     def resolve(self, data: dict[str, Any]) -> None:
         if data.get("type") != LLM_REQUEST:
             return
+        from regista.trace.compact import complete_request
+
         complete_request(
             data,
             self.index._context_of(self.lineno),

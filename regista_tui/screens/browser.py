@@ -23,7 +23,6 @@ from regista_tui.screens.browser_keys import BROWSER_KEYS
 from regista_tui.screens.browser_links import LinkActions
 from regista_tui.screens.help import HelpScreen, key_table
 from regista_tui.screens.prompt import GoToStep, SearchPrompt
-from regista_tui.search import search_steps
 from regista_tui.widgets.header.session_header import SessionHeader, model_label
 from regista_tui.widgets.step.step_view import StepView
 from regista_tui.widgets.timeline.scrubber import Scrubber
@@ -33,6 +32,8 @@ __all__ = ["BrowserScreen"]
 
 _SCAN_SLICE = 16 * 1024 * 1024
 _SCAN_DELAY_S = 0.05
+#: After the first screen of a big trace is drawn, the event models load this much later.
+_WARM_DELAY_S = 0.02
 _FOLLOW_S = 0.5
 
 
@@ -106,6 +107,24 @@ class BrowserScreen(ForkActions, LinkActions):
         self._grown()
         self.timeline.focus()
         self.timeline.move_to(0)
+        if self.index.cold:
+            # A big trace's first screen is drawn from the scan alone (rows without their
+            # gists, no step text): the event models load once it is up.
+            self.call_after_refresh(self.set_timer, _WARM_DELAY_S, self._warm)
+        else:
+            self._index_the_rest()
+
+    def _warm(self) -> None:
+        """Load the event models, then draw the steps and index the rest of the trace."""
+        try:
+            self.index.warm()
+        except RegistaError as exc:
+            self.set_status(str(exc), error=True)
+        self._grown()
+        self.query_one(StepView).refresh_active()
+        self._index_the_rest()
+
+    def _index_the_rest(self) -> None:
         if not self.index.scanned or self.index.scanned < self.index.size:
             # Index the rest once the first screen is up: the scan is CPU-bound Python and
             # its progress updates would otherwise compete with the first paint.
@@ -326,6 +345,8 @@ class BrowserScreen(ForkActions, LinkActions):
     @work(thread=True, exclusive=True, group="search")
     def _search(self, query: str, start: int) -> None:
         worker = get_current_worker()
+        from regista_tui.search import search_steps
+
         matches = search_steps(
             self.index,
             query,

@@ -18,7 +18,7 @@ class ForkActions(BrowserBase):
     def action_edit(self) -> None:
         from regista_tui.edits import editor_content
 
-        if not len(self.index):
+        if not len(self.index) or not self._warmed():
             return
         pos = self.timeline.cursor
         try:
@@ -29,8 +29,18 @@ class ForkActions(BrowserBase):
         self._prepare(pos, content)
 
     def action_rewind(self) -> None:
-        if len(self.index):
+        if len(self.index) and self._warmed():
             self._prepare(self.timeline.cursor, None)
+
+    def _warmed(self) -> bool:
+        """The trace's start validated (at once, when a key comes before the models have
+        loaded after the first screen): a fork needs its agent reference and tools."""
+        try:
+            self.index.warm()
+        except RegistaError as exc:
+            self._refuse(str(exc), "Cannot fork this trace")
+            return False
+        return True
 
     @work(thread=True, exclusive=True, group="live")
     def _prepare(self, pos: int, content: Any) -> None:

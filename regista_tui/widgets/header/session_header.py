@@ -4,25 +4,32 @@ from __future__ import annotations
 
 import os
 import time
+from typing import Any
 
 from rich.text import Text
 from textual.widgets import Static
 
-from regista.savings import Savings
 from regista.trace.index import TraceIndex
-from regista.vocab import cost_text
 
 __all__ = ["SessionHeader", "model_label"]
 
 
+def _started(index: TraceIndex, name: str) -> Any:
+    """A field of the ``session.start``: validated, or as written while a cold scan has not
+    loaded the event models yet (the first screen of a big trace)."""
+    if index.start is not None:
+        return getattr(index.start, name)
+    return (index.start_data or {}).get(name)
+
+
 def model_label(index: TraceIndex) -> str:
     """How a person should see who answered: "scripted" for the scripted provider."""
-    start = index.start
-    if start is None:
+    if index.start is None and index.start_data is None:
         return "?"
-    if start.provider == "scripted":
+    provider = _started(index, "provider")
+    if provider == "scripted":
         return "scripted"
-    return f"{start.model} ({start.provider})"
+    return f"{_started(index, 'model')} ({provider})"
 
 
 def _count(n: int, what: str) -> str:
@@ -90,8 +97,9 @@ def _unfinished(ix: TraceIndex, now: float | None) -> tuple[str, str]:
 
 
 def _header_text(ix: TraceIndex, label: str, notice: str, now: float | None = None) -> Text:
-    start, end = ix.start, ix.end
-    task = " ".join((start.task if start else "?").split())
+    end = ix.end
+    started = ix.start is not None or ix.start_data is not None
+    task = " ".join(str((_started(ix, "task") or "") if started else "?").split())
     # Each line puts what a narrow screen must keep first: the task (also in step 0)
     # comes after the notice and links, the step counts after the outcome, cost,
     # errors and denials.
@@ -101,18 +109,23 @@ def _header_text(ix: TraceIndex, label: str, notice: str, now: float | None = No
         line1.append(" ")
     if notice:
         line1.append(f"{notice}  ", "bold yellow")
-    if start is not None and start.forked_from:
-        ff = start.forked_from
+    forked_from = _started(ix, "forked_from")
+    if isinstance(forked_from, dict) and forked_from:
+        ff = forked_from
         line1.append(
             f"fork at step {ff.get('at_step', '?')} of {ff.get('session_id', '?')}  ",
             "magenta",
         )
-    if start is not None and start.replay_of:
-        line1.append(f"replay of {start.replay_of}  ", "magenta")
+    replay_of = _started(ix, "replay_of")
+    if replay_of:
+        line1.append(f"replay of {replay_of}  ", "magenta")
     line1.append(task or "(no task)", "bold")
     line2 = Text(no_wrap=True, overflow="ellipsis")
     line2.append(model_label(ix), "cyan")
     if end is not None:
+        from regista.savings import Savings
+        from regista.vocab import cost_text
+
         style = "green" if end.stop_reason == "end_turn" else "bold red"
         line2.append("  ● ", style).append(end.stop_reason, style)
         # No price for the model (or a step's) means the cost is not known, not $0.

@@ -6,15 +6,17 @@ Every value is cut to ``limit`` characters before it is styled, so a step holdin
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 from rich.console import Group, RenderableType
 from rich.text import Text
 
 from regista.diff.structural import Change, short_repr
-from regista.trace.steps import Step
 from regista_tui.widgets.step.json_view import JsonView
+
+if TYPE_CHECKING:
+    from regista.trace.steps import Step
 
 __all__ = ["render_changes", "render_raw", "render_step"]
 

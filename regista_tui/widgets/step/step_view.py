@@ -7,6 +7,7 @@ conversation) is computed in a thread worker.
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 from rich.console import RenderableType
 from rich.text import Text
@@ -19,11 +20,12 @@ from textual.widgets import TabbedContent, TabPane
 from regista.diff.structural import Change
 from regista.errors import RegistaError
 from regista.trace.index import TraceIndex
-from regista.trace.steps import Step
-from regista_tui.requestdiff import request_diff
 from regista_tui.widgets.border_label import QuickBorderLabels
 from regista_tui.widgets.step.body import StepBody
 from regista_tui.widgets.step.render import render_changes, render_raw, render_step
+
+if TYPE_CHECKING:
+    from regista.trace.steps import Step
 
 __all__ = ["StepView"]
 
@@ -117,6 +119,8 @@ class StepView(QuickBorderLabels, Vertical):
                 self.call_after_refresh(self.refresh_active)
                 return
             self._composed = True
+        if self.index.cold:
+            return  # the first screen of a big trace: the step is drawn once the models load
         if self.position is None and len(self.index):
             return  # the timeline selects a step in a moment
         if self.position is None or not len(self.index):
@@ -133,6 +137,8 @@ class StepView(QuickBorderLabels, Vertical):
             self._prefetch_soon()
             if body.show_kept(key):
                 return
+        from regista.trace.steps import Step
+
         step = self._step()
         if not isinstance(step, Step):
             body.update(step)
@@ -168,7 +174,7 @@ class StepView(QuickBorderLabels, Vertical):
     def _prefetch_neighbours(self) -> None:
         self._prefetch = None
         here, tab = self.position, self.active_tab
-        if here is None or tab == "tab-diff":
+        if here is None or tab == "tab-diff" or self.index.cold:
             return
         body = self._body(f"#{tab.removeprefix('tab-')}-body")
         for pos in (here + 1, here - 1):
@@ -188,6 +194,8 @@ class StepView(QuickBorderLabels, Vertical):
 
     @work(thread=True, exclusive=True, group="request-diff")
     def _compute_diff(self, position: int) -> None:
+        from regista_tui.requestdiff import request_diff
+
         try:
             changes: list[Change] | str | None = request_diff(self.index, position)
         except RegistaError as exc:

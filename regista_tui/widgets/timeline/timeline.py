@@ -66,6 +66,8 @@ class Timeline(QuickBorderLabels, VirtualList):
     def row(self, pos: int) -> Row:
         """The (cached) summary row of the step at ``pos``."""
         row = self._rows.get(pos)
+        if row is None and self.index.cold:
+            return self._cold_row(pos)
         if row is None:
             try:
                 row = row_of(self.index.step(pos), self.model_label)
@@ -86,6 +88,24 @@ class Timeline(QuickBorderLabels, VirtualList):
             if row.complete:
                 self._rows[pos] = row
         return row
+
+    def _cold_row(self, pos: int) -> Row:
+        """The row of a step from the scan alone (number, kind, tool, marks), shown while
+        the event models load after the first screen of a big trace; never kept."""
+        entry = self.index.steps[pos]
+        title = entry.tool if entry.kind == "tool" else self.model_label
+        return Row(
+            entry.index,
+            entry.kind,
+            title or "?",
+            "",
+            None,
+            None,
+            entry.error,
+            entry.denied,
+            "live",
+            entry.complete,
+        )
 
     def row_count(self) -> int:
         return len(self.index)
