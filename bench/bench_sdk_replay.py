@@ -12,8 +12,12 @@ messages growing every call), interleaved ROUNDS times:
 ``regista serve`` runs in its own process, as users run it.
 
 Figures are medians per call, and ratios to the direct run measured in the same rounds.
+The fake keeps its connections alive between answers, as the real APIs do (all three runs
+gain alike; ``--close`` makes it close each one, as it did before). On a loaded machine the
+wall times carry the scheduler's noise: the server's own CPU time per call (``/proc``) is
+printed beside them.
 
-    python bench/bench_sdk_replay.py [CALLS] [ROUNDS]
+    python bench/bench_sdk_replay.py [CALLS] [ROUNDS] [--close]
 """
 
 from __future__ import annotations
@@ -35,8 +39,10 @@ sys.path.insert(0, str(Path(__file__).parents[1] / "tests"))
 
 from fakes.anthropic_server import FakeAnthropicServer
 
-CALLS = int(sys.argv[1]) if len(sys.argv) > 1 else 200
-ROUNDS = int(sys.argv[2]) if len(sys.argv) > 2 else 3
+CLOSE = "--close" in sys.argv
+ARGS = [a for a in sys.argv[1:] if a != "--close"]
+CALLS = int(ARGS[0]) if ARGS else 200
+ROUNDS = int(ARGS[1]) if len(ARGS) > 1 else 3
 TOOLS = [
     {
         "name": "lookup",
@@ -96,12 +102,20 @@ def free_port() -> int:
         return port
 
 
+def cpu_ms(pid: int) -> float:
+    """CPU time (user + system) the process ``pid`` has used so far, in ms (Linux)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+
+
 def main() -> None:
     store = Path(tempfile.mkdtemp(prefix="regista-bench-sdk-"))
     direct: list[float] = []
     proxied: list[float] = []
     replayed: list[float] = []
-    with FakeAnthropicServer() as fake:
+    proxy_cpu: list[float] = []
+    replay_cpu: list[float] = []
+    with FakeAnthropicServer(keep_alive=not CLOSE) as fake:
         fake.answer_with(answer)
         # `regista serve` in its own process, as it runs for users
         port = free_port()
@@ -120,38 +134,50 @@ def main() -> None:
                 for r in range(ROUNDS):
                     direct += agent(anthropic.Anthropic(api_key="k", base_url=fake.url))
                     proxy_url = f"{url}/v1/record/anthropic"
+                    c0 = cpu_ms(server.pid)
                     proxied += agent(anthropic.Anthropic(api_key="k", base_url=proxy_url))
+                    proxy_cpu.append((cpu_ms(server.pid) - c0) / CALLS)
                     newest = max(store.glob("*.jsonl"), key=lambda p: p.stat().st_mtime)
                     run = newest.stem
                     rp = http.post("/v1/replays", json={"run": run}).json()
                     replay_url = rp["anthropic_base_url"]
+                    c0 = cpu_ms(server.pid)
                     replayed += agent(anthropic.Anthropic(api_key="k", base_url=replay_url))
+                    replay_cpu.append((cpu_ms(server.pid) - c0) / CALLS)
                     status = http.get(f"/v1/replays/{rp['id']}").json()
                     assert status["matched"] == CALLS, status
                     print(f"round {r + 1}/{ROUNDS} done", file=sys.stderr)
         finally:
             server.terminate()
             server.wait(timeout=30)
-    server_ms, loads_ms = server_side(store, run)
+    server_ms, loads_ms, write_ms = server_side(store, run)
     d, p, rep = (statistics.median(x) for x in (direct, proxied, replayed))
-    print(f"{CALLS}-call SDK session, {ROUNDS} interleaved rounds, medians per call:")
+    conns = "a new connection per call" if CLOSE else "kept-alive connections"
+    print(f"{CALLS}-call SDK session, {ROUNDS} interleaved rounds, fake with {conns}, "
+          f"medians per call:")  # fmt: skip
     print(f"  direct to the fake provider (floor): {d:7.2f} ms")
     print(f"  through the recording proxy:         {p:7.2f} ms  "
           f"(+{p - d:.2f} ms added, {p / d:.2f}x the floor)")  # fmt: skip
     print(f"  strict replay over HTTP:             {rep:7.2f} ms  ({rep / d:.2f}x the floor)")
+    pc, rc = statistics.median(proxy_cpu), statistics.median(replay_cpu)
+    print(f"  server CPU per call: recording proxy {pc:.2f} ms, of which writing the call "
+          f"after answering {write_ms:.2f} ms; strict replay {rc:.2f} ms")  # fmt: skip
     print(f"  the replay's own work (parse, normalise, digest, match, answer): "
           f"{server_ms:.2f} ms, {server_ms / loads_ms:.1f}x orjson.loads of the body")  # fmt: skip
 
 
-def server_side(store: Path, run: str) -> tuple[float, float]:
-    """Median ms per call of the server's work on each recorded request, in-process, and of
-    ``orjson.loads`` of the same bodies (its floor)."""
+def server_side(store: Path, run: str) -> tuple[float, float, float]:
+    """Median ms per call, in-process: the replay's work on each recorded request, and
+    ``orjson.loads`` of the same bodies (its floor); and the proxy's writing of each call
+    (done after answering: parse, normalise, hash, write)."""
     import orjson
 
     from regista.server.replays import respond
     from regista.server.sdk_replay import SdkReplay, Spec
+    from regista.server.sessions import SessionBook
     from regista.server.shapes import anthropic_request
     from regista.trace.reader import Trace
+    from regista.types import LlmResponse
 
     trace = Trace.load(store / f"{run}.jsonl")
     replay = SdkReplay(trace, Spec(run=run), 3600)
@@ -173,7 +199,16 @@ def server_side(store: Path, run: str) -> tuple[float, float]:
         t2 = time.perf_counter()
         floor.append((t1 - t0) * 1000)
         work.append((t2 - t1) * 1000)
-    return statistics.median(work), statistics.median(floor)
+    book = SessionBook(Path(tempfile.mkdtemp(prefix="regista-bench-book-")))
+    answers = [orjson.dumps(r.payload()) for _, r in trace.llm_calls()]
+    writing: list[float] = []
+    for raw, answer in zip(bodies, answers, strict=True):
+        t0 = time.perf_counter()
+        request = anthropic_request(orjson.loads(raw))
+        book.record("anthropic", request, LlmResponse.model_validate(orjson.loads(answer)))
+        writing.append((time.perf_counter() - t0) * 1000)
+    book.close()
+    return statistics.median(work), statistics.median(floor), statistics.median(writing)
 
 
 if __name__ == "__main__":

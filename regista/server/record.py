@@ -20,6 +20,7 @@ import time
 from collections.abc import AsyncIterator, Collection
 from typing import Any
 
+import httpcore2
 import httpx2
 import orjson
 from starlette.background import BackgroundTask
@@ -52,27 +53,44 @@ _HOP = {
     "x-regista-token",
     "keep-alive",
 }
+_HOP_RAW = {h.encode() for h in _HOP}
+_DEFAULT_PORTS = {b"http": 80, b"https": 443}
+#: Connect within 10 s; an answer may take up to 10 minutes (long generations, slow streams).
+_TIMEOUTS = {"timeout": {"connect": 10.0, "read": 600.0, "write": 600.0, "pool": 600.0}}
+_UPSTREAM_ERRORS = (
+    httpcore2.TimeoutException,
+    httpcore2.NetworkError,
+    httpcore2.ProtocolError,
+    httpcore2.UnsupportedProtocol,
+    httpcore2.ProxyError,
+    OSError,
+)
 _RECORDED_PATHS = {"anthropic": "v1/messages", "openai": "chat/completions"}
 
 
 class Upstream:
-    """The real providers' base URLs, and one HTTP client to reach them."""
+    """The real providers' base URLs, and one pool of connections to reach them.
+
+    The proxy speaks to the upstream with httpcore (what httpx runs on) directly: it passes
+    bytes through and needs none of httpx's request building, redirects or decoding.
+    """
 
     def __init__(self, urls: dict[str, str] | None = None) -> None:
         self.urls = {**DEFAULT_UPSTREAMS, **(urls or {})}
-        self._client: httpx2.AsyncClient | None = None
+        self._pool: httpcore2.AsyncConnectionPool | None = None
 
     @property
-    def client(self) -> httpx2.AsyncClient:
-        if self._client is None:
-            # TCP_NODELAY: a request's headers and body go out at once, not 40 ms apart
-            transport = httpx2.AsyncHTTPTransport(
-                socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
+    def pool(self) -> httpcore2.AsyncConnectionPool:
+        if self._pool is None:
+            self._pool = httpcore2.AsyncConnectionPool(
+                ssl_context=httpx2.create_ssl_context(),
+                max_connections=100,
+                max_keepalive_connections=20,
+                keepalive_expiry=5.0,
+                # TCP_NODELAY: a request's headers and body go out at once, not 40 ms apart
+                socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)],
             )
-            self._client = httpx2.AsyncClient(
-                transport=transport, timeout=httpx2.Timeout(600.0, connect=10.0)
-            )
-        return self._client
+        return self._pool
 
     def url(self, provider: str, rest: str, query: str) -> str:
         url = self.urls[provider].rstrip("/") + "/" + rest.lstrip("/")
@@ -97,9 +115,32 @@ def book(ctx: ServerContext) -> SessionBook:
     return b
 
 
-def _forward_headers(request: Request) -> dict[str, str]:
-    headers = {k: v for k, v in request.headers.items() if k.lower() not in _HOP}
-    headers["accept-encoding"] = "identity"
+def _forward_headers(
+    request: Request, url: httpcore2.URL, body: bytes
+) -> list[tuple[bytes, bytes]]:
+    """The client's headers (its API key included), less the hop-by-hop ones; the body is
+    passed on as it came (``accept-encoding: identity``: no compressed answer to undo)."""
+    port = url.port
+    host = (
+        url.host
+        if port is None or port == _DEFAULT_PORTS.get(url.scheme)
+        else b"%b:%d" % (url.host, port)
+    )
+    headers = [(b"host", host)]
+    headers += [(k, v) for k, v in request.headers.raw if k.lower() not in _HOP_RAW]
+    headers += [(b"accept-encoding", b"identity"), (b"content-length", b"%d" % len(body))]
+    return headers
+
+
+def _answer_headers(raw: list[tuple[bytes, bytes]]) -> dict[str, str]:
+    """The upstream's answer headers to pass on (repeated ones joined, as HTTP allows)."""
+    headers: dict[str, str] = {}
+    for k, v in raw:
+        name = k.decode("latin-1").lower()
+        if name in _HOP:
+            continue
+        value = v.decode("latin-1")
+        headers[name] = f"{headers[name]}, {value}" if name in headers else value
     return headers
 
 
@@ -134,22 +175,25 @@ async def forward(
     waits for that write)."""
     up = upstream(ctx)
     url = up.url(provider, rest, request.url.query)
-    client = up.client
     t0 = time.perf_counter()
     try:
-        sent = client.build_request(
-            request.method, url, headers=_forward_headers(request), content=raw
+        target = httpcore2.URL(url)
+        sent = httpcore2.Request(
+            request.method,
+            target,
+            headers=_forward_headers(request, target, raw),
+            content=raw,
+            extensions=_TIMEOUTS,
         )
-        resp = await client.send(sent, stream=True)
-    except httpx2.HTTPError as exc:
+        resp = await up.pool.handle_async_request(sent)
+    except _UPSTREAM_ERRORS as exc:
         raise HttpError(
-            502, f"the upstream {url} could not be reached: {exc}", shape=_shape(provider)
+            502, f"the upstream {url} could not be reached: {exc!r}", shape=_shape(provider)
         ) from None
-    headers = {
-        k: v for k, v in resp.headers.items() if k.lower() not in _HOP or k.lower() == "keep-alive"
-    }
-    headers.pop("keep-alive", None)
-    is_sse = "text/event-stream" in resp.headers.get("content-type", "")
+    headers = _answer_headers(resp.headers)
+    status = resp.status
+    stream: Any = resp.stream
+    is_sse = "text/event-stream" in headers.get("content-type", "")
     if is_sse:
         acc: AnthropicStream | OpenAIStream = (
             AnthropicStream() if provider == "anthropic" else OpenAIStream()
@@ -170,7 +214,7 @@ async def forward(
             if book is not None:
                 book.begin()
             try:
-                async for chunk in resp.aiter_raw():
+                async for chunk in stream:
                     acc.feed(chunk)
                     yield chunk
                     if acc.done:  # the last event is passed on: write before anything else
@@ -181,11 +225,17 @@ async def forward(
                     book.finish()
                 await resp.aclose()
 
-        return StreamingResponse(body(), status_code=resp.status_code, headers=headers)
-    data = await resp.aread()
-    await resp.aclose()
+        return StreamingResponse(body(), status_code=status, headers=headers)
+    try:
+        data = b"".join([chunk async for chunk in stream])
+    except _UPSTREAM_ERRORS as exc:
+        raise HttpError(
+            502, f"the upstream {url} broke off its answer: {exc!r}", shape=_shape(provider)
+        ) from None
+    finally:
+        await resp.aclose()
     background = None
-    if on_answer is not None and resp.status_code == 200:
+    if on_answer is not None and status == 200:
         ms = (time.perf_counter() - t0) * 1000
         answer = on_answer
 
@@ -205,7 +255,7 @@ async def forward(
         if book is not None:
             book.begin()
         background = BackgroundTask(write_after)
-    return Response(data, status_code=resp.status_code, headers=headers, background=background)
+    return Response(data, status_code=status, headers=headers, background=background)
 
 
 def _write_call(on_answer: Any, data: dict[str, Any], ms: float) -> None:

@@ -130,11 +130,16 @@ class FakeAnthropicServer:
     Args:
         text_chunk: Characters per ``text_delta`` / ``thinking_delta`` when streaming.
         json_chunk: Characters per ``input_json_delta`` when streaming.
+        keep_alive: Keep connections open between JSON answers (HTTP/1.1, as the real API
+            does) instead of closing each one; a stream still ends its connection.
     """
 
-    def __init__(self, *, text_chunk: int = 4, json_chunk: int = 7) -> None:
+    def __init__(
+        self, *, text_chunk: int = 4, json_chunk: int = 7, keep_alive: bool = False
+    ) -> None:
         self.text_chunk = text_chunk
         self.json_chunk = json_chunk
+        self.keep_alive = keep_alive
         self.requests: list[RecordedRequest] = []
         self._items: list[ScriptItem] = []
         self._fn: Callable[[dict[str, Any]], Any] | None = None
@@ -146,7 +151,10 @@ class FakeAnthropicServer:
     # -- lifecycle -----------------------------------------------------------------------
 
     def start(self) -> FakeAnthropicServer:
-        handler = type("_Handler", (_Handler,), {"fake": self})
+        attrs: dict[str, Any] = {"fake": self}
+        if self.keep_alive:
+            attrs.update(protocol_version="HTTP/1.1", disable_nagle_algorithm=True)
+        handler = type("_Handler", (_Handler,), attrs)
         self._httpd = QuietHTTPServer(("127.0.0.1", 0), handler)
         self._httpd.daemon_threads = True
         # A short poll interval keeps ``stop()`` (which waits for the next poll) fast.
@@ -402,6 +410,9 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("content-type", "text/event-stream")
         self.send_header("cache-control", "no-cache")
         self.send_header("request-id", request_id)
+        if self.fake.keep_alive:  # no length: the stream ends with the connection
+            self.send_header("connection", "close")
+            self.close_connection = True
         self.end_headers()
         if isinstance(answer, FakeError):
             message = self.fake.complete_message({"content": []}, body)
