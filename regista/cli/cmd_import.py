@@ -40,6 +40,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def run(args: argparse.Namespace) -> int:
     from regista.importers import convert, discover, write_runs
     from regista.importers._common import read_source
+    from regista.importers.detect import detect
 
     try:
         files = discover(args.format, list(args.paths))
@@ -47,9 +48,28 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"{exc.args[0]}: no such file or folder") from None
     if not files:
         raise UserError(f"no {args.format} sessions under {', '.join(map(str, args.paths))}")
+    given = {Path(p) for p in args.paths}
+    sources: list[tuple[Path, bytes]] = []
+    strays = 0
+    for path in files:  # every file is checked before anything is written
+        data = read_source(path)
+        found = detect(data)
+        if found is not None and found != args.format:
+            if path in given:
+                if found == "regista":
+                    raise UserError(f"{path} is already a regista trace: nothing to import")
+                raise UserError(
+                    f"{path} holds a {found} session, not {args.format}: "
+                    f"regista import {found} {path}"
+                )
+            strays += 1
+            continue
+        sources.append((path, data))
+    if not sources:
+        raise UserError(f"no {args.format} sessions under {', '.join(map(str, args.paths))}")
     sessions = runs = 0
-    for path in files:
-        conv = convert(args.format, path, read_source(path))
+    for path, data in sources:
+        conv = convert(args.format, path, data)
         written = write_runs(conv, args.trace_dir)
         sessions += 1
         runs += len(written)
@@ -58,5 +78,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"{path} → {written[0]} ({steps} steps{extra})")
         for line in conv.report.lines():
             print(f"  {line}")
+    if strays:
+        print(f"skipped {strays} file(s) that hold no {args.format} session")
     print(f"imported {sessions} session(s) as {runs} trace(s) in {args.trace_dir}")
     return 0

@@ -100,3 +100,35 @@ def test_import_codex_sessions_folder(tmp_path: Path, capsys: pytest.CaptureFixt
     rollout = next(root.rglob("*.jsonl"))
     assert main(["show", str(rollout)]) == 0
     assert "apply_patch" in capsys.readouterr().out
+
+
+def test_a_file_of_another_format_is_one_line_and_nothing_is_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from .codex_fixtures import basic_rollout
+
+    rollout = basic_rollout().write(tmp_path / "codex" / "rollout-2026-02-11T08-27-22-019b.jsonl")
+    transcript = basic_session().write(tmp_path / "claude" / "4f1c2a9e.jsonl")
+    out_dir = tmp_path / "traces"
+    cases = (("claude-code", rollout, "codex"), ("codex", transcript, "claude-code"))
+    for fmt, path, found in cases:
+        assert main(["import", fmt, str(transcript), str(path), "--trace-dir", str(out_dir)]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and f"{path} holds a {found} session" in err
+        assert f"regista import {found} {path}" in err
+        assert not out_dir.exists()  # checked before anything was written
+
+
+def test_a_folder_walk_skips_files_of_another_format(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from .codex_fixtures import basic_rollout
+
+    root = tmp_path / "projects"
+    basic_session().write(root / "-home-ann-shop" / "4f1c2a9e.jsonl")
+    basic_rollout().write(root / "-home-ann-shop" / "stray.jsonl")
+    out_dir = tmp_path / "traces"
+    assert main(["import", "claude-code", str(root), "--trace-dir", str(out_dir)]) == 0
+    out = capsys.readouterr().out
+    assert "skipped 1 file(s) that hold no claude-code session" in out
+    assert len(list(out_dir.iterdir())) == 1
