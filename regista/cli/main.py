@@ -159,6 +159,11 @@ def main(argv: Sequence[str] | None = None, *, standalone: bool = False) -> int:
     except KeyboardInterrupt:
         print("regista: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # whoever read the output left (`regista show T | head`)
+        if standalone:  # the interpreter's last flush would fail too: write nowhere
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_ERROR
     finally:
         if args.no_redact:  # main() may be called again in this process (tests, tools)
             from regista.redact import set_default

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import subprocess
 import sys
+from pathlib import Path
 
 from regista.cli.main import COMMANDS, SUMMARIES, build_parser
 
@@ -54,3 +55,25 @@ def test_a_command_imports_only_its_own_module() -> None:
     ).stdout
     assert "LOADED ['regista.cli.cmd_fork']" in out
     assert "A fork with no edit" in out
+
+
+def test_output_into_a_pipe_its_reader_closed_is_no_traceback(tmp_path: Path) -> None:
+    """``regista show T | head -1``: the reader leaves; regista stops without a traceback."""
+    from importers.cc_fixtures import CCSession, text
+
+    session = CCSession()
+    for n in range(2000):  # a listing far larger than a pipe's buffer
+        session.prompt(f"question {n}")
+        session.answer(text(f"answer number {n}, long enough to fill a row of the listing"))
+    path = session.write(tmp_path / "long.jsonl")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "regista", "show", str(path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stdout.readline().startswith(b"Session")
+    proc.stdout.close()  # regista is blocked writing the rest: that write now fails
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 1
+    assert err == ""
