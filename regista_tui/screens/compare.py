@@ -26,6 +26,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
+from textual.worker import get_current_worker
 
 from regista.diff import KINDS, LABELS, Divergence, RunDiff, diff_runs
 from regista.diff.runfile import RunFile
@@ -200,12 +201,15 @@ class CompareScreen(Screen[None]):
                 shown = 0.0 if self._aligned else time.monotonic()
                 head: RunDiff | None = None
                 size = min(_FIRST, _SLICE)
+                worker = get_current_worker()
                 while True:
                     done = ra.read(size)
                     done = rb.read(size) and done
                     size = _SLICE
                     if done:
                         break
+                    if worker.is_cancelled:  # the screen was closed while reading
+                        return
                     if shown and time.monotonic() >= shown:
                         head = aligned_head(ra, rb, head)
                         read = (ra.scanned + rb.scanned) / max(1, ra.size + rb.size)
@@ -233,7 +237,7 @@ class CompareScreen(Screen[None]):
 
     def _head(self, diff: RunDiff, read: float) -> None:
         """Show the steps both runs begin with while the rest is read."""
-        if self._aligned:
+        if self._aligned or not self.is_attached:
             return
         self.diff = diff
         self.pairs.set_diff(diff, (_label(diff.a), _label(diff.b)))

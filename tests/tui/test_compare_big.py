@@ -139,3 +139,38 @@ async def test_a_step_that_cannot_be_read_says_so_in_its_row(tmp_path: Path) -> 
         await pilot.press("slash", "r", "e", "f", "u", "n", "d", "enter")
         await screen.workers.wait_for_complete()
         await pilot.pause()
+
+
+async def test_closing_the_view_while_it_reads_stops_the_reading(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    from regista.diff.runfile import RunFile
+    from regista_tui.screens.runs import ListedCompareScreen
+
+    b = changed_late(tmp_path)
+    monkeypatch.setattr(compare, "_SLICE", 300)
+    monkeypatch.setattr(compare, "_PROGRESS_S", 0.0)
+    closed = threading.Event()
+    after: list[int] = []
+    read = RunFile.read
+
+    def gated(self: RunFile, *args: Any, **kwargs: Any) -> bool:
+        if self.path == b:
+            closed.wait(10)  # the reading is under way when the view closes
+            after.append(1)
+        return read(self, *args, **kwargs)
+
+    monkeypatch.setattr(RunFile, "read", gated)
+    app = RegistaApp(compare=(SAMPLE, SAMPLE))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.workers.wait_for_complete()
+        screen = ListedCompareScreen(SAMPLE, b)
+        await app.push_screen(screen)
+        await pilot.press("escape")
+        closed.set()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.screen is not screen and isinstance(app.screen, CompareScreen)
+    assert len(after) <= 2  # not the hundred slices of the whole file
