@@ -275,6 +275,8 @@ class CompareScreen(Screen[None]):
         if first_time and not moved:
             self.first_shown(diff)
         else:
+            if first_time:  # the cursor was moved while reading: it stays, the line says
+                self._say_first(diff)
             self.pairs.move_to(self.pairs.cursor)
         if (diff.a.end is None or diff.b.end is None) and not self._following:
             self._following = True
@@ -286,6 +288,10 @@ class CompareScreen(Screen[None]):
         """The first alignment arrived: select the first divergence and say where it is."""
         first = diff.first_divergence
         self.pairs.move_to(first.index if first is not None else 0)
+        self._say_first(diff)
+
+    def _say_first(self, diff: RunDiff) -> None:
+        first = diff.first_divergence
         if first is None:
             self.set_status("The two runs are the same, step for step.")
         else:

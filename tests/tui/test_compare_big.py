@@ -7,6 +7,7 @@ from typing import Any
 
 import orjson
 import pytest
+from textual.widgets import Static
 
 from regista.diff import RunDiff, diff_runs
 from regista.trace.reader import Trace
@@ -98,6 +99,8 @@ async def test_a_cursor_moved_while_reading_stays_put(
         await pilot.pause()
         assert screen.diff is not None and screen.diff.first_divergence is not None
         assert app.screen.query_one(PairList).cursor == 2
+        status = screen.query_one("#status", Static).render()
+        assert "First divergence: step 19" in str(status) and "aligning" not in str(status)
 
 
 async def test_a_claude_code_transcript_compares_as_it_always_did(tmp_path: Path) -> None:
