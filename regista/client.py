@@ -254,7 +254,7 @@ class _RecordedStream:
         if self._written:
             return
         self._written = True
-        data = self._acc.result()
+        data = self._acc.result() if self._acc.complete else None  # not a stream cut short
         if data is not None:
             self._rs._record_body(self._provider, self._kwargs, data, self._source)
 

@@ -104,6 +104,11 @@ class AnthropicStream:
         """Whether ``message_stop`` was seen."""
         return self.stopped
 
+    @property
+    def complete(self) -> bool:
+        """Whether the stream added up to a whole message (a stream cut short does not)."""
+        return self.stopped and self.result() is not None
+
     def result(self) -> dict[str, Any] | None:
         return self.message if self.message is not None and self.error is None else None
 
@@ -160,6 +165,12 @@ class OpenAIStream:
     def done(self) -> bool:
         """Whether ``data: [DONE]`` was seen."""
         return self.parser.done
+
+    @property
+    def complete(self) -> bool:
+        """Whether the stream added up to a whole completion: it said how it finished (a
+        stream cut short does not)."""
+        return self.finish is not None and self.body is not None
 
     def result(self) -> dict[str, Any] | None:
         if self.body is None:

@@ -206,7 +206,7 @@ async def forward(
             if written:
                 return
             written = True
-            result = acc.result()
+            result = acc.result() if acc.complete else None  # not a stream cut short
             if on_answer is not None and result is not None:
                 _write_call(on_answer, result, (time.perf_counter() - t0) * 1000)
 
