@@ -1,7 +1,8 @@
 """``GET /v1/runs``, ``GET /v1/runs/{id}`` and ``GET /v1/diff?a=…&b=…``: the store, read.
 
 The runs list is ``regista runs --json``'s objects (id, task, outcome, steps, cost, start,
-links), newest first; a run is its summary and its steps; a diff is ``regista diff --json``.
+links), newest first; a run is its summary and its steps; a diff is
+``regista diff --json`` (its paths: the runs' file names in the store).
 Ids resolve only inside the store.
 """
 
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
@@ -46,8 +48,13 @@ def routes(ctx: ServerContext) -> list[BaseRoute]:
         listed = list_runs(ctx.store) if ctx.store.is_dir() else None
         items = [r.to_dict() for r in listed.runs] if listed is not None else []
         for item in items:
-            item["id"] = item["session_id"]
+            item["id"] = run_id = item["session_id"]
             item.pop("path", None)  # where the store lives is the server's business
+            links = {"self": f"/v1/runs/{run_id}"}
+            if parent := item.get("parent_id"):
+                links["parent"] = f"/v1/runs/{parent}"
+                links["diff_with_parent"] = f"/v1/diff?a={parent}&b={run_id}"
+            item["links"] = links
         return JSONResponse({"runs": items})
 
     async def run(request: Request) -> Response:
@@ -67,11 +74,15 @@ def routes(ctx: ServerContext) -> list[BaseRoute]:
         a, b = request.query_params.get("a"), request.query_params.get("b")
         if not a or not b:
             raise HttpError(400, "give the two runs: /v1/diff?a=RUN_ID&b=RUN_ID")
+        path_a, path_b = ctx.run_path(a), ctx.run_path(b)
         try:
-            result = diff_runs(ctx.run_path(a), ctx.run_path(b))
+            result = diff_runs(path_a, path_b).to_dict()
         except RegistaError as exc:
             raise HttpError(400, f"cannot diff: {exc}") from None
-        return Response(result.to_json(), media_type="application/json")
+        # The runs by their names in the store: where the store lives is the server's business.
+        result["a"]["path"], result["b"]["path"] = path_a.name, path_b.name
+        body = orjson.dumps(result, option=orjson.OPT_INDENT_2)
+        return Response(body, media_type="application/json")
 
     return [
         Route("/v1/runs", runs, methods=["GET"]),

@@ -95,8 +95,17 @@ class Spec:
     ttl: float | None = None
 
 
+_SPEC_KEYS = {"run", "mode", "edits", "live_after", "live", "ttl_seconds"}
+_EDIT_KEYS = {"step", "tool_result", "answer", "is_error"}
+
+
 def parse_spec(body: dict[str, Any]) -> Spec:
     """Check a ``POST /v1/replays`` body (400 on anything wrong)."""
+    unknown = sorted(set(body) - _SPEC_KEYS)
+    if unknown:
+        raise HttpError(
+            400, f"unknown field {unknown[0]!r}; a replay takes {', '.join(sorted(_SPEC_KEYS))}"
+        )
     run = body.get("run")
     if not isinstance(run, str) or not run:
         raise HttpError(400, "'run' must be the session id of a run in the store")
@@ -109,6 +118,13 @@ def parse_spec(body: dict[str, Any]) -> Spec:
         if not isinstance(step, int) or isinstance(step, bool) or step < 0:
             raise HttpError(400, f"edits[{i}] needs a 'step' (a step number)")
         assert isinstance(edit, dict)
+        extra = sorted(set(edit) - _EDIT_KEYS)
+        if extra:
+            raise HttpError(
+                400,
+                f"edits[{i}]: unknown field {extra[0]!r}; an edit takes "
+                + ", ".join(sorted(_EDIT_KEYS)),
+            )
         if "tool_result" in edit:
             if not isinstance(edit["tool_result"], str | list):
                 raise HttpError(400, f"edits[{i}].tool_result must be text or content blocks")
@@ -132,8 +148,10 @@ def parse_spec(body: dict[str, Any]) -> Spec:
         else:
             raise HttpError(400, f"edits[{i}] needs 'tool_result' or 'answer'")
     live_after = body.get("live_after")
-    if live_after is not None and (not isinstance(live_after, int) or isinstance(live_after, bool)):
-        raise HttpError(400, "'live_after' must be a step number")
+    if live_after is not None and (
+        not isinstance(live_after, int) or isinstance(live_after, bool) or live_after < -1
+    ):
+        raise HttpError(400, "'live_after' must be a step number (-1: live from the first call)")
     spec.live_after = live_after
     live = body.get("live")
     if live not in (None, "proxy", "signal"):

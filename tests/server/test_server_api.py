@@ -94,7 +94,16 @@ def test_api_fork_through_the_proxy_with_an_edited_answer(recorded: Path) -> Non
         assert anthropic_agent(client) == "Edited: bring an umbrella."
         assert fake.requests == []
         forks = [p for p in store.glob("*.jsonl") if p != recorded]
-    (fork_path,) = forks
+        (fork_path,) = forks
+        delete = server.http.delete(f"/v1/replays/{rp['id']}")  # the fork's session ends
+        assert delete.status_code == 204
+        listed = {r["id"]: r for r in server.http.get("/v1/runs").json()["runs"]}
+        assert listed[fork_path.stem]["links"] == {
+            "self": f"/v1/runs/{fork_path.stem}",
+            "parent": f"/v1/runs/{recorded.stem}",
+            "diff_with_parent": f"/v1/diff?a={recorded.stem}&b={fork_path.stem}",
+        }
+        assert listed[recorded.stem]["links"] == {"self": f"/v1/runs/{recorded.stem}"}
     fork = Trace.load(fork_path)
     assert fork.start.forked_from is not None and fork.start.forked_from["at_step"] == 2
     assert [e.source for e in fork.events if e.type == "llm.response"] == ["recorded", "edit"]
@@ -148,8 +157,13 @@ def test_runs_and_diff(recorded: Path) -> None:
         one = server.http.get(f"/v1/runs/{recorded.stem}").json()
         assert one["task"] == "Weather in Paris?" and len(one["step_kinds"]) == 3
         assert server.http.get("/v1/runs/..%2F..%2Fetc%2Fpasswd").status_code == 404
-        d = server.http.get(f"/v1/diff?a={recorded.stem}&b={recorded.stem}")
-        assert d.json() == __import__("json").loads(diff_runs(recorded, recorded).to_json())
+        d = server.http.get(f"/v1/diff?a={recorded.stem}&b={recorded.stem}").json()
+        # `regista diff --json`'s JSON, with the runs named inside the store (where the
+        # store lives is the server's business)
+        assert d["a"]["path"] == d["b"]["path"] == recorded.name
+        expected = __import__("json").loads(diff_runs(recorded, recorded).to_json())
+        expected["a"]["path"] = expected["b"]["path"] = recorded.name
+        assert d == expected
         assert server.http.get("/v1/diff?a=x").status_code == 400
 
 
@@ -164,6 +178,9 @@ BAD = [
     (b'{"run": "RUN", "edits": [{"step": 99, "answer": "x"}]}', 400),
     (b'{"run": "RUN", "edits": [{"step": 1}]}', 400),
     (b'{"run": "RUN", "live": "maybe"}', 400),
+    (b'{"run": "RUN", "live_after": -2}', 400),
+    (b'{"run": "RUN", "live_afer": 1}', 400),  # a misspelt key is not silently ignored
+    (b'{"run": "RUN", "edits": [{"step": 1, "tool_result": "x", "is_eror": true}]}', 400),
 ]
 
 
