@@ -53,6 +53,8 @@ def run(args: argparse.Namespace) -> int:
 
     if not args.session_idle >= 0:
         raise UserError(f"--session-idle must be 0 or more seconds, not {args.session_idle:g}")
+    if not 0 < args.port < 65536:
+        raise UserError(f"--port must be between 1 and 65535, not {args.port}")
     check_bind(args.host, args.token)
     app = create_app(
         args.store,
@@ -60,7 +62,8 @@ def run(args: argparse.Namespace) -> int:
         upstreams=upstreams(),
         session_idle=args.session_idle or None,
     )
-    print(f"regista: serving {args.store} on http://{args.host}:{args.port}", file=sys.stderr)
+    host = f"[{args.host}]" if ":" in args.host and not args.host.startswith("[") else args.host
+    print(f"regista: serving {args.store} on http://{host}:{args.port}", file=sys.stderr)
     with SessionReaper(app.state.ctx) as reaper:
         serve(app, args.host, args.port, on_stop=reaper.stop)
     return 0

@@ -129,3 +129,24 @@ def test_import_regista_does_not_import_the_server() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_cli_serve_port_out_of_range_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for port in ("99999", "-1"):
+        assert main(["serve", "--port", port, "--store", str(tmp_path)]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "--port must be" in err
+
+
+def test_cli_serve_prints_an_ipv6_address_as_a_url(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import regista.server
+
+    bound: list[tuple[str, int]] = []
+    monkeypatch.setattr(regista.server, "serve", lambda app, h, p, **kw: bound.append((h, p)))
+    assert main(["serve", "--host", "::1", "--port", "8799", "--store", str(tmp_path)]) == 0
+    assert bound == [("::1", 8799)]
+    assert f"serving {tmp_path} on http://[::1]:8799" in capsys.readouterr().err
