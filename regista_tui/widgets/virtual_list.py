@@ -16,6 +16,7 @@ from textual.geometry import Region, Size
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+from textual.widget import Widget
 
 __all__ = ["VirtualList"]
 
@@ -67,9 +68,16 @@ class VirtualList(ScrollView, can_focus=True, inherit_bindings=False):
     # -- rendering -----------------------------------------------------------------------
 
     def grow(self) -> None:
-        """The rows changed (more of them, or their content): resize and redraw."""
+        """The rows changed (more of them, or their content): resize and redraw.
+
+        More rows scroll further; no widget changes size, so the screen is not laid out
+        again (only a scroll bar that appears costs a layout).
+        """
         self._strips.clear()
-        self.virtual_size = Size(self.size.width, self.row_count())
+        size = Size(self.size.width, self.row_count())
+        if size != self.virtual_size:
+            self.set_reactive(Widget.virtual_size, size)
+            self._scroll_update(size)
         self.refresh()
 
     def on_resize(self, event: events.Resize) -> None:

@@ -3,6 +3,7 @@ say where the cursor is, not the whole list or the whole step view, and lays out
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -11,7 +12,10 @@ from textual.geometry import Offset
 from textual.selection import Selection
 from textual.widget import Widget
 
+import regista_tui.__main__ as tui_main
+from regista.trace.index import StepEntry
 from regista_tui.app import RegistaApp
+from regista_tui.screens.browser import BrowserScreen
 from regista_tui.widgets.step.body import StepBody
 from regista_tui.widgets.step.step_view import StepView
 from regista_tui.widgets.timeline.timeline import Timeline
@@ -128,3 +132,37 @@ async def test_the_next_step_is_drawn_before_the_move(
         view._drawn = None
         view.refresh_active()
         assert body.get_selection(Selection(None, None)) == kept
+
+
+async def test_the_index_growing_lays_out_nothing(
+    trace_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As the background scan indexes more of a trace, the timeline gets more rows and the
+    header new counts: both are repainted, the screen is not laid out again."""
+    monkeypatch.setattr(tui_main, "FIRST_SCAN_BYTES", 2000)
+    index, notice = tui_main.open_index(trace_path)
+    app = RegistaApp(index, notice=notice, settle_s=0)
+    async with app.run_test(size=(120, 40)) as pilot:
+        while index.cold:
+            await pilot.pause(0.05)
+        await app.screen.workers.wait_for_complete()
+        await pilot.pause()
+        index.cold = False
+        before = len(index)
+        layouts: list[str] = []
+        original = Widget.refresh
+
+        def spy(self: Widget, *regions: Any, **kwargs: Any) -> Any:
+            ours = any(w.id in ("main", "header") for w in self.ancestors_with_self)
+            if kwargs.get("layout") and ours:
+                layouts.append(f"{type(self).__name__}#{self.id}")
+            return original(self, *regions, **kwargs)
+
+        monkeypatch.setattr(Widget, "refresh", spy)
+        screen = app.screen
+        assert isinstance(screen, BrowserScreen)
+        index.steps.append(StepEntry(index=before, kind="tool", tool="x", complete=True))
+        screen._grown()
+        await pilot.pause()
+        assert layouts == []
+        assert screen.timeline.virtual_size.height == before + 1

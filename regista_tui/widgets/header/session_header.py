@@ -56,9 +56,9 @@ class SessionHeader(Static):
 
     def refresh_header(self, notice: str = "") -> None:
         text = _header_text(self.index, self.label, notice)
-        if text.plain != self._shown:  # an unchanged header costs no layout
+        if text.plain != self._shown:  # an unchanged header costs no repaint
             self._shown = text.plain
-            self.update(text)
+            self.update(text, layout=False)  # its two lines stay two lines
 
 
 #: A session with no ``session.end`` whose file has been still this long is shown as
