@@ -376,7 +376,8 @@ def _resolve_agent(trace: Trace, agent: AgentSpec | None) -> Any:
         trace.start.agent_ref,
         f"{name} records no agent_ref, so regista cannot rebuild the agent for the live "
         "half: pass agent=... (Python) or --agent module:attr (CLI), where attr is an Agent "
-        "or a function returning one",
+        "or a function returning one; or run the agent's own program after -- CMD "
+        "(regista fork|rewind TRACE … -- CMD ARGS…)",
     )
 
 

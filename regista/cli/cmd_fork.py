@@ -15,11 +15,17 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "fork",
         help="replace steps' tool results or model answers and continue live",
+        usage="regista fork TRACE --at N (--tool-result TEXT|@file | --answer TEXT|@file) "
+        "[--error] [--edits FILE] [--live-after N | --loose] [--agent M:A] [--trace-dir DIR] "
+        "[-- CMD [ARGS...]]",
         description="Replay the steps before the first edit from the trace, answer each "
         "edited step with its edit, then go live right after the last edit (or after "
         "--live-after N). Repeat --at with --tool-result/--answer for several edits, or "
         "give them in a JSON file with --edits. --loose never goes live: the recording "
-        "plays on loosely after the edits.",
+        "plays on loosely after the edits. With -- CMD, any agent program is the forked one: "
+        "CMD runs with ANTHROPIC_BASE_URL and OPENAI_BASE_URL serving the recorded prefix, "
+        "the edit, then forwarding to the real provider (the model sees the edited tool "
+        "result even though the program ran its real tool).",
     )
     p.add_argument("trace", help="the parent trace (never modified)")
     p.add_argument(
@@ -67,9 +73,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     r = sub.add_parser(
         "rewind",
         help="replay the first N steps for free and continue live from step N",
+        usage="regista rewind TRACE --at N [--agent M:A] [--trace-dir DIR] [-- CMD [ARGS...]]",
         description="Replay steps 0..N-1 from the trace for $0 (nothing re-executed) and let "
         "the agent carry on live from step N. A fork with no edit; the parent trace is only "
-        "read.",
+        "read. With -- CMD, any agent program is the one rewound (its calls before step N "
+        "come from the tape, the rest go to the real provider).",
     )
     r.add_argument("trace", help="the parent trace (never modified)")
     r.add_argument("--at", type=int, required=True, metavar="N", help="first live step")
@@ -109,6 +117,15 @@ def run_fork(args: argparse.Namespace) -> Any:
 
 def run_rewind(args: argparse.Namespace) -> Any:
     if getattr(args, "child_command", None) is not None:
+        from regista.trace.reader import Trace
+
+        steps = Trace.load(args.trace).summary().steps
+        if not 0 <= args.at < steps:
+            raise UserError(
+                f"step {args.at} does not exist: the trace has steps 0..{steps - 1}"
+                if steps
+                else "the trace has no steps to rewind to"
+            )
         return _fork_child(args, [], args.at - 1, False)
     return _run_rewind(args)
 
@@ -145,7 +162,8 @@ def _fork_child(
     for path in paths:
         s = Trace.load(path).summary()
         lines.append(
-            f"fork: {s.stop_reason or 'unfinished'} after {s.steps} steps, "
+            f"fork: {s.stop_reason or 'unfinished'} after {s.steps} "
+            f"step{'' if s.steps == 1 else 's'}, "
             f"cost {_cost(s.cost_usd)}; trace: {path}"
         )
     lines.append(

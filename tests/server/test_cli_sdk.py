@@ -172,3 +172,39 @@ def test_a_command_after_dashes_only_where_one_is_run(capfd: Any) -> None:
         main(["show", "x.jsonl", "--", "python", "agent.py"])
     assert info.value.code == 2
     assert "takes no command after --" in capfd.readouterr().err
+
+
+def test_fork_and_rewind_without_a_command_say_how_to_run_one(recorded: Path, capfd: Any) -> None:
+    """A recorded SDK program has no agent_ref: the one line names `-- CMD`."""
+    for argv in (["fork", str(recorded), "--at", "1", "--tool-result", "x"],
+                 ["rewind", str(recorded), "--at", "1"]):  # fmt: skip
+        assert main(argv) == 2
+        err = capfd.readouterr().err
+        assert err.count("\n") == 1 and "-- CMD" in err
+
+
+def test_fork_and_rewind_usage_show_the_command(capfd: Any) -> None:
+    for cmd in ("fork", "rewind"):
+        with pytest.raises(SystemExit):
+            main([cmd, "--help"])
+        assert "-- CMD [ARGS...]" in capfd.readouterr().out
+
+
+def test_rewind_to_a_step_the_run_does_not_have_is_one_line(
+    recorded: Path, env: None, capfd: Any
+) -> None:
+    for at in ("3", "-1"):
+        assert main(["rewind", str(recorded), "--at", at, "--", *AGENT, "anthropic"]) == 2
+        err = capfd.readouterr().err
+        assert err.count("\n") == 1 and "the trace has steps 0..2" in err
+
+
+def test_a_fork_that_ends_at_its_edit_says_one_step(
+    recorded: Path, fake: FakeAnthropicServer, tmp_path: Path, env: None, capfd: Any
+) -> None:
+    before = len(fake.requests)
+    argv = ["fork", str(recorded), "--at", "0", "--answer", "Done.", "--trace-dir", str(tmp_path)]
+    assert main([*argv, "--", *AGENT, "anthropic"]) == 0
+    out = capfd.readouterr().out
+    assert "Done." in out and "fork: end_turn after 1 step, cost" in out
+    assert len(fake.requests) == before
