@@ -31,9 +31,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("trace", help="the trace (.jsonl) to replay")
     p.add_argument(
         "--mode",
-        default="strict",
         choices=[*(m.value for m in ReplayMode), "loose"],
-        help="strict: stop at the first divergence (default); loose (alias warn): report it "
+        help="strict: stop at the first divergence (default; with -- CMD, an imported "
+        "session replays loose); loose (alias warn): report it "
         "and go on; hybrid: continue live with the agent's provider from there",
     )
     p.add_argument("--agent", help="module:attr of the agent (hybrid mode's live half)")
@@ -57,9 +57,9 @@ def run_child(args: argparse.Namespace) -> int:
         raise UserError(
             "--agent is for replaying a regista Agent; with -- CMD the command is the agent"
         )
-    mode = {"warn": "loose", "loose": "loose", "strict": "strict"}.get(args.mode)
-    if mode is None:
+    if args.mode == "hybrid":
         raise UserError(f"--mode {args.mode} cannot replay a command: use strict or loose")
+    mode = "loose" if args.mode == "warn" else args.mode  # None: the run decides
     code, replay, _ = replay_child(args.trace, args.child_command, mode=mode)
     out([replay_line(replay)])
     return code
@@ -79,6 +79,8 @@ def replay_line(replay: Any) -> str:
 
 
 async def run_harness(args: argparse.Namespace) -> int:
+    if args.mode is None:
+        args.mode = "strict"
     if args.mode == "loose":
         args.mode = "warn"
     if args.agent and args.mode != "hybrid":

@@ -67,7 +67,7 @@ def replay_child(
     trace_path: str | Path,
     cmd: list[str],
     *,
-    mode: str = "strict",
+    mode: str | None = None,
     answers: dict[int, Any] | None = None,
     tool_results: dict[int, Any] | None = None,
     tool_errors: set[int] | None = None,
@@ -92,7 +92,8 @@ def replay_child(
     is_fork = bool(answers or tool_results) or live_after is not None
     spec = Spec(
         run=trace.session_id,
-        mode=SdkReplayMode.parse(mode) if not is_fork else SdkReplayMode.STRICT,
+        mode=SdkReplayMode.parse(mode) if mode and not is_fork else SdkReplayMode.STRICT,
+        mode_given=bool(mode) and not is_fork,  # else the run decides (imported: loose)
         answers=dict(answers or {}),
         tool_results=dict(tool_results or {}),
         tool_errors=set(tool_errors or ()),

@@ -57,6 +57,13 @@ class SdkReplayMode(enum.StrEnum):
             ) from None
 
 
+def default_mode(trace: Trace) -> SdkReplayMode:
+    """Strict for a recording; loose for an imported session (transcripts and spans do not
+    hold everything a strict digest needs: the system prompt, the exact requests)."""
+    imported = isinstance(trace.start.metadata, dict) and "imported_from" in trace.start.metadata
+    return SdkReplayMode.LOOSE if imported else SdkReplayMode.STRICT
+
+
 def _digest_of(call: RecordedCall) -> str:
     request = call.request
     return sdk_digest(request.system, request.messages) if request is not None else ""
@@ -86,6 +93,8 @@ class Spec:
 
     run: str
     mode: SdkReplayMode = SdkReplayMode.STRICT
+    #: False: the request named no mode, so the run decides (:func:`default_mode`).
+    mode_given: bool = True
     answers: dict[int, ModelAnswerEdit] = field(default_factory=dict)
     tool_results: dict[int, Any] = field(default_factory=dict)
     #: Steps whose edited tool result is an error.
@@ -109,7 +118,11 @@ def parse_spec(body: dict[str, Any]) -> Spec:
     run = body.get("run")
     if not isinstance(run, str) or not run:
         raise HttpError(400, "'run' must be the session id of a run in the store")
-    spec = Spec(run=run, mode=SdkReplayMode.parse(body.get("mode", "strict")))
+    spec = Spec(
+        run=run,
+        mode=SdkReplayMode.parse(body.get("mode", "strict")),
+        mode_given="mode" in body,
+    )
     edits = body.get("edits") or []
     if not isinstance(edits, list):
         raise HttpError(400, "'edits' must be a list")
@@ -176,6 +189,8 @@ class SdkReplay:
 
     def __init__(self, trace: Trace, spec: Spec, ttl: float) -> None:
         self.id = "rp_" + secrets.token_hex(12)
+        if not spec.mode_given:
+            spec.mode = default_mode(trace)
         self.trace = trace
         self.spec = spec
         self.created = time.time()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -216,3 +217,23 @@ def test_an_edited_tool_result_can_be_an_error(recorded: Path) -> None:
     assert blocks[0] == {"type": "tool_result", "tool_use_id": "toolu_1", "content": "x",
                          "is_error": True}  # fmt: skip
     assert blocks[1] == {"type": "tool_result", "tool_use_id": "toolu_2", "content": "y"}
+
+
+def test_an_imported_run_replays_loosely_unless_told(tmp_path: Path) -> None:
+    """Transcripts lack what a strict digest needs: an imported run's default mode is loose."""
+    from importers.cc_fixtures import basic_session
+
+    from regista.importers import convert, write_runs
+
+    source = basic_session().write(tmp_path / "s.jsonl")
+    (path,) = write_runs(convert("claude-code", source), tmp_path / "store")
+    with regista_server(path.parent) as server:
+        for spec, mode in (({}, "loose"), ({"mode": "strict"}, "strict")):
+            rp = new_replay(server, path.stem, **spec)
+            assert server.http.get(f"/v1/replays/{rp['id']}").json()["mode"] == mode
+    # `regista replay IMPORTED -- CMD` without --mode: loose too; --mode strict is strict
+    from regista.cli.sdk_child import replay_child
+
+    for mode, expected in ((None, "loose"), ("strict", "strict")):
+        code, replay, _ = replay_child(path, [sys.executable, "-c", "pass"], mode=mode)
+        assert code == 0 and replay.spec.mode == expected
