@@ -2,8 +2,8 @@
 
 Each OTel trace with GenAI spans becomes a regista run in the store
 (``<store>/<session_id>.jsonl``); a trace sent again (or in several batches) is converted
-again from all its spans received so far (the last 1000 traces are remembered) and
-replaces its run. The answer is OTLP's
+again from all its spans received so far (the last 1000 traces are remembered; a span
+received again counts once) and replaces its run. The answer is OTLP's
 ``ExportTraceServiceResponse`` in the request's encoding.
 """
 
@@ -108,12 +108,30 @@ def routes(ctx: ServerContext) -> list[BaseRoute]:
 
 
 def _only(batches: list[dict[str, Any]], trace_id: str) -> list[dict[str, Any]]:
-    """The resource spans of ``batches`` cut down to the spans of one trace."""
+    """The resource spans of ``batches`` cut down to the spans of one trace.
+
+    A span received again (same span id: a re-export, a retried batch) counts once, as
+    last received.
+    """
+    ours = [
+        sp
+        for rs in batches
+        for ss in rs.get("scopeSpans") or []
+        for sp in ss.get("spans") or []
+        if isinstance(sp, dict) and str(sp.get("traceId")) == trace_id
+    ]
+    last = {str(sp["spanId"]): id(sp) for sp in ours if sp.get("spanId")}
     out = []
     for rs in batches:
         scopes = []
         for ss in rs.get("scopeSpans") or []:
-            spans = [sp for sp in ss.get("spans") or [] if str(sp.get("traceId")) == trace_id]
+            spans = [
+                sp
+                for sp in ss.get("spans") or []
+                if isinstance(sp, dict)
+                and str(sp.get("traceId")) == trace_id
+                and last.get(str(sp.get("spanId")), id(sp)) == id(sp)
+            ]
             if spans:
                 scopes.append({**ss, "spans": spans})
         if scopes:

@@ -125,6 +125,20 @@ def test_the_receiver_on_regista_serve_takes_protobuf_and_json(tmp_path: Path) -
     assert_same_run(other, Trace.load(store / f"{other.session_id}.jsonl"))
 
 
+def test_a_run_exported_again_to_the_receiver_is_the_same_run(tmp_path: Path) -> None:
+    """Span ids are derived from the session and step: a re-export replaces, never adds."""
+    store = tmp_path / "store"
+    trace = Trace.load(SAMPLES / "refund_happy.jsonl")
+    with BackgroundServer(create_app(store)) as server:
+        for _ in range(2):
+            exporter = OTLPSpanExporter(endpoint=f"{server.url}/v1/traces")
+            assert exporter.export(_spans(trace)).name == "SUCCESS"
+            exporter.shutdown()  # type: ignore[no-untyped-call]
+            back = Trace.load(store / f"{trace.session_id}.jsonl")
+            assert len(back.steps()) == len(trace.steps())
+            assert_same_run(trace, back)
+
+
 def test_import_otlp_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from google.protobuf import json_format
 
