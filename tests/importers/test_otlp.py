@@ -96,6 +96,59 @@ def test_export_then_import_gives_the_same_run(tmp_path: Path, content: bool) ->
             assert back.request_hashes()[:1] == trace.request_hashes()[:1]
 
 
+def _random_run(rng: random.Random, folder: Path) -> Trace:
+    """A seeded run of the real loop: parallel tool calls, denials, failing tools, thinking,
+    cache tokens, compactions and max_turns stops, in random amounts."""
+    from builders import answer, rich_agent, tool_use
+
+    from regista.providers import ScriptedProvider
+
+    script: list[dict[str, Any]] = []
+    for turn in range(rng.randint(1, 7)):
+        blocks = []
+        for k in range(rng.choice([0, 0, 1, 1, 2, 3])):
+            name = rng.choice(["get_weather", "get_forecast", "flaky"])
+            city = rng.choice(["Paris", "Rome", "Oslo", "Lima"])
+            args: dict[str, Any] = {"reason": city} if name == "flaky" else {"city": city}
+            blocks.append(tool_use(f"toolu_{turn}_{k}", name, **args))
+        if rng.random() < 0.3:
+            blocks.insert(0, {"type": "thinking", "thinking": f"step {turn}", "signature": "s"})
+        item = answer(*blocks, text=rng.choice([None, f'Turn {turn} ✓ «quoted» "x"']))
+        if not item["content"]:
+            item["content"] = [{"type": "text", "text": "Done."}]
+        item["usage"] = {
+            "input_tokens": rng.randint(1, 5000),
+            "output_tokens": rng.randint(1, 900),
+            "cache_read_input_tokens": rng.choice([0, rng.randint(1, 4000)]),
+            "cache_creation_input_tokens": rng.choice([0, rng.randint(1, 300)]),
+        }
+        script.append(item)
+    script += [answer(text="The end.")] * 10  # compactions ask the model too
+    agent = rich_agent(folder, provider=ScriptedProvider(script), max_turns=rng.randint(1, 9))
+    return Trace.load(agent.run_sync("Weather in Paris, Rome and Oslo?").trace_path)
+
+
+@pytest.mark.parametrize("content", [True, False])
+def test_export_then_receive_gives_the_same_generated_run(tmp_path: Path, content: bool) -> None:
+    """The property over generated runs (REGISTA_FUZZ_RUNS sets how many; default 6)."""
+    import os
+
+    import httpx2
+
+    runs = int(os.environ.get("REGISTA_FUZZ_RUNS", "6"))
+    store = tmp_path / "store"
+    with BackgroundServer(create_app(store)) as server, httpx2.Client(base_url=server.url) as c:
+        for seed in range(runs):
+            trace = _random_run(random.Random(seed), tmp_path / f"run{seed}")
+            data = encode_spans(_spans(trace, content)).SerializeToString()
+            r = c.post(
+                "/v1/traces", content=data, headers={"content-type": "application/x-protobuf"}
+            )
+            assert r.status_code == 200, (seed, r.text)
+            back = Trace.load(store / f"{trace.session_id}.jsonl")
+            assert_same_run(trace, back, content)
+
+
 def test_the_receiver_on_regista_serve_takes_protobuf_and_json(tmp_path: Path) -> None:
     import httpx2
     from google.protobuf import json_format  # type: ignore[import-untyped]
