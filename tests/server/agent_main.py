@@ -27,15 +27,18 @@ def main() -> int:
         print("called", flush=True)
         time.sleep(120)
         return 0
-    if sys.argv[1] == "anthropic-loop":  # one conversation, a call at a time, until killed
+    if sys.argv[1] in ("anthropic-loop", "anthropic-stream-loop"):  # until killed
         import anthropic
 
         client = anthropic.Anthropic(max_retries=0)
         messages: list[dict[str, object]] = [{"role": "user", "content": "Count."}]
         for n in range(10_000):
-            msg = client.messages.create(
-                model="claude-sonnet-4-6", max_tokens=64, system=system, messages=messages
-            )
+            ask = {"model": "claude-sonnet-4-6", "max_tokens": 64, "system": system}
+            if sys.argv[1] == "anthropic-stream-loop":
+                with client.messages.stream(**ask, messages=messages) as stream:  # type: ignore[arg-type]
+                    msg = stream.get_final_message()
+            else:
+                msg = client.messages.create(**ask, messages=messages)  # type: ignore[arg-type]
             print(f"called {n + 1}", flush=True)
             uses = [b for b in msg.content if b.type == "tool_use"]
             messages.append({"role": "assistant", "content": [b.model_dump() for b in msg.content]})

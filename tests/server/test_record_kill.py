@@ -83,15 +83,18 @@ def test_kill_9_during_a_recorded_session_leaves_a_readable_trace(tmp_path: Path
         assert SECRET not in path.read_text()
 
 
-@pytest.mark.parametrize("seed", [1, 2])
-def test_kill_9_loses_at_most_the_call_in_flight(tmp_path: Path, seed: int) -> None:
+@pytest.mark.parametrize(
+    ("seed", "mode"),
+    [(1, "anthropic-loop"), (2, "anthropic-loop"), (3, "anthropic-stream-loop")],
+)
+def test_kill_9_loses_at_most_the_call_in_flight(tmp_path: Path, seed: int, mode: str) -> None:
     """Killed after the agent has had k answers (plus a random few milliseconds, so the kill
     lands anywhere in the next call): the first k - 1 calls are on disk, whole."""
     rng = random.Random(seed)
     k = rng.randint(2, 6)
     with FakeAnthropicServer() as fake:
         fake.answer_with(_tool_use)
-        proc = _record(tmp_path, fake.url, "anthropic-loop")
+        proc = _record(tmp_path, fake.url, mode)
         try:
             assert proc.stdout is not None
             for n in range(1, k + 1):
