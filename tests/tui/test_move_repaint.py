@@ -143,7 +143,8 @@ async def test_the_index_growing_lays_out_nothing(
     index, notice = tui_main.open_index(trace_path)
     app = RegistaApp(index, notice=notice, settle_s=0)
     async with app.run_test(size=(120, 40)) as pilot:
-        while index.cold:
+        # The rest is scanned by a worker started on a timer once the models are warm.
+        while index.cold or index.scanned < index.size:
             await pilot.pause(0.05)
         await app.screen.workers.wait_for_complete()
         await pilot.pause()
