@@ -10,7 +10,7 @@ from regista.importers import detect
 from regista.importers.codex import convert
 from regista.trace.reader import Trace
 
-from .codex_fixtures import basic_rollout
+from .codex_fixtures import Rollout, basic_rollout
 
 
 def _trace(path: Path) -> Trace:
@@ -171,3 +171,23 @@ def test_unpaired_call_and_skipped_events(tmp_path: Path) -> None:
     assert last.kind == "tool" and not last.complete  # no output recorded: not invented
     assert trace.start.metadata["import_report"]["skipped"]["event_msg/brand_new_event"] == 1
     assert trace.summary().errors >= 1
+
+
+def test_web_search_call_is_a_tool_step_without_an_invented_result(tmp_path: Path) -> None:
+    r = Rollout()
+    r.meta()
+    r.turn()
+    r.user("Which Python added match statements?")
+    action = {"type": "search", "query": "python match statement version"}
+    r.line("response_item", {"type": "web_search_call", "status": "completed", "action": action})
+    r.say("Python 3.10.")
+    r.tokens(120, 0, 30)
+    trace = _trace(r.write(tmp_path / "r.jsonl"))
+    kinds = [(s.kind, s.tool_call.name if s.tool_call else None) for s in trace.steps()]
+    assert ("tool", "web_search") in kinds
+    search = next(s for s in trace.steps() if s.tool_call and s.tool_call.name == "web_search")
+    assert search.tool_call.input == action
+    # the rollout holds no search results: none is made up, the result is marked unknown
+    assert search.result is not None and search.result.content == ""
+    assert search.result.unknown == ["content"]
+    assert trace.end is not None and trace.end.output == "Python 3.10."
