@@ -40,7 +40,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def run(args: argparse.Namespace) -> int:
     from regista.importers import convert, discover, write_runs
     from regista.importers._common import read_source
-    from regista.importers.detect import detect
 
     try:
         files = discover(args.format, list(args.paths))
@@ -49,27 +48,28 @@ def run(args: argparse.Namespace) -> int:
     if not files:
         raise UserError(f"no {args.format} sessions under {', '.join(map(str, args.paths))}")
     given = {Path(p) for p in args.paths}
-    sources: list[tuple[Path, bytes]] = []
+    sources: list[Path] = []
     strays = 0
     for path in files:  # every file is checked before anything is written
-        data = read_source(path)
-        found = detect(data)
-        if found is not None and found != args.format:
+        found = _format_of(path, args.format)
+        if found != args.format:
             if path in given:
                 if found == "regista":
                     raise UserError(f"{path} is already a regista trace: nothing to import")
+                if found is None:
+                    raise UserError(f"{path} holds no {args.format} session: nothing to import")
                 raise UserError(
                     f"{path} holds a {found} session, not {args.format}: "
                     f"regista import {found} {path}"
                 )
             strays += 1
             continue
-        sources.append((path, data))
+        sources.append(path)
     if not sources:
         raise UserError(f"no {args.format} sessions under {', '.join(map(str, args.paths))}")
     sessions = runs = 0
-    for path, data in sources:
-        conv = convert(args.format, path, data)
+    for path in sources:
+        conv = convert(args.format, path, read_source(path))
         written = write_runs(conv, args.trace_dir)
         sessions += 1
         runs += len(written)
@@ -82,3 +82,39 @@ def run(args: argparse.Namespace) -> int:
         print(f"skipped {strays} file(s) that hold no {args.format} session")
     print(f"imported {sessions} session(s) as {runs} trace(s) in {args.trace_dir}")
     return 0
+
+
+_HEAD = 4 << 20
+
+
+def _format_of(path: Path, wanted: str) -> str | None:
+    """The format ``path`` holds (``None``: none regista knows), from its content.
+
+    The first lines usually say; when they do not, every line is asked whether it is one
+    of ``wanted`` (a transcript whose first lines are damaged is still one).
+    """
+    import orjson
+
+    from regista.importers._common import read_source
+    from regista.importers.detect import detect, detect_object
+
+    try:
+        with open(path, "rb") as f:
+            head = f.read(_HEAD)
+            whole = len(head) < _HEAD
+    except OSError:
+        return wanted  # the import itself says why it cannot be read
+    found = detect(head)
+    if found is not None or wanted == "otlp":  # an OTLP file's importer says what is wrong
+        return found or wanted
+    data = head if whole else read_source(path)
+    if not whole and (found := detect(data)) is not None:
+        return found
+    for line in data.splitlines():
+        try:
+            obj = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(obj, dict) and detect_object(obj) == wanted:
+            return wanted
+    return None

@@ -132,3 +132,22 @@ def test_a_folder_walk_skips_files_of_another_format(
     out = capsys.readouterr().out
     assert "skipped 1 file(s) that hold no claude-code session" in out
     assert len(list(out_dir.iterdir())) == 1
+
+
+def test_a_named_file_with_no_session_is_one_line_and_a_damaged_start_still_imports(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out_dir = tmp_path / "traces"
+    for name, data in (("empty.jsonl", b""), ("notes.jsonl", b"garbage\n{}\n[1, 2]\n")):
+        path = tmp_path / name
+        path.write_bytes(data)
+        assert main(["import", "claude-code", str(path), "--trace-dir", str(out_dir)]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "holds no claude-code session: nothing to import" in err
+    assert not out_dir.exists()
+    damaged = tmp_path / "damaged.jsonl"
+    session = basic_session().write(tmp_path / "s.jsonl").read_bytes()
+    damaged.write_bytes(b"not json\n" * 30 + session)
+    assert main(["import", "claude-code", str(damaged), "--trace-dir", str(out_dir)]) == 0
+    out = capsys.readouterr().out
+    assert "(6 steps)" in out and "damaged.jsonl:30: skipped: not valid JSON" in out
