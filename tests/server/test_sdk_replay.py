@@ -282,3 +282,23 @@ def test_sdk_traces_replay_in_the_harness_too(
     out = capsys.readouterr()
     assert code == 0, out.err
     assert f"output: {recorded}" in out.out
+
+
+def test_model_tools_and_sampling_are_not_part_of_the_strict_digest(tmp_path: Path) -> None:
+    """Only the system prompt and messages are compared: another model name, other tools
+    and other sampling parameters still match step 0."""
+    store, _ = _record_anthropic(tmp_path)
+    (path,) = store.glob("*.jsonl")
+    with regista_server(store) as server:
+        rp = new_replay(server, path.stem)
+        client = anthropic.Anthropic(api_key="unused", base_url=rp["anthropic_base_url"])
+        client.messages.create(
+            model="claude-opus-4-1",
+            max_tokens=7,
+            extra_body={"temperature": 0.1, "top_p": 0.5},
+            system="You are a weather bot.",
+            tools=[{"name": "other", "description": "x", "input_schema": {"type": "object"}}],
+            messages=[{"role": "user", "content": "Weather in Paris?"}],
+        )
+        status = server.http.get(f"/v1/replays/{rp['id']}").json()
+        assert status["served"] == 1 and status["matched"] == 1
