@@ -35,11 +35,12 @@ def _run(cmd: list[str], env_updates: dict[str, str]) -> int:
         raise UserError("give the command to run after --, e.g. -- python agent.py")
     env = {**os.environ, **env_updates}
     try:
-        return subprocess.run(cmd, env=env, check=False).returncode
+        code = subprocess.run(cmd, env=env, check=False).returncode
     except FileNotFoundError:
         raise UserError(f"cannot run {cmd[0]!r}: no such program") from None
     except PermissionError:
         raise UserError(f"cannot run {cmd[0]!r}: permission denied") from None
+    return 128 - code if code < 0 else code  # killed by signal N: 128 + N, as a shell says
 
 
 def record(cmd: list[str], trace_dir: str | Path) -> tuple[int, list[Path]]:

@@ -208,3 +208,11 @@ def test_a_fork_that_ends_at_its_edit_says_one_step(
     out = capfd.readouterr().out
     assert "Done." in out and "fork: end_turn after 1 step, cost" in out
     assert len(fake.requests) == before
+
+
+def test_a_command_killed_by_a_signal_exits_as_a_shell_says(tmp_path: Path, capfd: Any) -> None:
+    """128 + the signal's number, as `sh` reports it (not a negative code wrapped to 241)."""
+    suicide = "import os, signal; os.kill(os.getpid(), signal.SIGTERM)"
+    assert (
+        main(["record", "--trace-dir", str(tmp_path), "--", sys.executable, "-c", suicide]) == 143
+    )
