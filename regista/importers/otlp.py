@@ -712,7 +712,14 @@ def convert(path: Path, data: bytes | None = None) -> Conversion:
                 continue
             if isinstance(obj, dict):
                 bodies.append(obj)
-    merged = {"resourceSpans": [rs for b in bodies for rs in (b.get("resourceSpans") or [])]}
+    merged = {
+        "resourceSpans": [
+            rs
+            for b in bodies
+            if isinstance(b.get("resourceSpans"), list)
+            for rs in b["resourceSpans"]
+        ]
+    }
     conv = convert_request(merged, str(path.resolve()))
     if not conv.runs:
         raise TraceError(f"{path}: no OpenTelemetry GenAI spans in it")

@@ -67,8 +67,11 @@ def routes(ctx: ServerContext) -> list[BaseRoute]:
                     body = orjson.loads(data)
                 except orjson.JSONDecodeError as exc:
                     raise HttpError(400, f"the body is not valid JSON: {exc}") from None
-                if not isinstance(body, dict):
+                if not isinstance(body, dict) or not isinstance(
+                    body.get("resourceSpans", []), list
+                ):
                     raise HttpError(400, "the body must be an OTLP ExportTraceServiceRequest")
+                body = {"resourceSpans": _well_formed(body.get("resourceSpans") or [])}
             # Keep every batch of a trace: spans of one trace often come in several.
             for rs in body.get("resourceSpans") or []:
                 ids = {
@@ -105,6 +108,23 @@ def routes(ctx: ServerContext) -> list[BaseRoute]:
         return Response(b"{}", media_type="application/json")
 
     return [Route("/v1/traces", traces, methods=["POST"])]
+
+
+def _well_formed(resource_spans: list[Any]) -> list[dict[str, Any]]:
+    """The resource spans of a JSON body with what is not shaped as OTLP left out (a
+    resource, scope or span that is not an object; a list that is not a list)."""
+    out = []
+    for rs in resource_spans:
+        if not isinstance(rs, dict) or not isinstance(rs.get("scopeSpans"), list):
+            continue
+        scopes = [
+            {**ss, "spans": [sp for sp in ss["spans"] if isinstance(sp, dict)]}
+            for ss in rs["scopeSpans"]
+            if isinstance(ss, dict) and isinstance(ss.get("spans"), list)
+        ]
+        if scopes:
+            out.append({**rs, "scopeSpans": scopes})
+    return out
 
 
 def _only(batches: list[dict[str, Any]], trace_id: str) -> list[dict[str, Any]]:

@@ -17,6 +17,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from regista.cli.main import main
 from regista.errors import RegistaError
 from regista.importers import convert
+from regista.importers.otlp import convert as otlp_file_convert
 from regista.importers.otlp import convert_request, parse_protobuf
 from regista.server import BackgroundServer, create_app
 from regista.trace.otel import export_trace
@@ -333,6 +334,12 @@ def test_fuzzed_otlp_bodies_give_runs_or_one_clear_error() -> None:
         body = seed
         for _ in range(rng.randint(1, 4)):
             body = _mutate_value(rng, body)
+        try:  # `regista import otlp FILE` reads any JSON: a file's bytes go in whole
+            otlp_file_convert(Path("fuzz.json"), orjson.dumps(body))
+        except RegistaError:
+            pass
+        except Exception as exc:  # pragma: no cover - the failure report
+            raise AssertionError(f"case {case} (file): {type(exc).__name__}: {exc}") from exc
         if not isinstance(body, dict):
             continue
         try:
@@ -343,3 +350,38 @@ def test_fuzzed_otlp_bodies_give_runs_or_one_clear_error() -> None:
             raise AssertionError(f"case {case}: {type(exc).__name__}: {exc}") from exc
         for run in conv.runs:
             Trace.from_bytes(run.to_bytes(), "<fuzz>").steps()
+
+
+@pytest.mark.parametrize(
+    "data", [b'{"resourceSpans": 5}', b'{"resourceSpans": {"a": 1}}', b"[1]", b'"x"', b"{nope"]
+)
+def test_import_otlp_of_a_file_without_spans_is_one_line(
+    tmp_path: Path, data: bytes, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "spans.json"
+    path.write_bytes(data)
+    assert main(["import", "otlp", str(path), "--trace-dir", str(tmp_path / "out")]) != 0
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no OpenTelemetry GenAI spans" in err
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"resourceSpans": 5},
+        {"resourceSpans": [5]},
+        {"resourceSpans": [{"scopeSpans": 3}]},
+        {"resourceSpans": [{"scopeSpans": [5]}]},
+        {"resourceSpans": [{"scopeSpans": [{"spans": [1, {"traceId": "x"}]}]}]},
+    ],
+)
+def test_the_receiver_answers_a_misshapen_json_body_without_a_500(
+    tmp_path: Path, body: dict[str, Any]
+) -> None:
+    import httpx2
+
+    with BackgroundServer(create_app(tmp_path)) as server, httpx2.Client(base_url=server.url) as c:
+        r = c.post("/v1/traces", json=body)
+        assert r.status_code in (200, 400), r.text
+        assert "internal error" not in r.text
