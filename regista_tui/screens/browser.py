@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+import gc
 import os
 from collections.abc import Callable
 from typing import ClassVar
@@ -35,6 +36,11 @@ _SCAN_DELAY_S = 0.05
 #: After the first screen of a big trace is drawn, the event models load this much later.
 _WARM_DELAY_S = 0.02
 _FOLLOW_S = 0.5
+
+
+def _collect_and_freeze() -> None:
+    gc.collect()
+    gc.freeze()
 
 
 class IndexGrown(Message):
@@ -154,6 +160,11 @@ class BrowserScreen(ForkActions, LinkActions):
         self._grown()
         if message.done and self.index.end is None:
             self._start_following()
+        if message.done and gc.isenabled():
+            # The scan made the index's many long-lived objects: they are collected once
+            # now and the survivors (which live as long as this trace is shown) left out of
+            # later full collections, which would otherwise walk them in a key press.
+            self.call_after_refresh(_collect_and_freeze)
 
     @on(ScanFailed)
     def _scan_failed(self, message: ScanFailed) -> None:

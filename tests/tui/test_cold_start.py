@@ -30,11 +30,14 @@ def _screen(app: RegistaApp) -> tuple[list[str], str, str]:
 
 
 async def _warmed(pilot: Any, index: TraceIndex) -> None:
-    """Until the event models have loaded (a moment after the first frame)."""
+    """Until the event models have loaded (a moment after the first frame) and the rest of
+    the trace is indexed."""
     for _ in range(200):
-        if not index.cold:
+        if not index.cold and index.scanned >= index.size:
             break
         await pilot.pause(0.05)
+    await pilot.app.screen.workers.wait_for_complete()
+    await pilot.pause()
     await pilot.pause()
 
 

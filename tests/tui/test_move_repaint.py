@@ -3,6 +3,7 @@ say where the cursor is, not the whole list or the whole step view, and lays out
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 from typing import Any
 
@@ -134,6 +135,18 @@ async def test_the_next_step_is_drawn_before_the_move(
         assert body.get_selection(Selection(None, None)) == kept
 
 
+async def _scanned(pilot: Any, app: RegistaApp) -> None:
+    """Until a cold-opened trace is warm and scanned to its end, and the screen says so."""
+    index = app.screen.index  # type: ignore[attr-defined]
+    for _ in range(200):
+        if not index.cold and index.scanned >= index.size:
+            break
+        await pilot.pause(0.05)
+    await app.screen.workers.wait_for_complete()
+    await pilot.pause()
+    await pilot.pause()
+
+
 async def test_the_index_growing_lays_out_nothing(
     trace_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -143,12 +156,7 @@ async def test_the_index_growing_lays_out_nothing(
     index, notice = tui_main.open_index(trace_path)
     app = RegistaApp(index, notice=notice, settle_s=0)
     async with app.run_test(size=(120, 40)) as pilot:
-        # The rest is scanned by a worker started on a timer once the models are warm.
-        while index.cold or index.scanned < index.size:
-            await pilot.pause(0.05)
-        await app.screen.workers.wait_for_complete()
-        await pilot.pause()
-        index.cold = False
+        await _scanned(pilot, app)
         before = len(index)
         layouts: list[str] = []
         original = Widget.refresh
@@ -167,3 +175,21 @@ async def test_the_index_growing_lays_out_nothing(
         await pilot.pause()
         assert layouts == []
         assert screen.timeline.virtual_size.height == before + 1
+
+
+async def test_the_scanned_index_is_left_out_of_full_collections(
+    trace_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once the scan is done its objects are collected once and frozen, so a full
+    collection later (during a key press) does not walk a big trace's index."""
+    monkeypatch.setattr(tui_main, "FIRST_SCAN_BYTES", 2000)
+    index, notice = tui_main.open_index(trace_path)
+    app = RegistaApp(index, notice=notice, settle_s=0)
+    gc.unfreeze()
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await _scanned(pilot, app)
+            assert index.scanned == index.size
+            assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
