@@ -23,7 +23,10 @@ CASES = int(os.environ.get("REGISTA_FUZZ_CASES", "60"))
 _WORDS = ["messages", "role", "user", "assistant", "tool", "content", "type", "text",
           "tool_use", "tool_result", "system", "model", "stream", "tool_calls", "function",
           "arguments", "run", "mode", "edits", "step", "answer", "live_after", "live",
-          "stream_options", "include_usage", "id", "input", "\u00e9\u0000", "../"]  # fmt: skip
+          "stream_options", "include_usage", "id", "input", "\u00e9\u0000", "../",
+          "resourceSpans", "scopeSpans", "spans", "traceId", "spanId", "parentSpanId",
+          "attributes", "key", "value", "stringValue", "intValue", "startTimeUnixNano",
+          "gen_ai.operation.name", "chat", "gen_ai.prompt.0.content"]  # fmt: skip
 
 
 def _value(rng: random.Random, depth: int = 0) -> Any:
@@ -66,6 +69,35 @@ def _body(rng: random.Random, run: str) -> bytes:
     return raw[: rng.randrange(len(raw) + 1)] if choice == 2 else raw
 
 
+def _otlp_body(rng: random.Random) -> bytes:
+    """A real-looking OTLP JSON export with one part, at any depth, replaced."""
+    attr = {"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}}
+    span = {"traceId": "0af7651916cd43dd8448eb211c80319c", "spanId": "b7ad6b7169203331",
+            "name": "chat m", "startTimeUnixNano": "1700000000000000000",
+            "endTimeUnixNano": "1700000001000000000",
+            "attributes": [attr, {"key": "gen_ai.prompt.0.content",
+                                  "value": {"stringValue": "hi"}}]}  # fmt: skip
+    body: Any = {"resourceSpans": [{"resource": {"attributes": []},
+                                    "scopeSpans": [{"scope": {}, "spans": [span]}]}]}  # fmt: skip
+    node = body
+    for _ in range(rng.randrange(1, 9)):  # walk down, then replace what is there
+        if isinstance(node, dict) and node:
+            key = rng.choice(list(node))
+            if rng.random() < 0.3 or not isinstance(node[key], dict | list):
+                node[key] = _value(rng)
+                break
+            node = node[key]
+        elif isinstance(node, list) and node:
+            i = rng.randrange(len(node))
+            if rng.random() < 0.3 or not isinstance(node[i], dict | list):
+                node[i] = _value(rng)
+                break
+            node = node[i]
+        else:
+            break
+    return orjson.dumps(body)
+
+
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
     store = tmp_path_factory.mktemp("fuzz")
@@ -92,6 +124,7 @@ def test_fuzzed_bodies_never_break_the_server(recorded: Path) -> None:
             f"/v1/replays/{rid}/anthropic/v1/messages",
             f"/v1/replays/{rid}/openai/v1/chat/completions",
             "/v1/record/anthropic/v1/count_tokens?x=1",
+            "/v1/traces",
         ]
         for route in routes:
             for n in range(CASES):
@@ -104,3 +137,15 @@ def test_fuzzed_bodies_never_break_the_server(recorded: Path) -> None:
                 assert "Traceback" not in r.text, where
                 if r.status_code >= 400:
                     assert isinstance(r.json(), dict), where
+        for n in range(CASES):  # the OTLP receiver: nearly valid JSON exports
+            body = _otlp_body(rng)
+            r = server.http.post(
+                "/v1/traces", content=body, headers={"content-type": "application/json"}
+            )
+            assert r.status_code in (200, 400), f"seed {SEED}, otlp case {n}: {body[:300]!r}"
+        for n in range(CASES):  # the OTLP receiver's protobuf side
+            body = _body(rng, recorded.stem)
+            r = server.http.post(
+                "/v1/traces", content=body, headers={"content-type": "application/x-protobuf"}
+            )
+            assert r.status_code in (200, 400), f"seed {SEED}, protobuf case {n}: {body[:200]!r}"
