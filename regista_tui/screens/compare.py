@@ -255,6 +255,8 @@ class CompareScreen(Screen[None]):
 
     def _failed(self, message: str) -> None:
         self._loading = False
+        if not self.is_attached:  # closed while it read
+            return
         self.set_status(message, True)
         if self.diff is None:
             header = Text(f"Cannot align the two runs: {message}", "bold red", no_wrap=True)
@@ -263,6 +265,8 @@ class CompareScreen(Screen[None]):
 
     def _loaded(self, diff: RunDiff, sizes: tuple[int, int]) -> None:
         self._loading = False
+        if not self.is_attached:  # closed while it read
+            return
         first_time = not self._aligned
         self._aligned = True
         moved = self._head_cursor is not None and self.pairs.cursor != self._head_cursor

@@ -177,3 +177,21 @@ async def test_closing_the_view_while_it_reads_stops_the_reading(
         await pilot.pause()
         assert app.screen is not screen and isinstance(app.screen, CompareScreen)
     assert len(after) <= 2  # not the hundred slices of the whole file
+
+
+async def test_a_reading_that_ends_after_the_view_closed_shows_nothing(tmp_path: Path) -> None:
+    from regista_tui.screens.runs import ListedCompareScreen
+
+    app = RegistaApp(compare=(SAMPLE, SAMPLE))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.workers.wait_for_complete()
+        screen = ListedCompareScreen(SAMPLE, SAMPLE)
+        await app.push_screen(screen)
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        diff, sizes = screen.diff, screen._sizes
+        assert diff is not None
+        await pilot.press("escape")
+        await pilot.pause()
+        screen._loaded(diff, sizes)  # as a reading finishing just now would
+        screen._failed("gone")
