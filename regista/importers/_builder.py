@@ -434,20 +434,34 @@ class RunBuilder:
     def error(self, *, message: str, error_type: str, ts: str | None, step: int | None) -> None:
         self._emit(ts, ERROR, step=step, where="provider", error_type=error_type, message=message)
 
-    def finish(self) -> list[dict[str, Any]]:
-        """Close the run with ``session.end`` (the transcript ends here) and return it."""
+    def finish(
+        self,
+        *,
+        stop_reason: str = "transcript_end",
+        ended: str | None = None,
+        duration_ms: float | None = None,
+    ) -> list[dict[str, Any]]:
+        """Close the run with ``session.end`` and return it.
+
+        Args:
+            stop_reason: Why the run ended, when the source says (a transcript just ends).
+            ended: When it ended, when the source says (else its last event's time).
+            duration_ms: How long it ran, when the source says (else first to last event).
+        """
         a, b = ts_millis(self.first_ts), ts_millis(self.last_ts)
+        if duration_ms is None:
+            duration_ms = float(max(b - a, 0)) if a is not None and b is not None else 0.0
         self._emit(
-            self.last_ts,
+            ended or self.last_ts,
             SESSION_END,
-            stop_reason="transcript_end",
+            stop_reason=stop_reason,
             output=self.last_text,
             turns=max(self.turn + 1, 0),
             steps=self.step,
             tool_calls=self.tool_calls,
             usage=self.usage.model_dump(),
             cost_usd=self.cost if self.step else 0.0,
-            duration_ms=float(max(b - a, 0)) if a is not None and b is not None else 0.0,
+            duration_ms=duration_ms,
             error=None,
             replay=None,
             last_stop_reason=self.last_stop,

@@ -501,7 +501,16 @@ class _Run:
                 self._tool(span)
             else:
                 self._compaction(span)
-        return self.b.finish()
+        root = self.root
+        stop = root["attrs"].get("regista.stop_reason") if root else None
+        if root is None or not isinstance(stop, str) or not stop:
+            return self.b.finish()
+        # A run exported by regista: its agent span says how and when it ended.
+        return self.b.finish(
+            stop_reason=stop,
+            ended=_ts(root["end"]),
+            duration_ms=max(root["end"] - root["start"], 0) / 1e6,
+        )
 
     def _model(self, span: dict[str, Any]) -> None:
         a = span["attrs"]

@@ -76,6 +76,10 @@ def assert_same_run(a: Trace, b: Trace, content: bool = True) -> None:
                 assert y.compaction.model_extra["not_captured"] == ["input", "output"]  # type: ignore[union-attr]
             assert x.compaction.tokens_before == y.compaction.tokens_before  # type: ignore[union-attr]
     assert b.summary().usage == a.summary().usage
+    if a.end is not None:  # how and when it ended, and how long it ran
+        assert b.end is not None and b.end.stop_reason == a.end.stop_reason
+        assert b.end.ts == a.end.ts
+        assert abs(b.end.duration_ms - a.end.duration_ms) < 1.0
 
 
 def _generated(tmp_path: Path) -> list[Trace]:
