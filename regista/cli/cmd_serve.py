@@ -9,8 +9,9 @@ import sys
 from regista.defaults import DEFAULT_TRACE_DIR
 from regista.errors import UserError
 
-#: Mirrors ``regista.server.context.DEFAULT_SESSION_IDLE`` (not imported: it loads Starlette).
+#: Mirror ``regista.server.context``'s defaults (not imported: it loads Starlette).
 DEFAULT_SESSION_IDLE = 300.0
+DEFAULT_REPLAY_TTL = 3600.0
 
 DEFAULT_STORE = str(DEFAULT_TRACE_DIR)
 
@@ -43,6 +44,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="end a recorded session (session.end) once no call has continued it for this "
         f"long; 0: only when the server stops (default {DEFAULT_SESSION_IDLE:g})",
     )
+    p.add_argument(
+        "--replay-ttl",
+        type=float,
+        default=DEFAULT_REPLAY_TTL,
+        metavar="SECONDS",
+        help="how long a replay lives in memory unless its POST sets ttl_seconds "
+        f"(default {DEFAULT_REPLAY_TTL:g})",
+    )
     p.set_defaults(func=run)
 
 
@@ -53,6 +62,8 @@ def run(args: argparse.Namespace) -> int:
 
     if not args.session_idle >= 0:
         raise UserError(f"--session-idle must be 0 or more seconds, not {args.session_idle:g}")
+    if not 0 < args.replay_ttl <= 86400:
+        raise UserError(f"--replay-ttl must be 1 second to a day, not {args.replay_ttl:g}")
     if not 0 < args.port < 65536:
         raise UserError(f"--port must be between 1 and 65535, not {args.port}")
     check_bind(args.host, args.token)
@@ -61,6 +72,7 @@ def run(args: argparse.Namespace) -> int:
         token=args.token,
         upstreams=upstreams(),
         session_idle=args.session_idle or None,
+        replay_ttl=args.replay_ttl,
     )
     host = f"[{args.host}]" if ":" in args.host and not args.host.startswith("[") else args.host
     print(f"regista: serving {args.store} on http://{host}:{args.port}", file=sys.stderr)

@@ -150,3 +150,22 @@ def test_cli_serve_prints_an_ipv6_address_as_a_url(
     assert main(["serve", "--host", "::1", "--port", "8799", "--store", str(tmp_path)]) == 0
     assert bound == [("::1", 8799)]
     assert f"serving {tmp_path} on http://[::1]:8799" in capsys.readouterr().err
+
+
+def test_cli_serve_sets_how_long_replays_live(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import regista.server
+
+    ttls: list[float] = []
+    monkeypatch.setattr(
+        regista.server, "serve", lambda app, h, p, **kw: ttls.append(app.state.ctx.replay_ttl)
+    )
+    assert main(["serve", "--replay-ttl", "90", "--store", str(tmp_path)]) == 0
+    assert main(["serve", "--store", str(tmp_path)]) == 0
+    assert ttls == [90.0, 3600.0]
+    capsys.readouterr()
+    for bad in ("0", "-5", "100000", "nan"):
+        assert main(["serve", "--replay-ttl", bad, "--store", str(tmp_path)]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "--replay-ttl must be" in err
