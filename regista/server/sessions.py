@@ -45,6 +45,9 @@ class SdkSession:
     started: bool = False
     extra_start: dict[str, Any] = field(default_factory=dict)
     last_seen: float = 0.0
+    #: When its first call was sent (the clock's seconds): the session's length runs from
+    #: there to its last answer.
+    first_at: float = 0.0
     continues: str | None = None
 
     @property
@@ -193,6 +196,7 @@ class SessionBook:
                     },
                 )
                 s.started = True
+                s.first_at = s.last_seen - duration_ms / 1000
             if s.last is not None:
                 results = _results(request.messages[len(s.messages) :])
                 for use in s.last.tool_uses:
@@ -275,5 +279,9 @@ class SessionBook:
             return
         last = s.last
         stop = (last.stop_reason or "end_turn") if last is not None else "error"
-        s.rec.end(stop, output=last.text if last is not None else None)
+        s.rec.end(
+            stop,
+            output=last.text if last is not None else None,
+            duration_ms=max(s.last_seen - s.first_at, 0.0) * 1000,
+        )
         # the prefix is still needed to tell a continuation from a new conversation

@@ -93,6 +93,19 @@ def test_a_new_conversation_is_a_new_session_and_idle_ends_only_the_quiet_one(
     assert "continues" not in Trace.load(book.paths[1]).start.metadata  # type: ignore[union-attr]
 
 
+def test_a_sessions_length_runs_from_its_first_call_to_its_last_answer(tmp_path: Path) -> None:
+    clock = FakeClock()
+    book = SessionBook(tmp_path, clock=clock)
+    book.record("anthropic", _request("hi"), _answer("hello"), duration_ms=500)
+    clock.now += 12
+    book.record("anthropic", _request("hi", "hello", "more"), _answer("sure"), duration_ms=250)
+    clock.now += 40  # quiet time after the last answer is not part of it
+    book.close()
+    (path,) = book.paths
+    end = Trace.load(path).end
+    assert end is not None and end.duration_ms == pytest.approx(12_500)
+
+
 def test_without_an_idle_time_sessions_end_only_when_closed(tmp_path: Path) -> None:
     clock = FakeClock()
     book = SessionBook(tmp_path, clock=clock)
