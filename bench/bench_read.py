@@ -104,18 +104,18 @@ def row_show(path: Path) -> tuple[Callable[[], object], Callable[[], object]]:
 def row_diff(repeat: int) -> str:
     sys.path.insert(0, str(Path(__file__).parent))
     from bench_diff import build_pair
+    from realistic import current_schema
 
     from regista.diff import diff_runs
-    from regista.trace.reader import Trace
 
     folder = DIR / "diff-10k"
     a, b = folder / "a.jsonl", folder / "b.jsonl"
-    if not (a.exists() and b.exists()):
+    if not (a.exists() and b.exists() and current_schema(a) and current_schema(b)):
         folder.mkdir(parents=True, exist_ok=True)
         build_pair(folder, 10_000)
 
     def run() -> None:
-        diff_runs(Trace.load(a), Trace.load(b))
+        diff_runs(a, b)  # as `regista diff A B` does: each file read once
 
     return interleaved(run, lambda: (floor(a), floor(b)), repeat)
 

@@ -51,7 +51,7 @@ FIRST = ["begin with the same", "First divergence:", "step for step"]
 
 def changed_copy(a: Path, b: Path) -> Path:
     """``a`` with the tool result two thirds of the way through changed (written once)."""
-    if b.exists():
+    if b.exists() and b.stat().st_mtime >= a.stat().st_mtime:
         return b
     lines = a.read_bytes().split(b"\n")[:-1]
     at = next(

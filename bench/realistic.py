@@ -22,6 +22,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from regista.agent import Agent
 from regista.context import ContextConfig
 from regista.providers.scripted import ScriptedProvider
@@ -138,9 +140,23 @@ _CALLS = [
 ]
 
 
+def current_schema(path: Path) -> bool:
+    """Whether the trace at ``path`` was written in the schema this regista writes (a file
+    kept from an older regista measures the migrating reader, not today's traces)."""
+    from regista.trace.events import SCHEMA_VERSION
+
+    with open(path, "rb") as f:
+        first = f.readline()
+    try:
+        return bool(orjson.loads(first).get("schema_version") == SCHEMA_VERSION)
+    except (orjson.JSONDecodeError, AttributeError):
+        return False
+
+
 def realistic_trace(path: Path, mb: float = 200.0, *, seed: int = 11) -> Path:
-    """Write (once; kept if it exists) a realistic trace of about ``mb`` megabytes."""
-    if path.exists():
+    """Write (once; kept if it exists in the schema this regista writes) a realistic trace
+    of about ``mb`` megabytes."""
+    if path.exists() and current_schema(path):
         return path
     rng = random.Random(seed)
     target = int(mb * 1e6)
