@@ -564,7 +564,9 @@ class TraceIndex:
             data = orjson.loads(self.raw_line(lineno))
         except orjson.JSONDecodeError:
             return None
-        if not isinstance(data, dict) or data.get("schema_version") != SCHEMA_VERSION:
+        version = data.get("schema_version") if isinstance(data, dict) else None
+        # Responses and compactions' usage read the same in every schema so far.
+        if type(version) is not int or not 1 <= version <= SCHEMA_VERSION:
             return None
         cost = data.get("cost_usd")
         if cost is not None and type(cost) not in (int, float):

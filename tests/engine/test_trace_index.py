@@ -98,6 +98,7 @@ def _summary_traces(folder: Path) -> list[Path]:
 
     samples = Path(__file__).resolve().parents[2] / "sample_traces"
     paths = sorted(samples.glob("*.jsonl"))
+    paths += sorted((Path(__file__).parent / "traces_v1").glob("*.jsonl"))  # migrated on read
     try:
         rich = asyncio.run(rich_agent(folder, max_turns=4).run("Weather in Paris and Rome?"))
         paths.append(rich.trace_path)
