@@ -84,12 +84,18 @@ def _label(trace: Trace | RunFile) -> str | None:
     return "scripted" if trace.start.provider == "scripted" else None
 
 
-def _run_line(name: str, trace: Trace | RunFile) -> Text:
+def _run_line(name: str, trace: Trace | RunFile, *, reading: bool = False) -> Text:
+    """One run's line of the header; ``reading``: the file is still being read, so its
+    ending and step count are not known yet."""
     start, end = trace.start, trace.end
     line = Text(no_wrap=True, overflow="ellipsis")
     line.append(f" {name} ", "bold reverse")
     line.append(" ")
     line.append("scripted" if start.provider == "scripted" else start.model, "cyan")
+    if reading:
+        line.append(f"  ◌ reading… · {len(trace.steps())} steps so far", "dim")
+        line.append(f"  {trace.path.name if trace.path else trace.session_id}", "bold")
+        return line
     if end is None:
         line.append("  ◌ running / unfinished", "yellow")
     else:
@@ -241,7 +247,7 @@ class CompareScreen(Screen[None]):
             return
         self.diff = diff
         self.pairs.set_diff(diff, (_label(diff.a), _label(diff.b)))
-        self._header(f"  aligning… {read:.0%}")
+        self._header(f"  aligning… {read:.0%}", reading=True)
         if self._head_cursor is None:
             first = diff.first_divergence
             self.pairs.move_to(first.index if first is not None else 0)
@@ -309,7 +315,7 @@ class CompareScreen(Screen[None]):
         if sizes != self._sizes:
             self.reload()
 
-    def _header(self, note: str = "") -> None:
+    def _header(self, note: str = "", *, reading: bool = False) -> None:
         diff = self.diff
         if diff is None:
             return
@@ -321,7 +327,11 @@ class CompareScreen(Screen[None]):
         if note:
             legend.append(note, "dim")
         head = Text("\n").join(
-            [_run_line(self.names[0], diff.a), _run_line(self.names[1], diff.b), legend]
+            [
+                _run_line(self.names[0], diff.a, reading=reading),
+                _run_line(self.names[1], diff.b, reading=reading),
+                legend,
+            ]
         )
         self.query_one("#compare-header", Static).update(head)
 

@@ -44,9 +44,12 @@ async def test_rows_both_runs_begin_with_show_while_the_rest_is_read(
     heads: list[tuple[list[tuple[int | None, int | None, str]], float]] = []
     show_head = CompareScreen._head
 
+    headers: list[str] = []
+
     def spy(self: CompareScreen, diff: RunDiff, read: float) -> None:
         heads.append((rows(diff), read))
         show_head(self, diff, read)
+        headers.append(str(self.query_one("#compare-header", Static).render()))
 
     monkeypatch.setattr(CompareScreen, "_head", spy)
 
@@ -71,6 +74,10 @@ async def test_rows_both_runs_begin_with_show_while_the_rest_is_read(
         for head, read in heads:
             assert final[: len(head)] == head and 0 < read < 1
         assert [len(h) for h, _ in heads] == sorted(len(h) for h, _ in heads)
+        # While reading, the header says so (not that the runs are unfinished).
+        assert all("reading…" in h and "unfinished" not in h for h in headers)
+        header = str(screen.query_one("#compare-header", Static).render())
+        assert "reading…" not in header and header.count("● max_turns") == 2
         first = screen.diff.first_divergence
         assert first is not None and first.index == 19  # the tool whose result changed
         assert app.screen.query_one(PairList).cursor == first.index
