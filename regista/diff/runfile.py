@@ -52,9 +52,9 @@ from regista.trace.events import (
     SessionEnd,
     SessionStart,
 )
-from regista.trace.index import pread
+from regista.trace.index import open_trace_file, pread
 from regista.trace.migrations import migrate
-from regista.trace.reader import not_a_trace_file, parse_line
+from regista.trace.reader import parse_line
 from regista.trace.steps import Step, StepKind
 
 __all__ = ["RunFile", "StepFacts"]
@@ -227,14 +227,7 @@ class RunFile:
 
     def __init__(self, path: str | Path, *, cache_size: int = 256) -> None:
         self.path = Path(path)
-        if self.path.is_dir():
-            raise TraceError(not_a_trace_file(self.path))
-        try:
-            self._file = open(self.path, "rb")  # noqa: SIM115 - lives with the run
-        except FileNotFoundError:
-            raise TraceError(f"{self.path}: no such trace file") from None
-        except OSError as exc:
-            raise TraceError(f"{self.path}: cannot read ({exc.strerror})") from None
+        self._file = open_trace_file(self.path)
         self._fd = self._file.fileno()
         self.offsets: list[int] = []
         self.lengths: list[int] = []

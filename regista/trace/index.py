@@ -21,7 +21,7 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import orjson
 
@@ -122,6 +122,24 @@ def pread(fd: int, length: int, offset: int) -> bytes:
     return b"".join(parts)
 
 
+def open_trace_file(path: Path) -> BinaryIO:
+    """Open the trace at ``path`` for reading, binary (for readers that keep it open).
+
+    Raises:
+        TraceError: The file is missing, a directory or unreadable.
+    """
+    if path.is_dir():
+        from regista.trace.reader import not_a_trace_file
+
+        raise TraceError(not_a_trace_file(path))
+    try:
+        return open(path, "rb")
+    except FileNotFoundError:
+        raise TraceError(f"{path}: no such trace file") from None
+    except OSError as exc:
+        raise TraceError(f"{path}: cannot read ({exc.strerror})") from None
+
+
 class TraceIndex:
     """Line offsets and per-step groups of one trace file; steps decoded on demand.
 
@@ -135,16 +153,7 @@ class TraceIndex:
 
     def __init__(self, path: str | Path, *, cache_size: int = 256) -> None:
         self.path = Path(path)
-        if self.path.is_dir():
-            from regista.trace.reader import not_a_trace_file
-
-            raise TraceError(not_a_trace_file(self.path))
-        try:
-            self._file = open(self.path, "rb")  # noqa: SIM115 - lives with the index
-        except FileNotFoundError:
-            raise TraceError(f"{self.path}: no such trace file") from None
-        except OSError as exc:
-            raise TraceError(f"{self.path}: cannot read ({exc.strerror})") from None
+        self._file = open_trace_file(self.path)
         self._fd = self._file.fileno()
         self._lock = threading.Lock()
         self._cache_lock = threading.Lock()
