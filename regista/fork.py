@@ -298,17 +298,9 @@ class ForkProvider(TapeProvider):
         if rec.step > self.first_edit:
             self.loose += 1
             matched = self.matched[rec.step] = request.hash == rec.request_hash
-        response = rec.response.model_copy(deep=True)
+        response = rec.answer(matched)
         await _feed(on_text, response)
-        return set_meta(
-            response,
-            rec.provider,
-            "recorded",
-            matched,
-            rec.duration_ms,
-            stream=rec.stream,
-            server=rec.server,
-        )
+        return response
 
     def _take(self, request: LlmRequest) -> int:
         """The index of the recorded call that answers ``request``.

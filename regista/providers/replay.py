@@ -98,6 +98,19 @@ class RecordedCall:
     def request(self) -> LlmRequest | None:
         return self.build_request() if self.build_request is not None else None
 
+    def answer(self, matched: bool | None = None) -> LlmResponse:
+        """A fresh copy of the recorded answer, marked as served from the recording (with
+        ``matched`` for positional playback)."""
+        return set_meta(
+            self.response.model_copy(deep=True),
+            self.provider,
+            "recorded",
+            matched,
+            self.duration_ms,
+            stream=self.stream,
+            server=self.server,
+        )
+
 
 def _how(resp: LlmResponseEvent) -> dict[str, Any]:
     """The recorded call's ``stream`` and ``server``, when its answer holds them."""
@@ -330,17 +343,9 @@ class ReplayProvider(TapeProvider):
     async def _serve(
         self, rec: RecordedCall, on_text: TextCallback | None, matched: bool | None = None
     ) -> LlmResponse:
-        response = rec.response.model_copy(deep=True)
+        response = rec.answer(matched)
         await stream_recorded(on_text, response)
-        return set_meta(
-            response,
-            rec.provider,
-            "recorded",
-            matched,
-            rec.duration_ms,
-            stream=rec.stream,
-            server=rec.server,
-        )
+        return response
 
     async def _fail_as_recorded(
         self, request: LlmRequest, on_text: TextCallback | None, failure: RecordedFailure
