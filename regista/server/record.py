@@ -160,6 +160,30 @@ def _response(provider: str, data: dict[str, Any]) -> LlmResponse | None:
         return None
 
 
+def write_answered(
+    ctx: ServerContext,
+    target: SessionBook,
+    provider: str,
+    body: dict[str, Any],
+    data: dict[str, Any],
+    ms: float,
+) -> None:
+    """Write a forwarded call (request ``body``, answer ``data``) into ``target``, with
+    whether it streamed and the upstream it went to; a call regista cannot read is not
+    written."""
+    req = _normalise(provider, body)
+    response = _response(provider, data) if req is not None else None
+    if req is not None and response is not None:
+        target.record(
+            provider,
+            req,
+            response,
+            duration_ms=ms,
+            stream=body.get("stream") is True,
+            server=server_of(upstream(ctx).urls[provider]),
+        )
+
+
 async def forward(
     ctx: ServerContext,
     request: Request,
@@ -336,17 +360,8 @@ def routes(ctx: ServerContext) -> list[BaseRoute]:
                     body = orjson.loads(raw)
                 except orjson.JSONDecodeError:
                     return
-                req = _normalise(provider, body) if isinstance(body, dict) else None
-                response = _response(provider, data) if req is not None else None
-                if req is not None and response is not None:
-                    target.record(
-                        provider,
-                        req,
-                        response,
-                        duration_ms=ms,
-                        stream=body.get("stream") is True,
-                        server=server_of(upstream(ctx).urls[provider]),
-                    )
+                if isinstance(body, dict) and target is not None:
+                    write_answered(ctx, target, provider, body, data, ms)
 
         target = book(ctx) if on_answer is not None else None
         return await forward(ctx, request, provider, rest, raw, on_answer, target)
@@ -360,17 +375,8 @@ def routes(ctx: ServerContext) -> list[BaseRoute]:
         fork_book = replay.book
 
         def on_answer(data: dict[str, Any], ms: float) -> None:
-            req = _normalise(provider, body)
-            response = _response(provider, data)
-            if response is not None and req is not None and fork_book is not None:
-                fork_book.record(
-                    provider,
-                    req,
-                    response,
-                    duration_ms=ms,
-                    stream=body.get("stream") is True,
-                    server=server_of(upstream(ctx).urls[provider]),
-                )
+            if fork_book is not None:
+                write_answered(ctx, fork_book, provider, body, data, ms)
 
         return await forward(
             ctx, request, provider, _RECORDED_PATHS[provider], raw, on_answer, fork_book
