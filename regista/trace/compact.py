@@ -48,10 +48,6 @@ class TraceRefError(ValueError):
     """A compact ``llm.request`` refers to something the trace does not hold."""
 
 
-def _is_result(block: Any) -> bool:
-    return type(block) is dict and block.get("type") == "tool_result"
-
-
 class RequestEncoder:
     """Writes ``llm.request`` lines compactly; told of every line of one trace that
     reached the disk (:meth:`commit`, :meth:`note_result`), in order."""
@@ -129,6 +125,9 @@ class RequestDecoder:
     def __init__(self) -> None:
         self._context: dict[str, Any] | None = None
         self._results: dict[str, Any] = {}
+        #: The validated ``tools`` of the request whose line wrote the current context
+        #: (:meth:`checked`), paired with that line's decoded list.
+        self._checked: tuple[Any, Any] = (_MISSING, _MISSING)
 
     def resolve(self, data: dict[str, Any]) -> None:
         """Complete ``data`` (a decoded, migrated event) in place.
@@ -140,15 +139,22 @@ class RequestDecoder:
         kind = data.get("type")
         if kind == TOOL_RESULT:
             uid = data.get("tool_use_id")
-            if isinstance(uid, str) and "content" in data:
+            if type(uid) is str and "content" in data:
                 self._results[uid] = data["content"]
         elif kind == LLM_REQUEST:
-            self._request(data)
+            context = complete_request(data, self._context, self._results.get)
+            if context is not None:
+                self._context = context
 
-    def _request(self, data: dict[str, Any]) -> None:
-        context = complete_request(data, self._context, self._results.get)
-        if context is not None:
-            self._context = context
+    def checked(self, tools: Any, validated: Any) -> None:
+        """``tools``, a decoded list, was validated (and checked) as ``validated``."""
+        self._checked = (tools, validated)
+
+    def validated_tools(self, tools: Any) -> Any:
+        """The validated list for ``tools`` when it is the very list validated last (a
+        request that took its tools from an earlier line), else ``None``."""
+        decoded, validated = self._checked
+        return validated if tools is decoded else None
 
 
 def complete_request(
@@ -168,17 +174,20 @@ def complete_request(
     Raises:
         TraceRefError: It leaves out what no earlier line holds.
     """
-    own = any(k in data for k in REQUEST_CONTEXT)
-    if not all(k in data for k in REQUEST_CONTEXT):
+    has_system, has_tools = "system" in data, "tools" in data
+    if not (has_system and has_tools):
         if context is None:
             missing = ", ".join(k for k in REQUEST_CONTEXT if k not in data)
             raise TraceRefError(f"no {missing}, and no earlier llm.request to take it from")
-        for k in REQUEST_CONTEXT:
-            data.setdefault(k, context[k])
-    refs = data.pop("result_refs", None)
-    if refs is not None:
-        fill_results(data, refs, lookup)
-    return {k: data[k] for k in REQUEST_CONTEXT} if own else None
+        if not has_system:
+            data["system"] = context["system"]
+        if not has_tools:
+            data["tools"] = context["tools"]
+    if "result_refs" in data:
+        fill_results(data, data.pop("result_refs"), lookup)
+    if has_system or has_tools:
+        return {"system": data["system"], "tools": data["tools"]}
+    return None
 
 
 def fill_results(data: dict[str, Any], refs: Any, lookup: Any) -> None:
@@ -192,8 +201,11 @@ def fill_results(data: dict[str, Any], refs: Any, lookup: Any) -> None:
     Raises:
         TraceRefError: A ref is not a tool_use_id of an earlier ``tool.result``.
     """
-    if not isinstance(refs, list) or not all(isinstance(r, str) for r in refs):
+    if type(refs) is not list:
         raise TraceRefError("result_refs must be a list of tool_use_ids")
+    for uid in refs:
+        if type(uid) is not str:
+            raise TraceRefError("result_refs must be a list of tool_use_ids")
     contents: dict[str, Any] = {}
     for uid in refs:
         content = lookup(uid)
@@ -201,16 +213,21 @@ def fill_results(data: dict[str, Any], refs: Any, lookup: Any) -> None:
             raise TraceRefError(f"result_refs names {uid!r}, which no earlier tool.result has")
         contents[uid] = content
     messages = data.get("messages")
-    if not isinstance(messages, list):
+    if type(messages) is not list:
         return  # validation says what is wrong
     for m in messages:
-        blocks = m.get("content") if isinstance(m, dict) else None
-        if not isinstance(blocks, list):
+        blocks = m.get("content") if type(m) is dict else None
+        if type(blocks) is not list:
             continue
         for i, b in enumerate(blocks):
-            uid = b.get("tool_use_id") if isinstance(b, dict) else None
-            if _is_result(b) and "content" not in b and isinstance(uid, str) and uid in contents:
-                blocks[i] = _with_content(b, contents[b["tool_use_id"]])
+            if (
+                type(b) is dict
+                and b.get("type") == "tool_result"
+                and "content" not in b
+                and type(uid := b.get("tool_use_id")) is str
+                and uid in contents
+            ):
+                blocks[i] = _with_content(b, contents[uid])
 
 
 def _with_content(block: dict[str, Any], content: Any) -> dict[str, Any]:

@@ -131,7 +131,7 @@ def parse_line(
         raise TraceFormatError(path, lineno, "an event must be a JSON object")
     if not messages and data.get("type") in _MESSAGES_OF_NAMES:
         return _without_messages(data, path, lineno)
-    if too_deep(raw, data):
+    if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH and too_deep(raw, data):
         raise TraceFormatError(path, lineno, f"a value nested more than {MAX_DEPTH} levels deep")
     version = data.get("schema_version")
     if version != SCHEMA_VERSION:
@@ -140,11 +140,16 @@ def parse_line(
         if version > SCHEMA_VERSION:
             raise UnsupportedSchemaVersion(path, version, SCHEMA_VERSION)
         data = migrate(data)
+    tools: Any = None  # the validated tool schemas this request shares with an earlier one
     if decoder is not None:
         try:
             decoder.resolve(data)
         except TraceRefError as exc:
             raise TraceFormatError(path, lineno, f"invalid 'llm.request' event: {exc}") from None
+        if isinstance(decoder, RequestDecoder) and data.get("type") == LLM_REQUEST:
+            tools = decoder.validated_tools(data.get("tools"))
+            if tools is not None:
+                del data["tools"]  # validated and checked with the line that wrote them
     try:
         event = _validate(data)
     except ValidationError as exc:
@@ -156,9 +161,14 @@ def parse_line(
         ) from None
     except RecursionError:
         raise TraceFormatError(path, lineno, "an event nested too deeply") from None
-    problem = check_event(event)
+    if tools is not None:
+        event.__dict__["tools"] = tools
+        event.__pydantic_fields_set__.add("tools")
+    problem = check_event(event, tools=tools is None)
     if problem is not None:
         raise TraceFormatError(path, lineno, f"invalid {event.type!r} event: {problem}")
+    if isinstance(decoder, RequestDecoder) and tools is None and event.type == LLM_REQUEST:
+        decoder.checked(data["tools"], event.tools)
     return event
 
 

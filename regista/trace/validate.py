@@ -36,21 +36,35 @@ def too_deep(raw: bytes, data: Any, limit: int = MAX_DEPTH) -> bool:
 
     A line with fewer brackets than ``limit`` cannot be that deep, nor can an object none
     of whose values is an object or a list (a long tool output quoting JSON): only the
-    rare line with many brackets is walked.
+    rare line with many brackets is walked, a level at a time.
     """
     if len(raw) > 2048 and type(data) is dict and _NESTING.isdisjoint(map(type, data.values())):
         return False
     if raw.count(b"[") + raw.count(b"{") <= limit:
         return False
-    stack: list[tuple[Any, int]] = [(data, 1)]
-    while stack:
-        value, depth = stack.pop()
+    return _deeper(data, limit)
+
+
+def _deeper(data: Any, limit: int) -> bool:
+    """Whether ``data`` nests deeper than ``limit`` levels (walked a level at a time: no
+    tuple per value, no depth kept per value)."""
+    level = [data]
+    depth = 1
+    while level:
         if depth > limit:
             return True
-        if type(value) is dict:
-            stack.extend((v, depth + 1) for v in value.values() if type(v) in (dict, list))
-        elif type(value) is list:
-            stack.extend((v, depth + 1) for v in value if type(v) in (dict, list))
+        below: list[Any] = []
+        keep = below.append
+        for value in level:
+            if type(value) is dict:
+                value = value.values()
+            elif type(value) is not list:
+                continue  # the top value only: below it, only objects and lists are kept
+            for v in value:
+                if type(v) is dict or type(v) is list:
+                    keep(v)
+        level = below
+        depth += 1
     return False
 
 
@@ -106,7 +120,8 @@ def _kind(value: Any) -> str:
 
 
 def _block(block: Any, where: str, i: int) -> None:
-    # ``where`` and ``i`` are joined only on failure: this runs for every block of a trace
+    # ``where`` and ``i`` are joined only on failure: this runs for every block of a trace,
+    # so each field's type is looked at first and the place named only when it is wrong.
     if type(block) is not dict:
         raise _Bad(f"{where}[{i}]: expected an object, found {_kind(block)}")
     kind = block.get("type")
@@ -114,11 +129,17 @@ def _block(block: Any, where: str, i: int) -> None:
         if type(block.get("text")) is not str:
             _str(block.get("text"), f"{where}[{i}].text")
     elif kind == "tool_use":
-        _str(block.get("id"), f"{where}[{i}].id")
-        _str(block.get("name"), f"{where}[{i}].name")
-        _dict(block.get("input", {}), f"{where}[{i}].input")
+        if (
+            type(block.get("id")) is not str
+            or type(block.get("name")) is not str
+            or type(block.get("input", _NO_INPUT)) is not dict
+        ):
+            _str(block.get("id"), f"{where}[{i}].id")
+            _str(block.get("name"), f"{where}[{i}].name")
+            _dict(block.get("input", {}), f"{where}[{i}].input")
     elif kind == "tool_result":
-        _str(block.get("tool_use_id"), f"{where}[{i}].tool_use_id")
+        if type(block.get("tool_use_id")) is not str:
+            _str(block.get("tool_use_id"), f"{where}[{i}].tool_use_id")
         content = block.get("content", "")
         if type(content) is not str:
             inner = f"{where}[{i}].content"
@@ -127,11 +148,17 @@ def _block(block: Any, where: str, i: int) -> None:
         if block.get("is_error") not in (None, True, False):
             raise _Bad(f"{where}[{i}].is_error: expected true or false")
     elif kind == "thinking":
-        _str(block.get("thinking"), f"{where}[{i}].thinking")
+        if type(block.get("thinking")) is not str:
+            _str(block.get("thinking"), f"{where}[{i}].thinking")
     elif kind == "redacted_thinking":
-        _str(block.get("data"), f"{where}[{i}].data")
+        if type(block.get("data")) is not str:
+            _str(block.get("data"), f"{where}[{i}].data")
     elif not isinstance(kind, str):
         raise _Bad(f"{where}[{i}].type: expected a string, found {_kind(kind)}")
+
+
+#: A tool_use block without ``input`` has an empty one.
+_NO_INPUT: dict[str, Any] = {}
 
 
 def _content(content: Any, where: str) -> None:
@@ -159,7 +186,19 @@ def _messages(messages: Any, where: str) -> None:
         if role != "user" and role != "assistant":
             raise _Bad(f"{where}[{i}].role: expected 'user' or 'assistant', found {role!r:.40}")
         content = m.get("content")
-        if type(content) is not str:
+        if type(content) is list:
+            inner = None
+            for j, block in enumerate(content):
+                if (
+                    type(block) is dict
+                    and block.get("type") == "text"
+                    and type(block.get("text")) is str
+                ):
+                    continue  # the commonest block, checked in place
+                if inner is None:
+                    inner = f"{where}[{i}].content"
+                _block(block, inner, j)
+        elif type(content) is not str:
             _content(content, f"{where}[{i}].content")
 
 
@@ -222,14 +261,15 @@ def _counts(value: Any, where: str, keys: tuple[str, ...]) -> None:
             raise _Bad(f"{where}.{key}: expected a whole number, found {_kind(d[key])}")
 
 
-def _check(event: Any, messages: bool) -> None:
+def _check(event: Any, messages: bool, tools: bool) -> None:
     kind = event.type
     if kind == LLM_RESPONSE:
         _response(event.response, "response")
     elif kind == LLM_REQUEST:
         if messages:
             _messages(event.messages, "messages")
-            _tools(event.tools, "tools")
+            if tools:
+                _tools(event.tools, "tools")
         if event.messages_prefix < 0:
             raise _Bad("messages_prefix: must not be negative")
         if event.tool_choice is not None:
@@ -253,11 +293,12 @@ def _check(event: Any, messages: bool) -> None:
             _counts(event.replay, "replay", ("recorded", "edit", "live", "diverged_at"))
 
 
-def check_event(event: Any, *, messages: bool = True) -> str | None:
+def check_event(event: Any, *, messages: bool = True, tools: bool = True) -> str | None:
     """Why the nested payloads of a validated ``event`` are malformed, or ``None``
-    (``messages=False``: the messages of requests and compactions are not looked at)."""
+    (``messages=False``: the messages of requests and compactions are not looked at;
+    ``tools=False``: nor the tool schemas of a request, checked with an earlier one)."""
     try:
-        _check(event, messages)
+        _check(event, messages, tools)
     except _Bad as exc:
         return str(exc)
     except RecursionError:

@@ -106,3 +106,42 @@ async def test_a_live_answer_too_deep_ends_the_session_with_a_recorded_error(
     assert trace.complete
     assert trace.end is not None and "levels deep" in (trace.end.error or "")
     assert any(ev.type == "error" and "levels deep" in ev.message for ev in trace.events)
+
+
+def _depth(value: Any) -> int:
+    """How many objects and lists nest in a decoded value, the plain recursive way."""
+    if isinstance(value, dict):
+        return 1 + max(map(_depth, value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max(map(_depth, value), default=0)
+    return 0
+
+
+def test_too_deep_agrees_with_a_plain_recursive_depth() -> None:
+    """Random shapes around the limit, wide and deep, with brackets inside strings too."""
+    import random
+
+    import orjson
+
+    from regista.trace.validate import too_deep
+
+    rng = random.Random(1729)
+
+    def make(levels: int) -> Any:
+        value: Any = rng.choice(["x", 1, None, "[{[{" * rng.randint(0, 40), [], {}])
+        for _ in range(levels - 1):
+            siblings = [rng.choice(["s", 2, [], {}, [[1]]]) for _ in range(rng.randint(0, 3))]
+            if rng.random() < 0.5:
+                value = [*siblings[:1], value, *siblings[1:]]
+            else:
+                value = {f"k{i}": s for i, s in enumerate(siblings)} | {"v": value}
+        return value
+
+    for _ in range(400):
+        data = {"type": "tool.call", "input": make(rng.randint(1, MAX_DEPTH + 3))}
+        if rng.random() < 0.3:
+            data["pad"] = "{" * rng.randint(0, 3000)
+        raw = orjson.dumps(data)
+        assert too_deep(raw, data) == (_depth(data) > MAX_DEPTH), raw[:200]
+        for limit in (1, 2, 5):
+            assert too_deep(raw, data, limit) == (_depth(data) > limit)

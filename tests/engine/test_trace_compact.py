@@ -16,13 +16,16 @@ from regista import replay
 from regista.errors import RegistaError, TraceFormatError
 from regista.samples import refund
 from regista.trace.canonical import request_hash
+from regista.trace.compact import RequestDecoder
 from regista.trace.events import (
     SCHEMA_VERSION,
+    EventAdapter,
     LlmRequestEvent,
     SessionStart,
     ToolResult,
 )
 from regista.trace.index import TraceIndex
+from regista.trace.migrations import migrate
 from regista.trace.reader import Trace
 from regista.trace.writer import TraceWriter
 from regista.types import LlmRequest
@@ -36,9 +39,26 @@ def _traces() -> list[Path]:
     return sorted(SAMPLES.glob("*.jsonl")) + sorted(V1.glob("*.jsonl"))
 
 
+def _plainly_read(path: Path) -> list[Any]:
+    """The events of ``path`` read the plain way: each whole line completed, migrated
+    and validated on its own (no part of one event taken from another)."""
+    decoder = RequestDecoder()
+    events = []
+    for line in path.read_bytes().splitlines():
+        data = orjson.loads(line)
+        if data["schema_version"] != SCHEMA_VERSION:
+            data = migrate(data)
+        decoder.resolve(data)
+        events.append(EventAdapter.validate_python(data))
+    return events
+
+
 def _check_every_request(path: Path) -> int:
     """Rebuild every request of ``path`` both ways and recompute its hash from scratch."""
     trace = Trace.load(path)
+    plain = _plainly_read(path)
+    assert [ev.model_dump() for ev in trace.events] == [ev.model_dump() for ev in plain]
+    assert [ev.model_fields_set for ev in trace.events] == [ev.model_fields_set for ev in plain]
     rebuilt = list(trace.iter_requests())
     for ev, request in rebuilt:
         full = LlmRequest.model_validate(request.canonical())
@@ -333,6 +353,9 @@ def test_fuzz_damaged_compact_lines_are_one_clear_error(tmp_path: Path) -> None:
             data.pop(key)
         lines[i] = orjson.dumps(data)
         path.write_bytes(b"\n".join(lines) + b"\n")
+        if key == "tools" and data.get(key, []) != []:  # wrong tool schemas: always refused
+            with pytest.raises(TraceFormatError, match=f":{i + 1}: invalid 'llm.request'"):
+                Trace.load(path)
         with contextlib.suppress(RegistaError):
             Trace.load(path).llm_calls()
         index = TraceIndex(path)
