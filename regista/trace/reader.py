@@ -131,7 +131,7 @@ def parse_line(
         raise TraceFormatError(path, lineno, "an event must be a JSON object")
     if not messages and data.get("type") in _MESSAGES_OF_NAMES:
         return _without_messages(data, path, lineno)
-    if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH and too_deep(raw, data):
+    if too_deep(raw, data):
         raise TraceFormatError(path, lineno, f"a value nested more than {MAX_DEPTH} levels deep")
     version = data.get("schema_version")
     if version != SCHEMA_VERSION:
@@ -287,20 +287,25 @@ class Trace:
         """
         path = Path(path)
         try:
-            data = path.read_bytes()
+            with open(path, "rb", buffering=0) as file:
+                head = file.read(_CHUNK)
+                if not is_regista_trace(head[:HEAD_BYTES]):
+                    data = head + file.read()
+                else:
+                    events, truncated = _parse_file(file, head, path, messages)
+                    return cls._checked(events, path, truncated)
         except FileNotFoundError:
             raise TraceError(f"{path}: no such trace file") from None
         except IsADirectoryError:
             raise TraceError(not_a_trace_file(path)) from None
         except OSError as exc:
             raise TraceError(f"{path}: cannot read ({exc.strerror})") from None
-        if not is_regista_trace(data[:HEAD_BYTES]):
-            # Another tool's session (Claude Code, Codex): converted in memory.
-            from regista.importers import convert_file
+        # Another tool's session (Claude Code, Codex): converted in memory.
+        from regista.importers import convert_file
 
-            conv = convert_file(path, data)
-            if conv is not None:
-                return cls.from_bytes(conv.main.to_bytes(), path, messages=messages)
+        conv = convert_file(path, data)
+        if conv is not None:
+            return cls.from_bytes(conv.main.to_bytes(), path, messages=messages)
         return cls.from_bytes(data, path, messages=messages)
 
     @classmethod
@@ -314,6 +319,11 @@ class Trace:
         unterminated = bool(data) and not data.endswith(b"\n")
         with paused_gc():  # the events make no garbage; collecting while they pile up is waste
             events, truncated = _parse_lines(lines, path, unterminated, messages)
+        return cls._checked(events, path, truncated)
+
+    @classmethod
+    def _checked(cls, events: list[Any], path: Path, truncated: bool) -> Trace:
+        """The trace of ``events`` once they are known to be one whole session."""
         if not events:
             raise TraceError(f"{path}: empty trace (no events)")
         if not isinstance(events[0], SessionStart):
@@ -530,40 +540,90 @@ def _add_usage(totals: list[int], raw: Any) -> None:
         totals[i] += v
 
 
-def _parse_lines(
-    lines: list[bytes], path: Path, unterminated: bool, messages: bool = True
-) -> tuple[list[Any], bool]:
-    """The events of ``lines``, and whether a half-written last line was dropped.
+#: How much of a trace file is read at a time. The lines of one piece are freed before the
+#: next is read, so the same memory serves every piece: reading the file whole and
+#: splitting it costs a second copy of it and the page faults of both.
+_CHUNK = 1 << 20
 
-    The writer ends each event with its newline in the same write: only a last line
-    without one (``unterminated``) can be half-written. A whole line that is corrupt is
-    an error.
-    """
-    events: list[Any] = []
-    truncated = False
-    last = len(lines)
-    decoder = RequestDecoder()
-    for lineno, raw in enumerate(lines, start=1):
+
+class _LineParser:
+    """Parses the lines of one trace in order into ``events``."""
+
+    def __init__(self, path: Path, messages: bool) -> None:
+        self.path = path
+        self.messages = messages
+        self.events: list[Any] = []
+        self.decoder = RequestDecoder()
+        self.truncated = False
+
+    def feed(self, raw: bytes, lineno: int, last: bool, unterminated: bool) -> None:
+        """Parse line ``lineno``; ``last``: no line follows it; ``unterminated``: nor does
+        a newline (only such a line can be half-written: the writer ends each event with
+        its newline in the same write). A whole line that is corrupt is an error."""
+        events = self.events
         if not raw.strip():
-            if lineno == last:
-                continue
-            raise TraceFormatError(path, lineno, "empty line")
+            if last:
+                return
+            raise TraceFormatError(self.path, lineno, "empty line")
         try:
-            event = parse_line(raw, path, lineno, decoder, messages=messages)
+            event = parse_line(raw, self.path, lineno, self.decoder, messages=self.messages)
         except TraceFormatError:
-            if lineno == last and events and unterminated:
+            if last and events and unterminated:
                 warnings.warn(
-                    f"{path}:{lineno}: dropped a half-written last line "
+                    f"{self.path}:{lineno}: dropped a half-written last line "
                     "(the writing process probably died mid-write)",
                     TraceWarning,
                     stacklevel=4,
                 )
-                truncated = True
-                break
+                self.truncated = True
+                return
             raise
         if event.seq != len(events):
             raise TraceFormatError(
-                path, lineno, f"seq {event.seq} out of order (expected {len(events)})"
+                self.path, lineno, f"seq {event.seq} out of order (expected {len(events)})"
             )
         events.append(event)
-    return events, truncated
+
+
+def _parse_lines(
+    lines: list[bytes], path: Path, unterminated: bool, messages: bool = True
+) -> tuple[list[Any], bool]:
+    """The events of ``lines``, and whether a half-written last line was dropped."""
+    parser = _LineParser(path, messages)
+    last = len(lines)
+    for lineno, raw in enumerate(lines, start=1):
+        parser.feed(raw, lineno, lineno == last, lineno == last and unterminated)
+    return parser.events, parser.truncated
+
+
+def _parse_file(file: Any, head: bytes, path: Path, messages: bool) -> tuple[list[Any], bool]:
+    """The events of a trace file read a piece at a time (``head``: its first piece,
+    already read), and whether a half-written last line was dropped."""
+    parser = _LineParser(path, messages)
+    feed = parser.feed
+    lineno = 0
+    rest = b""  # the start of a line the next piece ends
+    chunk = head
+    held: bytes | None = None  # the last whole line so far: the file's last, if nothing follows
+    with paused_gc():  # the events make no garbage; collecting while they pile up is waste
+        while chunk:
+            lines = chunk.split(b"\n")
+            if rest:
+                lines[0] = rest + lines[0]
+            rest = lines.pop()
+            if lines:
+                if held is not None:
+                    lineno += 1
+                    feed(held, lineno, not rest, False)
+                held = lines.pop()
+                for raw in lines:
+                    lineno += 1
+                    feed(raw, lineno, False, False)
+            chunk = file.read(_CHUNK)
+        if held is not None:
+            lineno += 1
+            feed(held, lineno, not rest, False)
+        if rest:
+            lineno += 1
+            feed(rest, lineno, True, True)
+    return parser.events, parser.truncated

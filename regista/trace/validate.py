@@ -35,14 +35,23 @@ def too_deep(raw: bytes, data: Any, limit: int = MAX_DEPTH) -> bool:
     """Whether ``data`` (decoded from ``raw``) nests deeper than ``limit`` levels.
 
     A line with fewer brackets than ``limit`` cannot be that deep, nor can an object none
-    of whose values is an object or a list (a long tool output quoting JSON): only the
-    rare line with many brackets is walked, a level at a time.
+    of whose values is an object or a list (a long tool output quoting JSON): only lines
+    with many brackets are walked, a level at a time. A long line is walked without
+    counting: the walk visits at most one value per bracket, and counting them reads
+    every byte (most of them in strings).
     """
-    if len(raw) > 2048 and type(data) is dict and _NESTING.isdisjoint(map(type, data.values())):
-        return False
+    if len(raw) > 2048:
+        if type(data) is dict and _NESTING.isdisjoint(map(type, data.values())):
+            return False
+        if len(raw) > _COUNT_BELOW:
+            return _deeper(data, limit)
     if raw.count(b"[") + raw.count(b"{") <= limit:
         return False
     return _deeper(data, limit)
+
+
+#: Lines longer than this are walked rather than counted first (see :func:`too_deep`).
+_COUNT_BELOW = 16 * 1024
 
 
 def _deeper(data: Any, limit: int) -> bool:

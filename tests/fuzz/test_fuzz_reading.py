@@ -10,9 +10,11 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+import pytest
 from mutate import Failures, Variant, base_seed, iterations, mutations
 
 from regista import diff_runs
+from regista.errors import RegistaError
 from regista.trace.index import TraceIndex, read_summary
 from regista.trace.reader import Trace
 from regista.vocab import step_gist
@@ -93,3 +95,44 @@ def test_diff_runs_raises_only_regista_errors(
                     failures.run("diff_runs.to_dict", variant, d.to_dict)
                     failures.run("diff_runs.describe", variant, lambda d=d: repr(d))
     assert not failures.found, failures.report()
+
+
+def _outcome(load: Any) -> tuple[Any, ...]:
+    """What a load gives: the events and whether a last line was dropped, or the error
+    (a time stamp a line lacks is made when it is read: left out)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            trace = load()
+    except RegistaError as exc:
+        return ("error", type(exc).__name__, str(exc))
+    return ("trace", [ev.model_dump(exclude={"ts"}) for ev in trace.events], trace.truncated)
+
+
+def test_a_file_read_in_pieces_reads_as_the_same_bytes_read_whole(
+    seed_traces: dict[str, bytes], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``Trace.load`` reads a file a piece at a time: lines cut across pieces, blank or
+    half-written last lines and corrupt ones read as ``Trace.from_bytes`` reads them."""
+    import io
+    import random
+
+    from regista.trace import reader
+
+    rng = random.Random(base_seed() + 7)
+    endings = [b"", b"\n", b"\n\n", b"  ", b"\n  \n", b'{"schema_ver', b"\n\n{}"]
+    path = tmp_path / "t.jsonl"
+    for variant in _variants(seed_traces, 150, 2):
+        data = variant.data
+        if rng.random() < 0.3:
+            data = data.rstrip(b"\n") + rng.choice(endings)
+        monkeypatch.setattr(reader, "_CHUNK", rng.choice([1, 2, 7, 64, 333, 4096]))
+        cut = rng.randint(0, min(len(data), 500))  # what was read to tell the format
+
+        def pieces(m: bool, data: bytes = data, cut: int = cut) -> Trace:
+            events, truncated = reader._parse_file(io.BytesIO(data[cut:]), data[:cut], path, m)
+            return Trace._checked(events, path, truncated)
+
+        for messages in (True, False):
+            whole = _outcome(lambda d=data, m=messages: Trace.from_bytes(d, path, messages=m))
+            assert _outcome(lambda m=messages: pieces(m)) == whole, (variant.how, reader._CHUNK)
