@@ -14,6 +14,13 @@ from typing import Any, Literal
 import orjson
 
 from regista.diff.structural import short_repr
+from regista.trace.events import (
+    ContextCompaction,
+    ErrorEvent,
+    LlmResponseEvent,
+    ToolCall,
+    ToolResult,
+)
 from regista.trace.steps import Step
 from regista.types import text_of
 
@@ -26,6 +33,7 @@ __all__ = [
     "DiffKind",
     "cost_amount",
     "cost_text",
+    "gist_of",
     "one_line",
     "step_gist",
     "step_label",
@@ -167,30 +175,65 @@ def step_line(step: Step) -> str:
 
 def step_gist(step: Step) -> str:
     """What happened in ``step``, in full (``regista show``'s steps table)."""
-    if step.kind == "model":
-        ev = step.response_event
-        if ev is None:
-            if step.errors:  # the call failed: say how
-                return f"(failed: {step.errors[0].message})"
+    errors = step.errors
+    return gist_of(
+        step.kind,
+        response=step.response_event,
+        call=step.tool_call,
+        result=step.result,
+        compaction=step.compaction,
+        error=errors[0] if errors else None,
+    )
+
+
+def gist_of(
+    kind: str,
+    *,
+    response: LlmResponseEvent | None,
+    call: ToolCall | None,
+    result: ToolResult | None,
+    compaction: ContextCompaction | None,
+    error: ErrorEvent | None,
+    limit: int | None = None,
+) -> str:
+    """:func:`step_gist` from the step's events (the first of each kind), or with ``limit``
+    only the start of it: a prefix at least ``limit`` characters long, when the gist is
+    longer (a table that shows its first words need not join a long tool result whole)."""
+    if kind == "model":
+        if response is None:
+            if error is not None:  # the call failed: say how
+                return f"(failed: {error.message})"
             return "(no response: the run stopped here)"
         # The recorded payload as ``LlmResponse`` reads it (its shape was checked on load).
-        blocks: list[dict[str, Any]] = ev.response.get("content") or []
-        calls = [_call(b) for b in blocks if b.get("type") == "tool_use"]
-        text = text_of(blocks).strip()
+        blocks: list[dict[str, Any]] = response.response.get("content") or []
+        text = "".join([b.get("text", "") for b in blocks if b.get("type") == "text"]).strip()
+        if limit is not None and len(text) > limit:
+            return text
+        calls = []
+        lead = text + " → " if text else "→ "
+        length = len(lead) - 2  # the length so far: ", " goes between the calls
+        for b in blocks:
+            if b.get("type") == "tool_use":
+                calls.append(_call(b))
+                length += len(calls[-1]) + 2
+                if limit is not None and length >= limit:
+                    break
         if calls:
-            return (text + " → " if text else "→ ") + ", ".join(calls)
-        return text or f"(stop: {ev.response.get('stop_reason', 'end_turn')})"
-    if step.kind == "tool":
-        call, result = step.tool_call, step.result
+            return lead + ", ".join(calls)
+        return text or f"(stop: {response.response.get('stop_reason', 'end_turn')})"
+    if kind == "tool":
         head = _json(call.input) if call else ""
         if result is None:
             return f"{head} → (no result: the run stopped here)"
+        if limit is not None and len(head) > limit:
+            return head
         content = result.content
         body = content if isinstance(content, str) else text_of(content) or _json(content)
-        return f"{head} → {body}"
-    comp = step.compaction
-    if comp is None:
+        return f"{head} → {body if limit is None else body[:limit]}"
+    if compaction is None:
         return ""
+    summary = compaction.summary if limit is None else compaction.summary[:limit]
     return (
-        f"{len(comp.replaced)} messages (~{comp.tokens_before:,} tokens) → summary: {comp.summary}"
+        f"{len(compaction.replaced)} messages (~{compaction.tokens_before:,} tokens) → "
+        f"summary: {summary}"
     )

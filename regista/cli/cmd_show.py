@@ -6,8 +6,9 @@ import argparse
 import gc
 import re
 import warnings
-from collections.abc import Callable
-from typing import Any
+from itertools import compress, repeat
+from operator import add, not_, sub
+from typing import Any, cast
 
 from regista._gc import paused_gc
 from regista.errors import TraceWarning
@@ -15,14 +16,15 @@ from regista.savings import Savings
 from regista.trace.events import (
     ContextCompaction,
     ErrorEvent,
+    LlmRequestEvent,
     LlmResponseEvent,
     PermissionDecision,
+    ToolCall,
     ToolResult,
 )
 from regista.trace.reader import Trace, TraceSummary
 from regista.trace.steps import Step
-from regista.vocab import cost_amount
-from regista.vocab import step_gist as gist
+from regista.vocab import cost_amount, gist_of
 
 __all__ = ["register", "run"]
 
@@ -81,13 +83,19 @@ _CONTROL = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f]")
 
 def _short(text: str, width: int | None) -> str:
     """``text`` on one line (runs of white space made one space), cut to ``width``."""
+    return _cut(text, width)[0]
+
+
+def _cut(text: str, width: int | None) -> tuple[str, bool]:
+    """:func:`_short` and whether it cut the text (then any longer text that begins with
+    ``text`` is cut to the same line)."""
     if width is None:
-        return " ".join(text.split())
+        return " ".join(text.split()), False
     # Collapsing a prefix gives a prefix of the collapsed text: when it is already longer
     # than the width, the cut is known without reading on (the common case, in C).
     head = " ".join(text[: 2 * width + 16].split())
     if len(head) > width:
-        return head[: width - 1] + "…"
+        return head[: width - 1] + "…", True
     words: list[str] = []
     length = -1
     for match in _WORD.finditer(text):  # a long text is read only as far as it shows
@@ -96,7 +104,9 @@ def _short(text: str, width: int | None) -> str:
         if length > width:
             break
     joined = " ".join(words)
-    return joined if len(joined) <= width else joined[: width - 1] + "…"
+    if len(joined) <= width:
+        return joined, False
+    return joined[: width - 1] + "…", True
 
 
 def _count(n: int, noun: str) -> str:
@@ -180,48 +190,108 @@ def header(trace: Trace, width: int | None = GIST_WIDTH) -> Any:
 # -- the steps ---------------------------------------------------------------------------
 
 
+def _ms(value: float) -> str:
+    """``f"{value:,.0f}"`` (a short duration, the common case, without the format call:
+    ``round`` rounds a tie to even as the format does)."""
+    if 0.0 < value < 999.5:
+        return str(round(value))
+    return f"{value:,.0f}"
+
+
 def _counts(usage: dict[str, Any] | None) -> str:
     if not usage:
         return ""
     return f"{usage.get('input_tokens', 0):,}/{usage.get('output_tokens', 0):,}"
 
 
-def _columns(step: Step, mixed: bool) -> tuple[str, str, str]:
-    """A step's tokens, milliseconds and markers (rich markup), from one look at its events.
+_DENIED, _ERROR, _UNFINISHED = "[yellow]denied[/]", "[red]error[/]", "[yellow]unfinished[/]"
+
+
+def _row(step: Step, mixed: bool, limit: int | None) -> tuple[str, str, str, str, str]:
+    """A step's name, tokens, milliseconds, markers (rich markup) and gist (with ``limit``
+    maybe only its start: see :func:`regista.vocab.gist_of`), from one look at its events
+    (the first of each kind).
 
     ``mixed``: the run mixes recorded and live steps (a replay, resume or fork), so the
     live ones are tagged too.
     """
-    roles = step.roles()
-    response: LlmResponseEvent | None = roles.get(LlmResponseEvent)
-    result: ToolResult | None = roles.get(ToolResult)
-    compaction: ContextCompaction | None = roles.get(ContextCompaction)
-    decision: PermissionDecision | None = roles.get(PermissionDecision)
+    response = request = call = decision = result = compaction = error = None
+    source = None
+    for ev in step.events:
+        cls = type(ev)
+        if cls is LlmResponseEvent:
+            if response is None:
+                response = ev
+                source = source or ev
+        elif cls is ToolResult:
+            if result is None:
+                result = ev
+                source = source or ev
+        elif cls is ToolCall:
+            call = call or ev
+        elif cls is PermissionDecision:
+            decision = decision or ev
+        elif cls is LlmRequestEvent:
+            request = request or ev
+        elif cls is ContextCompaction:
+            if compaction is None:
+                compaction = ev
+                source = source or ev
+        elif cls is ErrorEvent:
+            error = error or ev
+    kind = step.kind
     tokens = ""
-    if step.kind == "model" and response is not None:
-        tokens = _counts(response.response.get("usage"))
-    elif step.kind == "compaction" and compaction is not None:
-        tokens = _counts(compaction.usage)
+    # The name: the tool, or who answered (an offline model shows as "scripted", never as
+    # the model name the request carried).
+    if kind == "model":
+        if response is not None:
+            tokens = _counts(response.response.get("usage"))
+        if response is not None and response.provider == "scripted":
+            title = "scripted"
+        else:
+            title = request.model if request is not None else "?"
+        complete = response is not None
+    elif kind == "tool":
+        title = call.name if call is not None else "?"
+        complete = result is not None
+    else:
+        title = "compaction"
+        if compaction is not None:
+            tokens = _counts(compaction.usage)
+        complete = True
     denied = decision is not None and not decision.allowed
     ms = ""
     if not denied:  # a denied tool never ran
-        ev: Any = response or result or compaction
-        value = getattr(ev, "duration_ms", None)
-        ms = "" if value is None else f"{value:,.0f}"
-    is_error = ErrorEvent in roles or (result is not None and result.is_error)
-    marks = []
-    if denied:
-        marks.append("[yellow]denied[/]")
-    elif is_error:
-        marks.append("[red]error[/]")
-    if not step.complete and not is_error:  # a failed call: its error says why
-        marks.append("[yellow]unfinished[/]")
-    source = step.source
-    if source != "live":
-        marks.append(f"[magenta]{source}[/]")
-    elif mixed:
-        marks.append("[green]live[/]")
-    return tokens, ms, " ".join(marks)
+        timed = response or result or compaction
+        if timed is not None:
+            ms = _ms(timed.duration_ms)
+    is_error = error is not None or (result is not None and result.is_error)
+    origin = "live" if source is None else source.source
+    if complete and not denied and not is_error and origin == "live" and not mixed:
+        marks = ""  # the common case
+    else:
+        tags = []
+        if denied:
+            tags.append(_DENIED)
+        elif is_error:
+            tags.append(_ERROR)
+        if not complete and not is_error:  # a failed call: its error says why
+            tags.append(_UNFINISHED)
+        if origin != "live":
+            tags.append(f"[magenta]{origin}[/]")
+        elif mixed:
+            tags.append("[green]live[/]")
+        marks = " ".join(tags)
+    gist = gist_of(
+        kind,
+        response=response,
+        call=call,
+        result=result,
+        compaction=compaction,
+        error=error,
+        limit=limit,
+    )
+    return title, tokens, ms, marks, gist
 
 
 # Text made only of characters one cell wide (Latin, Greek, Cyrillic, punctuation, arrows,
@@ -236,7 +306,8 @@ def steps_lines(trace: Trace, width: int | None = None) -> tuple[list[str], list
     each step's markers (rich markup, drawn after its line).
 
     Lines are laid out here rather than by a rich ``Table``, which measures and renders
-    every cell and takes seconds for a trace of thousands of steps.
+    every cell and takes seconds for a trace of thousands of steps; each column is padded
+    as a whole (``map`` over the rows, not a Python loop).
 
     Args:
         width: The width of the whole table; ``None`` shows every gist in full.
@@ -247,63 +318,71 @@ def steps_lines(trace: Trace, width: int | None = None) -> tuple[list[str], list
     def cell_len(text: str) -> int:
         return len(text) if text.isascii() or _NARROW(text) else wide_len(text)
 
-    titles: dict[str, str] = {}  # a few distinct names, each shortened once
+    def cells_of(texts: list[str]) -> list[int]:
+        if _NARROW("".join(texts)):  # all one cell wide: each is as wide as it is long
+            return list(map(len, texts))
+        return list(map(cell_len, texts))
 
-    def title(step: Step) -> str:
-        name = step.title
-        short = titles.get(name)
-        if short is None:
-            short = titles[name] = _short(name, 18)
-        return short
-
-    steps = trace.steps()
     start = trace.start
     mixed = bool(start.replay_of or start.forked_from)
-    rows = []
-    marks = []
-    for step in steps:
-        tokens, ms, mark = _columns(step, mixed)
-        rows.append([str(step.index), step.kind, title(step), gist(step), tokens, ms])
-        marks.append(mark)
-    names = ["#", "kind", "name", "what happened", "tokens", "ms"]
-    name_cells: dict[str, int] = {}  # the few distinct names, each measured once
-
-    def name_len(text: str) -> int:
-        n = name_cells.get(text)
-        if n is None:
-            n = name_cells[text] = cell_len(text)
-        return n
-
-    def natural(i: int, measure: Callable[[str], int] = len) -> int:
-        # Every column but the name and the gist is ASCII: its width is its length.
-        return max([cell_len(names[i]), *map(measure, (r[i] for r in rows))])
-
-    # Every column but the gist keeps its natural width; the gist gets what is left.
-    widths = [natural(0), natural(1), natural(2, name_len), 0, natural(4), natural(5)]
-    gist_width = None
-    if width is not None:
+    steps = trace.steps()
+    # The gist column is narrower than the table: only the start of a long gist is made
+    # (the same line when it is cut; a gist that turns out shorter is made again whole).
+    limit = None if width is None else 2 * width + 16
+    rows = [_row(step, mixed, limit) for step in steps]
+    numbers = [str(step.index) for step in steps]
+    kinds = [step.kind for step in steps]
+    titles, tokens, mss, marks, gists = map(list, zip(*rows, strict=True)) if rows else [[]] * 5
+    # The few distinct names, each shortened, measured and cleaned of control characters once.
+    names: dict[str, tuple[str, int]] = {}
+    for title in set(titles):
+        short = _short(title, 18)
+        names[title] = (_CONTROL.sub("", short), cell_len(short))
+    heads = ["#", "kind", "name", "what happened", "tokens", "ms"]
+    # Every column but the gist keeps its natural width; the gist gets what is left. All
+    # but the name and the gist are ASCII: their width is their length.
+    w0 = max([len(heads[0]), *map(len, numbers)])
+    w1 = max([len(heads[1]), *map(len, kinds)])
+    w2 = max([cell_len(heads[2]), *(n[1] for n in names.values())])
+    w4 = max([len(heads[4]), *map(len, tokens)])
+    w5 = max([len(heads[5]), *map(len, mss)])
+    if width is None:
+        gists = [" ".join(g.split()) for g in gists]  # one line each
+    else:
         mark_width = max([0, *(Text.from_markup(m).cell_len for m in set(marks))])
-        gist_width = max(20, width - sum(widths) - mark_width - 2 * len(names))
-    for r in rows:  # one line each, however many lines the text had
-        r[3] = _short(r[3], gist_width)
-    gist_cells = [cell_len(r[3]) for r in rows]
-    widths[3] = max([cell_len(names[3]), *gist_cells])
-    w0, w1, w2, w3, w4, w5 = widths
-
-    def pad(cell: str, width: int) -> str:
-        return cell + " " * (width - cell_len(cell))
-
+        gist_width = max(20, width - (w0 + w1 + w2 + w4 + w5) - mark_width - 2 * len(heads))
+        # What _short does, a column at a time: a gist whose first words are already
+        # longer than the width is cut there.
+        lead = slice(2 * gist_width + 16)
+        heads_of = map(" ".join, map(str.split, map(str.__getitem__, gists, repeat(lead))))
+        keep = gist_width - 1
+        cuts: list[str | None] = [h[:keep] + "…" if len(h) > gist_width else None for h in heads_of]
+        for i in compress(range(len(cuts)), map(not_, cuts)):  # the others, one by one
+            gist, cut = _cut(gists[i], gist_width)
+            if not cut and limit is not None and len(gists[i]) >= limit:
+                gist = _short(_row(steps[i], mixed, None)[4], gist_width)  # made whole
+            cuts[i] = gist
+        gists = cast(list[str], cuts)
+    gist_cells = cells_of(gists)
+    w3 = max([cell_len(heads[3]), *gist_cells])
     head = (
-        f"{names[0]:>{w0}}  {names[1]:<{w1}}  {pad(names[2], w2)}  {pad(names[3], w3)}  "
-        f"{names[4]:>{w4}}  {names[5]:>{w5}}"
+        f"{heads[0]:>{w0}}  {heads[1]:<{w1}}  {heads[2]}{' ' * (w2 - cell_len(heads[2]))}  "
+        f"{heads[3]}{' ' * (w3 - cell_len(heads[3]))}  {heads[4]:>{w4}}  {heads[5]:>{w5}}"
     )
-    body = [
-        f"{r[0]:>{w0}}  {r[1]:<{w1}}  {r[2]}{' ' * (w2 - name_len(r[2]))}  "
-        f"{r[3]}{' ' * (w3 - cells)}  {r[4]:>{w4}}  {r[5]:>{w5}}  "
-        for r, cells in zip(rows, gist_cells, strict=True)
+    # Control characters are taken out after the columns are measured (as they were
+    # counted); only a name or a gist can hold one.
+    if _CONTROL.search("\n".join(gists)):
+        gists = [_CONTROL.sub("", g) for g in gists]
+    padded_names = {t: clean + " " * (w2 - cells) for t, (clean, cells) in names.items()}
+    columns = [
+        map(str.rjust, numbers, repeat(w0)),
+        map(str.ljust, kinds, repeat(w1)),
+        map(padded_names.__getitem__, titles),
+        map(add, gists, map(" ".__mul__, map(sub, repeat(w3), gist_cells))),
+        map(str.rjust, tokens, repeat(w4)),
+        map(add, map(str.rjust, mss, repeat(w5)), repeat("  ")),
     ]
-    text = "\n".join([head, *body])
-    return _CONTROL.sub("", text).split("\n"), marks
+    return [head, *map("  ".join, zip(*columns, strict=True))], marks
 
 
 def print_steps(console: Any, trace: Trace, width: int | None = None) -> None:
