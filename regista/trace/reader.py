@@ -39,7 +39,7 @@ from regista.trace.events import (
 from regista.trace.formats import HEAD_BYTES, is_regista_trace
 from regista.trace.migrations import migrate
 from regista.trace.steps import Step, build_steps
-from regista.trace.validate import MAX_DEPTH, check_event, too_deep
+from regista.trace.validate import MAX_DEPTH, NOTHING_NESTED, check_event, too_deep
 from regista.types import LlmRequest, LlmResponse, Usage
 
 __all__ = ["Trace", "TraceSummary", "parse_line"]
@@ -127,9 +127,10 @@ def parse_line(
             reason = f"a value nested more than {MAX_DEPTH} levels deep"
             raise TraceFormatError(path, lineno, reason) from None
         raise TraceFormatError(path, lineno, f"not valid JSON ({exc})") from None
-    if not isinstance(data, dict):
+    if type(data) is not dict:
         raise TraceFormatError(path, lineno, "an event must be a JSON object")
-    if not messages and data.get("type") in _MESSAGES_OF_NAMES:
+    kind = data.get("type")
+    if not messages and kind in _MESSAGES_OF_NAMES:
         return _without_messages(data, path, lineno)
     if too_deep(raw, data):
         raise TraceFormatError(path, lineno, f"a value nested more than {MAX_DEPTH} levels deep")
@@ -146,7 +147,7 @@ def parse_line(
             decoder.resolve(data)
         except TraceRefError as exc:
             raise TraceFormatError(path, lineno, f"invalid 'llm.request' event: {exc}") from None
-        if isinstance(decoder, RequestDecoder) and data.get("type") == LLM_REQUEST:
+        if kind == LLM_REQUEST and isinstance(decoder, RequestDecoder):
             tools = decoder.validated_tools(data.get("tools"))
             if tools is not None:
                 del data["tools"]  # validated and checked with the line that wrote them
@@ -155,20 +156,20 @@ def parse_line(
     except ValidationError as exc:
         first = exc.errors()[0]
         loc = ".".join(str(p) for p in first["loc"])
-        kind = data.get("type", "?")
         raise TraceFormatError(
-            path, lineno, f"invalid {kind!r} event: {loc}: {first['msg']}"
+            path, lineno, f"invalid {data.get('type', '?')!r} event: {loc}: {first['msg']}"
         ) from None
     except RecursionError:
         raise TraceFormatError(path, lineno, "an event nested too deeply") from None
     if tools is not None:
         event.__dict__["tools"] = tools
         event.__pydantic_fields_set__.add("tools")
-    problem = check_event(event, tools=tools is None)
-    if problem is not None:
-        raise TraceFormatError(path, lineno, f"invalid {event.type!r} event: {problem}")
-    if isinstance(decoder, RequestDecoder) and tools is None and event.type == LLM_REQUEST:
-        decoder.checked(data["tools"], event.tools)
+    if kind not in NOTHING_NESTED:
+        problem = check_event(event, tools=tools is None)
+        if problem is not None:
+            raise TraceFormatError(path, lineno, f"invalid {event.type!r} event: {problem}")
+        if tools is None and kind == LLM_REQUEST and isinstance(decoder, RequestDecoder):
+            decoder.checked(data["tools"], event.tools)
     return event
 
 

@@ -14,14 +14,24 @@ from typing import Any
 
 from regista.trace.events import (
     CONTEXT_COMPACTION,
+    ERROR,
     LLM_REQUEST,
     LLM_RESPONSE,
+    PERMISSION_DECISION,
     SESSION_END,
     SESSION_START,
+    TOOL_CALL,
     TOOL_RESULT,
 )
 
-__all__ = ["MAX_DEPTH", "check_event", "check_messages", "check_response", "too_deep"]
+__all__ = [
+    "MAX_DEPTH",
+    "NOTHING_NESTED",
+    "check_event",
+    "check_messages",
+    "check_response",
+    "too_deep",
+]
 
 #: How deeply values may nest inside one event (the event object is level 1). Deeper
 #: values are refused when written and when read: every consumer (hashing, diff, export,
@@ -175,8 +185,9 @@ def _content(content: Any, where: str) -> None:
         return
     if type(content) is not list:
         raise _Bad(f"{where}: expected a string or a list, found {_kind(content)}")
-    for i, block in enumerate(content):
-        _block(block, where, i)
+    if not _plain_blocks(content):
+        for i, block in enumerate(content):
+            _block(block, where, i)
 
 
 def check_messages(messages: Any, where: str = "messages") -> None:
@@ -196,19 +207,42 @@ def _messages(messages: Any, where: str) -> None:
             raise _Bad(f"{where}[{i}].role: expected 'user' or 'assistant', found {role!r:.40}")
         content = m.get("content")
         if type(content) is list:
-            inner = None
-            for j, block in enumerate(content):
-                if (
-                    type(block) is dict
-                    and block.get("type") == "text"
-                    and type(block.get("text")) is str
-                ):
-                    continue  # the commonest block, checked in place
-                if inner is None:
-                    inner = f"{where}[{i}].content"
-                _block(block, inner, j)
+            if not _plain_blocks(content):
+                inner = f"{where}[{i}].content"
+                for j, block in enumerate(content):
+                    _block(block, inner, j)
         elif type(content) is not str:
             _content(content, f"{where}[{i}].content")
+
+
+def _plain_blocks(content: list[Any]) -> bool:
+    """Whether every block of ``content`` is of a common kind and well formed: a quick
+    yes for nearly every list of a trace. A no is looked at again block by block, which
+    names what is wrong (or passes a rarer kind of block)."""
+    for b in content:
+        if type(b) is not dict:
+            return False
+        kind = b.get("type")
+        if kind == "text":
+            if type(b.get("text")) is not str:
+                return False
+        elif kind == "tool_use":
+            if (
+                type(b.get("id")) is not str
+                or type(b.get("name")) is not str
+                or type(b.get("input", _NO_INPUT)) is not dict
+            ):
+                return False
+        elif kind == "tool_result":
+            if (
+                type(b.get("tool_use_id")) is not str
+                or type(b.get("content", "")) is not str
+                or b.get("is_error") not in (None, True, False)
+            ):
+                return False
+        else:
+            return False
+    return True
 
 
 def _usage(value: Any, where: str) -> None:
@@ -232,15 +266,16 @@ def _response(payload: Any, where: str) -> None:
     content = r.get("content", [])
     if type(content) is not list:
         _list(content, f"{where}.content")
-    if content:
+    if content and not _plain_blocks(content):
         inner = f"{where}.content"
         for i, block in enumerate(content):
             _block(block, inner, i)
-    usage = r.get("usage", {})
-    if type(usage) is not dict or any(
-        key in usage and type(usage[key]) is not int for key in _USAGE_INT
-    ):
+    usage = r.get("usage", _NO_INPUT)
+    if type(usage) is not dict:
         _usage(usage, f"{where}.usage")
+    for key in _USAGE_INT:
+        if type(usage.get(key, 0)) is not int:
+            _usage(usage, f"{where}.usage")
     for key in ("id", "model", "stop_reason", "stop_sequence"):
         value = r.get(key)
         if value is not None and type(value) is not str:
@@ -268,6 +303,11 @@ def _counts(value: Any, where: str, keys: tuple[str, ...]) -> None:
     for key in keys:
         if key in d and d[key] is not None and not _is_int(d[key]):
             raise _Bad(f"{where}.{key}: expected a whole number, found {_kind(d[key])}")
+
+
+#: The kinds of events :func:`check_event` has nothing to look at in (their models check
+#: every field they have): a reader need not call it for them.
+NOTHING_NESTED = frozenset((TOOL_CALL, PERMISSION_DECISION, ERROR))
 
 
 def _check(event: Any, messages: bool, tools: bool) -> None:

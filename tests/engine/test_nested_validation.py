@@ -96,3 +96,17 @@ def test_the_index_reports_it_when_the_step_is_read(tmp_path: Path) -> None:
         for pos in range(len(index.steps)):
             index.step(pos)
     index.close()
+
+
+def test_the_kinds_a_reader_does_not_check_have_nothing_to_check() -> None:
+    """``parse_line`` skips ``check_event`` for ``NOTHING_NESTED``: it must look at no field
+    of them (an event with no fields at all would fail any look)."""
+    from types import SimpleNamespace
+
+    from regista.trace.validate import NOTHING_NESTED, check_event
+
+    for kind in NOTHING_NESTED:
+        assert check_event(SimpleNamespace(type=kind)) is None
+    for kind in ("llm.response", "tool.result", "session.end"):  # these are looked at
+        with pytest.raises(AttributeError):
+            check_event(SimpleNamespace(type=kind))
