@@ -7,10 +7,13 @@ trace newer than :data:`SCHEMA_VERSION` raises :class:`UnsupportedSchemaVersion`
 
 from __future__ import annotations
 
+import operator
 import warnings
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, reduce
+from itertools import compress, repeat
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +22,6 @@ from pydantic import ValidationError
 
 from regista._gc import paused_gc
 from regista.errors import TraceError, TraceFormatError, TraceWarning, UnsupportedSchemaVersion
-from regista.pricing import add_costs
 from regista.trace.compact import RequestDecoder, Resolver, TraceRefError
 from regista.trace.events import (
     CONTEXT_COMPACTION,
@@ -448,32 +450,47 @@ class Trace:
 
     def summary(self) -> TraceSummary:
         start, end = self.start, self.end
-        totals = [0, 0, 0, 0]
-        cost: float | None = 0.0
-        turns = tool_calls = denials = compactions = 0
-        errors: list[ErrorEvent] = []
-        for ev in self.events:  # one pass, by type
-            kind = type(ev)
-            if kind is LlmResponseEvent:
-                _add_usage(totals, ev.response.get("usage"))
-                turns = max(turns, ev.turn + 1)
-                cost = add_costs(cost, ev.cost_usd)
-            elif kind is ToolCall:
-                tool_calls += 1
-            elif kind is PermissionDecision:
-                denials += not ev.allowed
-            elif kind is ContextCompaction:
-                compactions += 1
-                _add_usage(totals, ev.usage)
-                cost = add_costs(cost, ev.cost_usd)
-            elif kind is ErrorEvent:
-                errors.append(ev)
-        usage = Usage(**dict(zip(_USAGE_FIELDS, totals, strict=True)))
+        events = self.events
+        # Each kind of event picked out, and counted, by C loops over the whole list: a
+        # big trace has hundreds of thousands of events and a summary reads a few kinds.
+        types = list(map(type, events))
+        counts = Counter(types)
+
+        def of(cls: type[Any]) -> list[Any]:
+            if not counts[cls]:
+                return []
+            return list(compress(events, map(operator.is_, types, repeat(cls))))
+
+        responses, compactions = of(LlmResponseEvent), of(ContextCompaction)
+        usage = _usage_of(
+            [*map(dict.get, map(_RESPONSE, responses), repeat("usage")), *map(_USAGE, compactions)]
+        )
+        if usage is None:  # an odd one: read as ``Usage`` reads it, in trace order
+            totals = [0, 0, 0, 0]
+            for ev in compress(events, map(_PRICED.__contains__, types)):
+                _add_usage(
+                    totals, ev.response.get("usage") if type(ev) is LlmResponseEvent else ev.usage
+                )
+            usage = Usage(**dict(zip(_USAGE_FIELDS, totals, strict=True)))
         if end is not None:
-            cost = end.cost_usd
-            turns = end.turns
+            cost, turns = end.cost_usd, end.turns
+        else:
+            turns = max(0, max(map(_TURN, responses), default=-1) + 1)
+            # Added in trace order (as the run added them): float sums depend on it.
+            priced = compress(events, map(_PRICED.__contains__, types))
+            costs = list(map(_COST, priced if compactions else responses))
+            cost = None if None in costs else reduce(operator.add, costs, 0.0)
+        errors: list[ErrorEvent] = of(ErrorEvent)
+        results = of(ToolResult)
+        denials = list(map(_ALLOWED, of(PermissionDecision))).count(False)
         steps = self.steps()
-        step_indexes = {st.index for st in steps}
+        by_index = dict(zip(map(_INDEX, steps), steps, strict=True))
+        # One failure is counted once: a step in error (a denial is counted apart), or an
+        # error event outside any step. Only a step with an error event or an error result
+        # can be in error.
+        suspects = {ev.step for ev in errors}
+        suspects.update(map(_STEP, compress(results, map(_IS_ERROR, results))))
+        failed = sum(_failed(by_index[n]) for n in suspects if n in by_index)
         return TraceSummary(
             session_id=self.session_id,
             task=start.task,
@@ -481,7 +498,7 @@ class Trace:
             provider=start.provider,
             turns=turns,
             steps=len(steps),
-            tool_calls=tool_calls,
+            tool_calls=counts[ToolCall],
             cost_usd=cost,
             stop_reason=end.stop_reason if end else None,
             usage=usage,
@@ -489,12 +506,9 @@ class Trace:
             replay_of=start.replay_of,
             forked_from=start.forked_from,
             complete=end is not None,
-            # One failure is counted once: a step in error (a denial is counted apart),
-            # or an error event outside any step.
-            errors=sum(map(_failed, steps))
-            + sum(1 for ev in errors if ev.step not in step_indexes),
+            errors=failed + sum(1 for ev in errors if ev.step not in by_index),
             denials=denials,
-            compactions=compactions,
+            compactions=counts[ContextCompaction],
         )
 
     def __len__(self) -> int:
@@ -584,6 +598,29 @@ class _LineParser:
                 self.path, lineno, f"seq {event.seq} out of order (expected {len(events)})"
             )
         events.append(event)
+
+
+_PRICED = frozenset((LlmResponseEvent, ContextCompaction))
+_TURN = operator.attrgetter("turn")
+_COST = operator.attrgetter("cost_usd")
+_ALLOWED = operator.attrgetter("allowed")
+_INDEX = operator.attrgetter("index")
+_STEP = operator.attrgetter("step")
+_IS_ERROR = operator.attrgetter("is_error")
+_RESPONSE = operator.attrgetter("response")
+_USAGE = operator.attrgetter("usage")
+
+
+def _usage_of(raws: list[Any]) -> Usage | None:
+    """Recorded usage dicts added up (what ``Usage.__add__`` would, with no model made per
+    event), each count summed in C; ``None`` when one is not of the plain shape."""
+    usages = list(filter(None, raws))  # an empty usage adds nothing
+    if not set(map(type, usages)) <= {dict}:
+        return None
+    columns = [[u.get(f, 0) for u in usages] for f in _USAGE_FIELDS]
+    if not all(set(map(type, column)) <= {int} for column in columns):
+        return None
+    return Usage(**dict(zip(_USAGE_FIELDS, map(sum, columns), strict=True)))
 
 
 def _parse_lines(
