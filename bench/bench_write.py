@@ -48,8 +48,8 @@ def sample_events(folder: Path) -> dict[str, tuple[type[Any], dict[str, Any], li
     them: (class, fields, the events that must come before it for its compact form)."""
     trace = Trace.load(make_agent(folder, calls=40).run_sync(TASK).trace_path)
 
-    def fields(ev: Any) -> dict[str, Any]:
-        return {k: v for k, v in ev.model_dump().items() if k not in ("session_id", "seq")}
+    def fields(ev: Any) -> dict[str, Any]:  # as the recorder passes them: no envelope
+        return {k: v for k, v in ev.model_dump().items() if k not in _ENVELOPE}
 
     request = [ev for ev in trace.events if isinstance(ev, LlmRequestEvent)][20]
     before = [ev for ev in trace.events[1 : request.seq] if not isinstance(ev, LlmRequestEvent)]
@@ -126,6 +126,7 @@ def _writer(path: Path, redact: bool, fsync: bool, before: list[Any]) -> TraceWr
 
 
 _STAMPED = ("session_id", "seq")
+_ENVELOPE = ("schema_version", "session_id", "seq", "ts", "type")
 
 
 if __name__ == "__main__":

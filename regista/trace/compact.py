@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+import orjson
+
 from regista.trace.canonical import same_json
 from regista.trace.events import LLM_REQUEST, TOOL_RESULT
 
@@ -50,17 +52,26 @@ class TraceRefError(ValueError):
 
 class RequestEncoder:
     """Writes ``llm.request`` lines compactly; told of every line of one trace that
-    reached the disk (:meth:`commit`, :meth:`note_result`), in order."""
+    reached the disk (:meth:`commit`, :meth:`note_result`), in order.
+
+    An agent passes the same ``system`` and ``tools`` objects on every call, and a
+    request's tool results are the objects its ``tool.result`` lines were written with:
+    both are recognised by identity first. Other values are compared as JSON: ``system``
+    and ``tools`` by their serialised bytes (equal bytes are what the reader would put
+    back), tool results value by value.
+    """
 
     def __init__(self) -> None:
         self._system: Any = _MISSING
         self._tools: Any = _MISSING
+        #: The JSON of ``[system, tools]`` written last (``None``: not made yet).
+        self._context: bytes | None = None
         self._results: dict[str, Any] = {}
-        self._pending: tuple[Any, Any] = (_MISSING, _MISSING)
+        self._pending: tuple[Any, Any, bytes | None] = (_MISSING, _MISSING, None)
 
     def commit(self) -> None:
         """The line :meth:`encode` made last is on disk (a failed write is not)."""
-        self._system, self._tools = self._pending
+        self._system, self._tools, self._context = self._pending
 
     def note_result(self, tool_use_id: str, content: Any) -> None:
         """A ``tool.result`` line was written."""
@@ -70,10 +81,15 @@ class RequestEncoder:
         """The compact form of a full ``llm.request`` line (``line`` is not changed)."""
         system, tools = line["system"], line["tools"]
         out = dict(line)
-        if same_json(system, self._system) and same_json(tools, self._tools):
+        if system is self._system and tools is self._tools:
             del out["system"], out["tools"]
-        # kept even when equal: the next request most likely passes these same objects
-        self._pending = (system, tools)
+            # kept even when equal: the next request most likely passes these same objects
+            self._pending = (system, tools, self._context)
+        else:
+            same, context = self._same_context(system, tools)
+            if same:
+                del out["system"], out["tools"]
+            self._pending = (system, tools, context)
         if self._results:
             messages, refs = self._refer(line["messages"])
             if refs:
@@ -81,34 +97,64 @@ class RequestEncoder:
                 out["result_refs"] = refs
         return out
 
+    def _same_context(self, system: Any, tools: Any) -> tuple[bool, bytes | None]:
+        """Whether ``system`` and ``tools`` are the ones written last, as JSON; and their
+        JSON (``None`` when orjson cannot make it)."""
+        try:
+            context = orjson.dumps([system, tools])
+        except TypeError:  # not JSON: compare value by value
+            same = same_json(system, self._system) and same_json(tools, self._tools)
+            return same, None
+        if self._system is _MISSING:
+            return False, context
+        if self._context is None:
+            try:
+                self._context = orjson.dumps([self._system, self._tools])
+            except TypeError:
+                return same_json(system, self._system) and same_json(tools, self._tools), context
+        return context == self._context, context
+
     def _refer(self, messages: list[Any]) -> tuple[list[Any], list[str]]:
         results = self._results
         refs: list[str] = []
-        bare: set[Any] = set()
-        out: list[Any] = []
-        for m in messages:
-            content = m.get("content") if type(m) is dict else None
+        out: list[Any] | None = None
+        bare: set[str] | None = None
+        for j, m in enumerate(messages):
+            if type(m) is not dict:
+                continue
+            content = m.get("content")
             if type(content) is not list:
-                out.append(m)
                 continue
             blocks: list[Any] | None = None
             for i, b in enumerate(content):
                 if type(b) is not dict or b.get("type") != "tool_result":
                     continue
                 uid: Any = b.get("tool_use_id")
+                if type(uid) is not str:
+                    continue  # never referred to
                 if "content" not in b:
+                    if bare is None:
+                        bare = set()
                     bare.add(uid)
                     continue
-                recorded = results.get(uid, _MISSING) if type(uid) is str else _MISSING
-                if recorded is _MISSING or not same_json(b["content"], recorded):
+                recorded = results.get(uid, _MISSING)
+                if recorded is _MISSING:
+                    continue
+                mine = b["content"]
+                if mine is not recorded and not same_json(mine, recorded):
                     continue
                 if blocks is None:
                     blocks = list(content)
-                blocks[i] = {k: v for k, v in b.items() if k != "content"}
+                short = b.copy()
+                del short["content"]
+                blocks[i] = short
                 if uid not in refs:
                     refs.append(uid)
-            out.append(m if blocks is None else {**m, "content": blocks})
-        if bare.intersection(refs):
+            if blocks is not None:
+                if out is None:
+                    out = list(messages)
+                out[j] = {**m, "content": blocks}
+        if bare is not None and not bare.isdisjoint(refs):
             # A block without content of its own would take a referred one on reading:
             # never refer to an id that such a block carries.
             self._results = {k: v for k, v in results.items() if k not in bare}
@@ -116,7 +162,7 @@ class RequestEncoder:
                 return self._refer(messages)
             finally:
                 self._results = results
-        return out, refs
+        return (messages if out is None else out), refs
 
 
 class RequestDecoder:

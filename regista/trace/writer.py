@@ -15,10 +15,12 @@ way. A trace whose first event could not be written is removed: no empty file is
 Writing is on every step's path, so a line is made straight from the fields (in the
 model's field order, defaults filled in) without validating a pydantic model first, and
 :meth:`TraceWriter.append` (what the recorder uses) makes no event at all unless a listener
-wants one. Only a line holding an object or a list can nest too deeply, and only one with
-more brackets than the limit is walked; a line is searched for secrets in one pass
-(``regista.redact``). ``llm.request`` lines are written in their compact form
-(``regista.trace.compact``).
+wants one. When the fields are the model's fields after the envelope, in order (what the
+recorder passes), the line is the envelope's bytes followed by the fields serialised: the
+same bytes, without a dict made for them. Only a line holding an object or a list can nest
+too deeply, and only one longer than twice the limit and with more brackets than the limit
+is walked; a line is searched for secrets in one pass (``regista.redact``). ``llm.request``
+lines are written in their compact form (``regista.trace.compact``).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
+from time import time_ns
 from types import UnionType
 from typing import Any, BinaryIO, Literal, NoReturn, Union, get_args, get_origin
 
@@ -39,6 +42,13 @@ from regista.trace.events import EventBase, LlmRequestEvent, ToolResult, now_ts
 from regista.trace.validate import MAX_DEPTH, too_deep
 
 __all__ = ["TraceWriter", "too_deep_error"]
+
+_UNSET: Any = object()
+_REQUEST: Any = "request"
+_RESULT: Any = "result"
+#: A class's ``rest``, ``names``, ``lead``, ``kind``, ``nestable`` (see ``_Shape``; ``lead``
+#: with the session id) and role.
+_Fast = tuple[tuple[str, ...], frozenset[str], bytes, bytes, tuple[str, ...], Any]
 
 
 def too_deep_error(kind: str, path: Path) -> TraceWriteError:
@@ -86,6 +96,12 @@ class TraceWriter:
         self._size = 0
         self._listeners: list[Any] = []
         self._requests = RequestEncoder()
+        self._now: Callable[[], str] = now_ts if clock is None else clock
+        #: The millisecond (or the clock's ``ts``) of the last line, and its ``,"ts":…``.
+        self._ms = -1
+        self._ts: Any = _UNSET
+        self._ts_json = b""
+        self._fast: dict[type[EventBase], _Fast] = {}
         if file is not None:
             self._file: BinaryIO = file
             return
@@ -130,11 +146,84 @@ class TraceWriter:
         Returns:
             The event that was written.
         """
-        return _event(event_cls, self.append(event_cls, fields))
+        return _event(event_cls, self._append(event_cls, fields))
 
-    def append(self, event_cls: type[EventBase], fields: dict[str, Any]) -> dict[str, Any]:
-        """:meth:`write` without making the event: the line's dict is returned (what the
-        recorder uses; an event is made only for listeners). ``fields`` is not changed."""
+    def append(self, event_cls: type[EventBase], fields: dict[str, Any]) -> None:
+        """:meth:`write` without making the event (what the recorder uses; an event is made
+        only for listeners). ``fields`` is not changed."""
+        fast = self._fast.get(event_cls) or self._fast_for(event_cls)
+        rest, names, lead, kind, nestable, role = fast
+        keys = tuple(fields)
+        if (keys != rest and not _extras_after(keys, rest, names)) or self._listeners or not lead:
+            self._append(event_cls, fields)
+            return
+        # The fast path: ``fields`` are the line's fields after the envelope, in the model's
+        # order (perhaps with extras after them), so the line is the envelope's bytes and
+        # then ``fields`` serialised: the very bytes ``_append`` makes, without a dict.
+        if self.clock is None:
+            ms = time_ns() // 1_000_000
+            if ms != self._ms:
+                self._ms = ms
+                self._ts_json = b',"ts":"' + now_ts().encode() + b'"'
+        else:
+            ts = self.clock()
+            if ts is not self._ts:
+                self._ms = -1
+                try:
+                    self._ts_json = b',"ts":' + orjson.dumps(ts)
+                except TypeError:  # not a JSON value: pydantic says what is wrong
+                    self._append(event_cls, fields, ts)
+                    return
+                self._ts = ts
+        try:
+            data = self._requests.encode(fields) if role is _REQUEST else fields
+            body = orjson.dumps(data, option=_NEWLINE)
+        except TypeError:  # a value orjson does not know (a Path, …), or nested too deep
+            self._append(event_cls, fields)
+            return
+        # A line shorter than twice the limit cannot hold that many brackets.
+        if (
+            len(body) > _SHORT
+            and (role is _REQUEST or len(keys) != len(rest) or _may_nest(data, nestable))
+            and body.count(b"[") + body.count(b"{") > MAX_DEPTH
+            and too_deep(body, orjson.loads(body))
+        ):
+            raise too_deep_error(str(_SHAPES[event_cls].template["type"]), self.path)
+        line = b"".join((lead, b"%d" % self._seq, self._ts_json, kind, body[1:]))
+        if self._secrets is not None and self._secrets(line):
+            line = redact_bytes(line)
+        try:
+            written = self._file.write(line)
+            if written != len(line) or self.fsync:
+                self._finish(line, written)
+        except OSError as exc:
+            self._failed(exc)
+        self._size += len(line)
+        self._seq += 1
+        if role is _REQUEST:
+            self._requests.commit()
+        elif role is _RESULT:
+            self._requests.note_result(fields["tool_use_id"], fields["content"])
+
+    def _fast_for(self, event_cls: type[EventBase]) -> _Fast:
+        """What :meth:`append` needs to make the lines of ``event_cls`` without a dict."""
+        shape = _SHAPES.get(event_cls) or _shape(event_cls)
+        role = (
+            _REQUEST
+            if event_cls is LlmRequestEvent
+            else _RESULT
+            if event_cls is ToolResult
+            else None
+        )
+        lead = shape.lead and shape.lead + orjson.dumps(self.session_id) + b',"seq":'
+        fast = (shape.rest, shape.names, lead, shape.kind, shape.nestable, role)
+        self._fast[event_cls] = fast
+        return fast
+
+    def _append(
+        self, event_cls: type[EventBase], fields: dict[str, Any], ts: Any = _UNSET
+    ) -> dict[str, Any]:
+        """Append the event of ``fields`` made as a dict first; return the dict."""
         shape = _SHAPES.get(event_cls) or _shape(event_cls)
         # The line's dict: every field in the model's order (defaults filled in), then extras.
         # The engine's own callers pass fields of the right types, and the reader validates
@@ -142,7 +231,7 @@ class TraceWriter:
         # refuses, and pydantic then says what is wrong.
         data = {**shape.template, **fields, "session_id": self.session_id, "seq": self._seq}
         if "ts" not in fields:
-            data["ts"] = now_ts() if self.clock is None else self.clock()
+            data["ts"] = self._now() if ts is _UNSET else ts
         for name, factory in shape.factories:
             if name not in fields:
                 data[name] = factory()  # type: ignore[call-arg]
@@ -156,13 +245,11 @@ class TraceWriter:
         else:
             # Only objects and lists nest: a line without any is not looked at; one with
             # fewer brackets than the limit cannot be too deep either.
-            nests = len(data) != shape.width
-            for name in shape.nestable:
-                kind = type(data[name])
-                if kind is dict or kind is list:
-                    nests = True
-                    break
-            if nests and line.count(b"[") + line.count(b"{") > MAX_DEPTH and too_deep(line, data):
+            if (
+                (len(data) != shape.width or _may_nest(data, shape.nestable))
+                and line.count(b"[") + line.count(b"{") > MAX_DEPTH
+                and too_deep(line, orjson.loads(line))
+            ):
                 raise too_deep_error(str(data.get("type")), self.path)
         if self._secrets is not None and self._secrets(line):
             line = redact_bytes(line)
@@ -257,6 +344,46 @@ class _Shape:
         self.width = len(fields)
         #: The fields whose values may be objects or lists (the others cannot nest).
         self.nestable = tuple(name for name, f in fields.items() if _nests(f.annotation))
+        #: The fields after the envelope, in order.
+        self.rest = tuple(name for name in fields if name not in _ENVELOPE)
+        #: ``{"schema_version":N,"session_id":`` and ``,"type":"…",``: the constant bytes
+        #: of the envelope, when its fields come first in the usual order with constant
+        #: values (else empty: lines are made as dicts).
+        self.lead = self.kind = b""
+        version, kind = self.template.get("schema_version"), self.template.get("type")
+        if (
+            tuple(fields)[:5] == _ENVELOPE
+            and self.rest
+            and type(version) is int
+            and type(kind) is str
+        ):
+            self.lead = b'{"schema_version":' + orjson.dumps(version) + b',"session_id":'
+            self.kind = b',"type":' + orjson.dumps(kind) + b","
+
+
+def _extras_after(keys: tuple[str, ...], rest: tuple[str, ...], names: frozenset[str]) -> bool:
+    """Whether ``keys`` are ``rest`` followed by extras (``names``: the class's fields)."""
+    n = len(rest)
+    return keys[:n] == rest and names.isdisjoint(keys[n:])
+
+
+def _may_nest(data: dict[str, Any], nestable: tuple[str, ...]) -> bool:
+    """Whether a line of ``data`` (which has every field of ``nestable``) may nest more
+    than two levels: a value of it is an object or a list holding anything but plain
+    scalars (or is of a type orjson serialises as one: a subclass)."""
+    plain = _PLAIN.__contains__
+    for name in nestable:
+        value = data[name]
+        kind = type(value)
+        if kind is dict:
+            if not all(map(plain, map(type, value.values()))):
+                return True
+        elif kind is list:
+            if not all(map(plain, map(type, value))):
+                return True
+        elif kind not in _PLAIN:
+            return True
+    return False
 
 
 def _nests(annotation: Any) -> bool:
@@ -269,8 +396,13 @@ def _nests(annotation: Any) -> bool:
 
 
 _SCALARS = (str, int, float, bool, type(None), None)
+_ENVELOPE = ("schema_version", "session_id", "seq", "ts", "type")
+#: The types of values that are not objects or lists in JSON.
+_PLAIN = frozenset((str, int, float, bool, type(None)))
 _SHAPES: dict[type[EventBase], _Shape] = {}
 _NEWLINE = orjson.OPT_APPEND_NEWLINE
+#: No line this long or shorter can nest too deeply: each level takes two brackets.
+_SHORT = 2 * (MAX_DEPTH + 1)
 
 
 def _shape(event_cls: type[EventBase]) -> _Shape:

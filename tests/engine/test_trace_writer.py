@@ -170,17 +170,17 @@ def test_the_depth_limit_is_exact_for_known_and_unknown_fields(tmp_path: Path, f
     assert len(Trace.load(tmp_path / "t.jsonl")) == 2
 
 
-def test_append_returns_the_line_and_leaves_the_fields_alone(tmp_path: Path) -> None:
+def test_append_fills_the_defaults_and_leaves_the_fields_alone(tmp_path: Path) -> None:
     heard: list[Any] = []
     with TraceWriter(tmp_path / "t.jsonl", "S1", clock=lambda: "2026-01-01T00:00:00.000Z") as w:
         _start(w)
         w.add_listener(heard.append)
         fields = {"step": 0, "turn": 0, "tool_use_id": "toolu_1", "name": "f"}
-        data = w.append(ToolCall, fields)
+        w.append(ToolCall, fields)
     assert fields == {"step": 0, "turn": 0, "tool_use_id": "toolu_1", "name": "f"}
+    data = orjson.loads((tmp_path / "t.jsonl").read_bytes().splitlines()[1])
     assert data["seq"] == 1 and data["input"] == {} and data["ts"] == "2026-01-01T00:00:00.000Z"
     assert [type(e) for e in heard] == [ToolCall] and heard[0].model_dump() == data
-    assert orjson.loads((tmp_path / "t.jsonl").read_bytes().splitlines()[1]) == data
 
 
 def test_a_missing_field_is_pydantics_to_say_and_nothing_is_written(tmp_path: Path) -> None:
