@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
 
 from regista.defaults import DEFAULT_TRACE_DIR
 from regista.errors import UserError
@@ -67,6 +68,7 @@ def run(args: argparse.Namespace) -> int:
     if not 0 < args.port < 65536:
         raise UserError(f"--port must be between 1 and 65535, not {args.port}")
     check_bind(args.host, args.token)
+    created = _ready_store(Path(args.store))
     app = create_app(
         args.store,
         token=args.token,
@@ -75,7 +77,30 @@ def run(args: argparse.Namespace) -> int:
         replay_ttl=args.replay_ttl,
     )
     host = f"[{args.host}]" if ":" in args.host and not args.host.startswith("[") else args.host
-    print(f"regista: serving {args.store} on http://{host}:{args.port}", file=sys.stderr)
+    made = " (a new, empty folder)" if created else ""
+    print(f"regista: serving {args.store}{made} on http://{host}:{args.port}", file=sys.stderr)
     with SessionReaper(app.state.ctx) as reaper:
         serve(app, args.host, args.port, on_stop=reaper.stop)
     return 0
+
+
+def _ready_store(store: Path) -> bool:
+    """Make sure ``store`` is a folder the server can list and write traces in; create it
+    when it does not exist (say so: a mistyped path would otherwise serve no runs without
+    a word). Returns whether it was created.
+
+    Raises:
+        UserError: It is a file, or it cannot be created, listed or written.
+    """
+    if store.exists() and not store.is_dir():
+        raise UserError(f"--store {store}: is a file, not a folder of traces")
+    created = not store.exists()
+    try:
+        store.mkdir(parents=True, exist_ok=True)
+        with os.scandir(store) as entries:
+            next(entries, None)
+    except OSError as exc:
+        raise UserError(f"--store {store}: cannot use it ({exc.strerror})") from None
+    if not os.access(store, os.W_OK | os.X_OK):
+        raise UserError(f"--store {store}: not writable (recorded runs are written there)")
+    return created

@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import httpx2
 import pytest
@@ -169,3 +170,32 @@ def test_cli_serve_sets_how_long_replays_live(
         assert main(["serve", "--replay-ttl", bad, "--store", str(tmp_path)]) == 2
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and "--replay-ttl must be" in err
+
+
+def test_cli_serve_says_what_is_wrong_with_the_store(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    afile = tmp_path / "a.jsonl"
+    afile.write_text("{}\n")
+    assert main(["serve", "--store", str(afile)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "is a file, not a folder of traces" in err
+    inside = afile / "traces"  # a folder that cannot be made
+    assert main(["serve", "--store", str(inside)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "cannot use it" in err
+
+
+def test_cli_serve_makes_a_missing_store_and_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import regista.server
+
+    served: list[Any] = []
+    monkeypatch.setattr(regista.server, "serve", lambda app, *a, **k: served.append(app))
+    store = tmp_path / "new" / "traces"
+    assert main(["serve", "--store", str(store)]) == 0
+    assert store.is_dir() and served
+    assert "(a new, empty folder)" in capsys.readouterr().err
+    assert main(["serve", "--store", str(store)]) == 0  # there now: nothing to say
+    assert "empty folder" not in capsys.readouterr().err
