@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 import orjson
 
+from regista._gc import paused_gc
 from regista.errors import TraceError, TraceFormatError, UnsupportedSchemaVersion
 from regista.trace.names import (
     CONTEXT_COMPACTION,
@@ -290,13 +291,7 @@ class TraceIndex:
         if etype == _B_LLM_REQUEST:
             self._note_request(offset, length, lineno, head)
         elif etype == _B_TOOL_RESULT:
-            um = _TOOL_USE_ID.search(head)
-            try:
-                uid = orjson.loads(um.group(1)) if um is not None else None
-            except orjson.JSONDecodeError:
-                uid = None
-            if isinstance(uid, str):
-                self._results.setdefault(uid, []).append(lineno)
+            self._note_result(lineno, head)
         with self._lock:
             self.offsets.append(offset)
             self.lengths.append(length)
@@ -374,6 +369,16 @@ class TraceIndex:
             end = self._decode_line(self.offsets[at], self.lengths[at], at)
             if isinstance(end, SessionEnd):
                 self.end = end
+
+    def _note_result(self, lineno: int, head: bytes) -> None:
+        """Note where the result of a ``tool_use_id`` is (a compact request refers to it)."""
+        um = _TOOL_USE_ID.search(head)
+        try:
+            uid = orjson.loads(um.group(1)) if um is not None else None
+        except orjson.JSONDecodeError:
+            uid = None
+        if isinstance(uid, str):
+            self._results.setdefault(uid, []).append(lineno)
 
     def _note_request(self, offset: int, length: int, lineno: int, head: bytes) -> None:
         """Note whether a request line writes ``system`` and ``tools`` itself."""
@@ -528,7 +533,7 @@ class TraceIndex:
         start, end = self.start, self.end
         if start is None:
             raise TraceError(f"{self.path}: not scanned yet")
-        usage = Usage()
+        totals = [0, 0, 0, 0]
         cost: float | None = 0.0
         turns = 0
         for lineno in list(self._usage_lines):
@@ -537,11 +542,19 @@ class TraceIndex:
                 ev = self.event(lineno)
                 is_response = ev.type == LLM_RESPONSE
                 raw = ev.response.get("usage") if is_response else ev.usage
-                fields = (raw, ev.turn if is_response else None, ev.cost_usd)
+                odd = Usage.model_validate(raw or {})  # read as ``Usage`` reads it
+                fields = (
+                    {f: getattr(odd, f) for f in _COUNTS},
+                    ev.turn if is_response else None,
+                    ev.cost_usd,
+                )
             raw, turn, event_cost = fields
-            usage = usage + Usage.model_validate(raw or {})
+            if raw:  # counts of the plain shape: ints (see ``_usage_fields``)
+                for i, f in enumerate(_COUNTS):
+                    totals[i] += raw.get(f, 0)
             turns = turns if turn is None else max(turns, turn + 1)
             cost = add_costs(cost, event_cost)
+        usage = Usage(**dict(zip(_COUNTS, totals, strict=True)))
         if end is not None:
             cost, turns = end.cost_usd, end.turns
         steps = list(self.steps)
@@ -569,29 +582,7 @@ class TraceIndex:
         """(usage, turn of a response, cost) of a response or compaction line, read without
         validating the whole event (a compaction carries every message it replaced); ``None``
         when the line is not of the plain shape, for the caller to validate it."""
-        try:
-            data = orjson.loads(self.raw_line(lineno))
-        except orjson.JSONDecodeError:
-            return None
-        version = data.get("schema_version") if isinstance(data, dict) else None
-        # Responses and compactions' usage read the same in every schema so far.
-        if type(version) is not int or not 1 <= version <= SCHEMA_VERSION:
-            return None
-        cost = data.get("cost_usd")
-        if cost is not None and type(cost) not in (int, float):
-            return None
-        if data.get("type") == LLM_RESPONSE:
-            response, turn = data.get("response"), data.get("turn")
-            if not isinstance(response, dict) or type(turn) is not int:
-                return None
-            usage = response.get("usage")
-        else:
-            usage, turn = data.get("usage"), None
-        if usage is not None and (
-            not isinstance(usage, dict) or any(type(usage.get(f, 0)) is not int for f in _COUNTS)
-        ):
-            return None
-        return usage, turn, cost
+        return _usage_fields_of(self.raw_line(lineno))
 
     def previous_request(self, pos: int) -> int | None:
         """Position of the model step before ``pos``, if any."""
@@ -599,6 +590,74 @@ class TraceIndex:
 
     def close(self) -> None:
         self._file.close()
+
+
+def _usage_fields_of(raw: bytes | memoryview) -> tuple[Any, int | None, float | None] | None:
+    """:meth:`TraceIndex._usage_fields` of the line ``raw``."""
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None
+    version = data.get("schema_version") if isinstance(data, dict) else None
+    # Responses and compactions' usage read the same in every schema so far.
+    if type(version) is not int or not 1 <= version <= SCHEMA_VERSION:
+        return None
+    cost = data.get("cost_usd")
+    if cost is not None and type(cost) not in (int, float):
+        return None
+    if data.get("type") == LLM_RESPONSE:
+        response, turn = data.get("response"), data.get("turn")
+        if not isinstance(response, dict) or type(turn) is not int:
+            return None
+        usage = response.get("usage")
+    else:
+        usage, turn = data.get("usage"), None
+    if usage is not None and (
+        not isinstance(usage, dict) or any(type(usage.get(f, 0)) is not int for f in _COUNTS)
+    ):
+        return None
+    return usage, turn, cost
+
+
+class _SummaryScan(TraceIndex):
+    """The scan :func:`read_summary` makes: it notes nothing for compact requests (a summary
+    decodes no request), and reads the usage of each response and compaction from the chunk
+    being scanned rather than from the file again."""
+
+    def __init__(self, path: str | Path) -> None:
+        super().__init__(path)
+        self._chunk = memoryview(b"")
+        self._chunk_at = 0
+        self._fields: dict[int, tuple[Any, int | None, float | None] | None] = {}
+
+    def _note_request(self, offset: int, length: int, lineno: int, head: bytes) -> None:
+        pass
+
+    def _note_result(self, lineno: int, head: bytes) -> None:
+        pass
+
+    def _scan_chunk(self, chunk: bytes, base: int) -> int:
+        self._chunk, self._chunk_at = memoryview(chunk), base
+        try:
+            return super()._scan_chunk(chunk, base)
+        finally:
+            self._chunk = memoryview(b"")
+
+    def _add_line(self, offset: int, length: int, head: bytes, tail: bytes) -> None:
+        priced = len(self._usage_lines)
+        super()._add_line(offset, length, head, tail)
+        if len(self._usage_lines) > priced:
+            at = offset - self._chunk_at
+            if at >= 0 and at + length <= len(self._chunk):
+                raw: bytes | memoryview = self._chunk[at : at + length]
+            else:  # a line longer than a chunk
+                raw = pread(self._fd, length, offset)
+            self._fields[self._usage_lines[-1]] = _usage_fields_of(raw)
+
+    def _usage_fields(self, lineno: int) -> tuple[Any, int | None, float | None] | None:
+        if lineno in self._fields:
+            return self._fields.pop(lineno)
+        return super()._usage_fields(lineno)
 
 
 def read_summary(path: str | Path) -> TraceSummary:
@@ -611,10 +670,14 @@ def read_summary(path: str | Path) -> TraceSummary:
         TraceFormatError: A line the summary reads is corrupt.
         UnsupportedSchemaVersion: The trace is newer than this regista.
     """
-    index = TraceIndex(path)
+    index = _SummaryScan(path)
     try:
-        index.scan()
-        return index.summary()
+        # A scan builds tens of thousands of small long-lived objects and decodes big lines
+        # (a compaction holds every message it replaced): left on, the cyclic collector
+        # would walk the first again and again while the second pile up, for nothing.
+        with paused_gc():
+            index.scan()
+            return index.summary()
     finally:
         index.close()
 

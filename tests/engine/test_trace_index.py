@@ -153,3 +153,23 @@ def test_the_index_summary_refuses_what_the_loader_refuses(tmp_path: Path) -> No
         with pytest.raises(TraceFormatError) as summarised:
             read_summary(bad)
         assert str(summarised.value) == str(loaded.value)
+
+
+@pytest.mark.parametrize("chunk", [4 * 1024 * 1024, 700, 97])
+def test_the_summary_of_odd_traces_read_in_any_chunks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int
+) -> None:
+    """Lines split across chunks, and lines longer than a chunk (read from the file)."""
+    from show_odd import odd_trace
+
+    from regista.trace import index as index_module
+    from regista.trace.index import TraceIndex, read_summary
+
+    monkeypatch.setattr(index_module, "_CHUNK", chunk)
+    for i, kw in enumerate([{}, {"end": False}, {"fork": True}, {"steps": False}]):
+        path = odd_trace(tmp_path / f"odd-{i}.jsonl", **kw)
+        loaded = Trace.load(path).summary()
+        index = TraceIndex(path)
+        index.scan()
+        assert read_summary(path) == index.summary() == loaded, kw
+        index.close()
