@@ -120,9 +120,7 @@ class RequestEncoder:
         out: list[Any] | None = None
         bare: set[str] | None = None
         for j, m in enumerate(messages):
-            if type(m) is not dict:
-                continue
-            content = m.get("content")
+            content = m.get("content") if type(m) is dict else None
             if type(content) is not list:
                 continue
             blocks: list[Any] | None = None
@@ -130,18 +128,15 @@ class RequestEncoder:
                 if type(b) is not dict or b.get("type") != "tool_result":
                     continue
                 uid: Any = b.get("tool_use_id")
-                if type(uid) is not str:
-                    continue  # never referred to
-                if "content" not in b:
-                    if bare is None:
-                        bare = set()
-                    bare.add(uid)
+                mine = b.get("content", _MISSING)
+                if mine is _MISSING:
+                    if type(uid) is str:
+                        if bare is None:
+                            bare = set()
+                        bare.add(uid)
                     continue
-                recorded = results.get(uid, _MISSING)
-                if recorded is _MISSING:
-                    continue
-                mine = b["content"]
-                if mine is not recorded and not same_json(mine, recorded):
+                recorded = results.get(uid, _MISSING) if type(uid) is str else _MISSING
+                if recorded is _MISSING or (mine is not recorded and not same_json(mine, recorded)):
                     continue
                 if blocks is None:
                     blocks = list(content)

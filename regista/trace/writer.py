@@ -181,10 +181,16 @@ class TraceWriter:
         except TypeError:  # a value orjson does not know (a Path, …), or nested too deep
             self._append(event_cls, fields)
             return
-        # A line shorter than twice the limit cannot hold that many brackets.
+        # A line no longer than twice the limit cannot hold that many brackets; up to a
+        # kilobyte, counting them costs less than looking into the values first.
+        size = len(body)
         if (
-            len(body) > _SHORT
-            and (role is _REQUEST or len(keys) != len(rest) or _may_nest(data, nestable))
+            size > _SHORT
+            and (
+                role is _REQUEST
+                or len(keys) != len(rest)
+                or _may_nest(data, nestable, size > _COUNT_FIRST)
+            )
             and body.count(b"[") + body.count(b"{") > MAX_DEPTH
             and too_deep(body, orjson.loads(body))
         ):
@@ -367,21 +373,21 @@ def _extras_after(keys: tuple[str, ...], rest: tuple[str, ...], names: frozenset
     return keys[:n] == rest and names.isdisjoint(keys[n:])
 
 
-def _may_nest(data: dict[str, Any], nestable: tuple[str, ...]) -> bool:
+def _may_nest(data: dict[str, Any], nestable: tuple[str, ...], look: bool = True) -> bool:
     """Whether a line of ``data`` (which has every field of ``nestable``) may nest more
-    than two levels: a value of it is an object or a list holding anything but plain
-    scalars (or is of a type orjson serialises as one: a subclass)."""
-    plain = _PLAIN.__contains__
+    than two levels: a value of it is an object or a list (with ``look``: one holding
+    anything but plain scalars), or of a type orjson serialises as one (a subclass)."""
     for name in nestable:
         value = data[name]
         kind = type(value)
+        if kind in _PLAIN:
+            continue
+        if not look:
+            return True
         if kind is dict:
-            if not all(map(plain, map(type, value.values()))):
+            if not _PLAIN.issuperset(map(type, value.values())):
                 return True
-        elif kind is list:
-            if not all(map(plain, map(type, value))):
-                return True
-        elif kind not in _PLAIN:
+        elif kind is not list or not _PLAIN.issuperset(map(type, value)):
             return True
     return False
 
@@ -403,6 +409,8 @@ _SHAPES: dict[type[EventBase], _Shape] = {}
 _NEWLINE = orjson.OPT_APPEND_NEWLINE
 #: No line this long or shorter can nest too deeply: each level takes two brackets.
 _SHORT = 2 * (MAX_DEPTH + 1)
+#: Lines up to this long are counted for depth without looking into their values first.
+_COUNT_FIRST = 1024
 
 
 def _shape(event_cls: type[EventBase]) -> _Shape:

@@ -30,7 +30,7 @@ from regista.trace.events import (
 )
 from regista.trace.reader import Trace
 from regista.trace.validate import MAX_DEPTH
-from regista.trace.writer import TraceWriter
+from regista.trace.writer import TraceWriter, _shape
 from regista.types import LlmRequest
 
 FUZZ_RUNS = int(os.environ.get("REGISTA_FUZZ_RUNS", "40"))
@@ -65,6 +65,10 @@ def _text(rng: random.Random) -> str:
     return " ".join(rng.choice(parts) for _ in range(rng.randint(0, 4)))
 
 
+def _scalar(rng: random.Random) -> Any:
+    return rng.choice([_text(rng), rng.randint(-5, 10**12), 1.5, True, None, ""])
+
+
 def _value(rng: random.Random, depth: int = 0) -> Any:
     roll = rng.random()
     if roll < 0.03:  # around the depth limit, in a value at level 2 of the line
@@ -72,14 +76,17 @@ def _value(rng: random.Random, depth: int = 0) -> Any:
     if roll < 0.04:  # a dict subclass: orjson writes it as an object
         return OrderedDict(k=_nested(MAX_DEPTH + rng.randint(-2, 1)))
     if depth > 3 or roll < 0.5:
-        return rng.choice([_text(rng), rng.randint(-5, 10**12), 1.5, True, None, ""])
+        return _scalar(rng)
     if roll < 0.75:
         return {f"k{i}": _value(rng, depth + 1) for i in range(rng.randint(0, 4))}
     return [_value(rng, depth + 1) for _ in range(rng.randint(0, 4))]
 
 
 def _fields(rng: random.Random, cls: type[EventBase], results: list[tuple[str, Any]]) -> Any:
-    fields = {name: _value(rng) for name in _rest(cls)}
+    # A field whose type cannot nest gets a scalar (a line with anything else is refused by
+    # the reader's validation, whichever way it was written)
+    nestable = _shape(cls).nestable
+    fields = {n: _value(rng) if n in nestable else _scalar(rng) for n in _rest(cls)}
     if cls is ToolResult:
         fields["tool_use_id"] = f"u{rng.randint(0, 4)}"
     if cls is LlmRequestEvent:
