@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import bisect
+import contextvars
 import gc
 import os
 from collections.abc import Callable
@@ -18,6 +20,7 @@ from textual.worker import get_current_worker
 
 from regista.errors import RegistaError
 from regista.trace.index import StepEntry, TraceIndex
+from regista_tui.lease import Lease
 from regista_tui.navigation import Breakpoints, find, label_of
 from regista_tui.screens.browser_forks import ForkActions
 from regista_tui.screens.browser_keys import BROWSER_KEYS
@@ -36,6 +39,8 @@ _SCAN_DELAY_S = 0.05
 #: After the first screen of a big trace is drawn, the event models load this much later.
 _WARM_DELAY_S = 0.02
 _FOLLOW_S = 0.5
+#: A browser that is gone is collected this much later (once Textual has let go of it).
+_COLLECT_AFTER_S = 0.5
 
 
 def _collect_and_freeze() -> None:
@@ -86,6 +91,8 @@ class BrowserScreen(ForkActions, LinkActions):
         self._following = False
         self._seen: tuple[int, int] | None = None
         self._diverged_at = self._divergence()
+        #: The trace is closed once this screen is gone and its threads stopped reading.
+        self.lease = Lease(index.close)
 
     def compose(self) -> ComposeResult:
         yield SessionHeader(self.index, notice=self._notice(), id="header")
@@ -103,6 +110,7 @@ class BrowserScreen(ForkActions, LinkActions):
                 self.index,
                 model_label=self.label,
                 settle_s=self.regista.settle_s,
+                lease=self.lease,
                 id="step-view",
             )
         yield Static(id="status", markup=False)
@@ -143,17 +151,33 @@ class BrowserScreen(ForkActions, LinkActions):
 
     # -- indexing ------------------------------------------------------------------------
 
+    def on_unmount(self) -> None:
+        """Gone (back to the run list or the parent run): its trace is closed, and what it
+        held can be collected. While it was shown its index was frozen (left out of the
+        collector's scans): unfrozen, it is collected once nothing holds it any more."""
+        self.lease.end()
+        if gc.isenabled():
+            gc.unfreeze()
+            # Not from a timer of the app's: its task would carry this screen in its context.
+            loop = asyncio.get_running_loop()
+            loop.call_later(_COLLECT_AFTER_S, gc.collect, context=contextvars.Context())
+
     @work(thread=True, exclusive=True, group="index")
     def _scan(self) -> None:
         worker = get_current_worker()
-        done = False
-        while not done and not worker.is_cancelled:
-            try:
-                done = self.index.scan(_SCAN_SLICE)
-            except RegistaError as exc:
-                self.post_message(ScanFailed(str(exc)))
-                return
-            self.post_message(IndexGrown(done))
+        if not self.lease.hold():
+            return
+        try:
+            done = False
+            while not done and not worker.is_cancelled:
+                try:
+                    done = self.index.scan(_SCAN_SLICE)
+                except RegistaError as exc:
+                    self.post_message(ScanFailed(str(exc)))
+                    return
+                self.post_message(IndexGrown(done))
+        finally:
+            self.lease.release()
 
     @on(IndexGrown)
     def _index_grown(self, message: IndexGrown) -> None:
@@ -358,13 +382,18 @@ class BrowserScreen(ForkActions, LinkActions):
         worker = get_current_worker()
         from regista_tui.search import search_steps
 
-        matches = search_steps(
-            self.index,
-            query,
-            start=start,
-            on_first=lambda pos: self.app.call_from_thread(self._first_found, query, pos),
-            cancelled=lambda: worker.is_cancelled,
-        )
+        if not self.lease.hold():
+            return
+        try:
+            matches = search_steps(
+                self.index,
+                query,
+                start=start,
+                on_first=lambda pos: self.app.call_from_thread(self._first_found, query, pos),
+                cancelled=lambda: worker.is_cancelled,
+            )
+        finally:
+            self.lease.release()
         if not worker.is_cancelled:
             self.app.call_from_thread(self._found, query, matches)
 

@@ -192,3 +192,33 @@ async def test_every_column_fits_the_screen(library: Path, width: int) -> None:
             table = app.screen.query_one("#runs-table", DataTable)
             assert table.virtual_size.width <= table.scrollable_content_region.width
             assert "LINKS" in app.export_screenshot()  # the last heading is not cut
+
+
+async def test_a_run_left_is_closed_and_freed(library: Path) -> None:
+    """Back to the list: the run's file is closed, and its screen and index can be
+    collected, though the collector had frozen them while the run was shown."""
+    import gc
+    import weakref
+
+    app = _app(library)
+    async with app.run_test(size=(120, 40)) as pilot:
+        for _ in range(2):
+            await pilot.press("enter")
+            await pilot.pause()
+            browser = app.screen
+            assert isinstance(browser, BrowserScreen)
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            gc.freeze()  # as the end of a big trace's scan does
+            index = browser.index
+            gone, gone_index = weakref.ref(browser), weakref.ref(index)
+            del browser
+            await pilot.press("escape")
+            await pilot.pause()
+            assert isinstance(app.screen, RunsScreen)
+            assert index._file.closed
+            assert gc.get_freeze_count() == 0
+            del index
+            await pilot.pause()
+            gc.collect()  # what the browser scheduled, once Textual let go of it
+            assert gone() is None and gone_index() is None

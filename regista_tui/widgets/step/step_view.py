@@ -20,6 +20,7 @@ from textual.widgets import TabbedContent, TabPane
 from regista.diff.structural import Change
 from regista.errors import RegistaError
 from regista.trace.index import TraceIndex
+from regista_tui.lease import Lease
 from regista_tui.widgets.border_label import QuickBorderLabels
 from regista_tui.widgets.step.body import StepBody
 from regista_tui.widgets.step.render import render_changes, render_raw, render_step
@@ -45,10 +46,13 @@ class StepView(QuickBorderLabels, Vertical):
         *,
         model_label: str | None = None,
         settle_s: float = 0.05,
+        lease: Lease | None = None,
         id: str | None = None,
     ) -> None:
         super().__init__(id=id)
         self.index = index
+        #: Held while a thread reads the trace (the screen closes it once it is gone).
+        self.lease = lease or Lease(lambda: None)
         self.model_label = model_label
         self.position: int | None = None
         self.limit = _BASE_LIMIT
@@ -196,10 +200,14 @@ class StepView(QuickBorderLabels, Vertical):
     def _compute_diff(self, position: int) -> None:
         from regista_tui.requestdiff import request_diff
 
+        if not self.lease.hold():
+            return
         try:
             changes: list[Change] | str | None = request_diff(self.index, position)
         except RegistaError as exc:
             changes = str(exc)
+        finally:
+            self.lease.release()
         self.app.call_from_thread(self._show_diff, position, changes)
 
     def _show_diff(self, position: int, changes: list[Change] | str | None) -> None:
