@@ -143,7 +143,9 @@ class LlmRequestEvent(EventBase):
     ``messages`` (``request_hash`` proves the rebuild).
 
     Loaded events hold ``system``, ``tools`` and every tool result in full; the line on
-    disk leaves out what earlier lines hold (``regista.trace.compact``)."""
+    disk leaves out what earlier lines hold (``regista.trace.compact``). The events of one
+    loaded trace that took their tool schemas from the same line share one ``tools`` list
+    (validated once): treat it as read-only."""
 
     type: Literal["llm.request"] = "llm.request"
     """Always ``llm.request``."""
