@@ -31,13 +31,16 @@ __all__ = [
     "KIND_MARKS",
     "LABELS",
     "DiffKind",
+    "compaction_gist",
     "cost_amount",
     "cost_text",
     "gist_of",
+    "model_gist",
     "one_line",
     "step_gist",
     "step_label",
     "step_line",
+    "tool_gist",
 ]
 
 # -- kinds of difference between two runs ------------------------------------------------
@@ -200,38 +203,55 @@ def gist_of(
     only the start of it: a prefix at least ``limit`` characters long, when the gist is
     longer (a table that shows its first words need not join a long tool result whole)."""
     if kind == "model":
-        if response is None:
-            if error is not None:  # the call failed: say how
-                return f"(failed: {error.message})"
-            return "(no response: the run stopped here)"
-        # The recorded payload as ``LlmResponse`` reads it (its shape was checked on load).
-        blocks: list[dict[str, Any]] = response.response.get("content") or []
-        text = "".join([b.get("text", "") for b in blocks if b.get("type") == "text"]).strip()
-        if limit is not None and len(text) > limit:
-            return text
-        calls = []
-        lead = text + " → " if text else "→ "
-        length = len(lead) - 2  # the length so far: ", " goes between the calls
-        for b in blocks:
-            if b.get("type") == "tool_use":
-                calls.append(_call(b))
-                length += len(calls[-1]) + 2
-                if limit is not None and length >= limit:
-                    break
-        if calls:
-            return lead + ", ".join(calls)
-        return text or f"(stop: {response.response.get('stop_reason', 'end_turn')})"
+        return model_gist(response, error, limit)
     if kind == "tool":
-        head = _json(call.input) if call else ""
-        if result is None:
-            return f"{head} → (no result: the run stopped here)"
-        if limit is not None and len(head) > limit:
-            return head
-        content = result.content
-        body = content if isinstance(content, str) else text_of(content) or _json(content)
-        return f"{head} → {body if limit is None else body[:limit]}"
+        return tool_gist(call, result, limit)
     if compaction is None:
         return ""
+    return compaction_gist(compaction, limit)
+
+
+def model_gist(
+    response: LlmResponseEvent | None, error: ErrorEvent | None, limit: int | None = None
+) -> str:
+    """:func:`gist_of` a model step."""
+    if response is None:
+        if error is not None:  # the call failed: say how
+            return f"(failed: {error.message})"
+        return "(no response: the run stopped here)"
+    # The recorded payload as ``LlmResponse`` reads it (its shape was checked on load).
+    blocks: list[dict[str, Any]] = response.response.get("content") or []
+    text = "".join([b.get("text", "") for b in blocks if b.get("type") == "text"]).strip()
+    if limit is not None and len(text) > limit:
+        return text
+    calls = []
+    lead = text + " → " if text else "→ "
+    length = len(lead) - 2  # the length so far: ", " goes between the calls
+    for b in blocks:
+        if b.get("type") == "tool_use":
+            calls.append(_call(b))
+            length += len(calls[-1]) + 2
+            if limit is not None and length >= limit:
+                break
+    if calls:
+        return lead + ", ".join(calls)
+    return text or f"(stop: {response.response.get('stop_reason', 'end_turn')})"
+
+
+def tool_gist(call: ToolCall | None, result: ToolResult | None, limit: int | None = None) -> str:
+    """:func:`gist_of` a tool step."""
+    head = _json(call.input) if call else ""
+    if result is None:
+        return f"{head} → (no result: the run stopped here)"
+    if limit is not None and len(head) > limit:
+        return head
+    content = result.content
+    body = content if isinstance(content, str) else text_of(content) or _json(content)
+    return f"{head} → {body if limit is None else body[:limit]}"
+
+
+def compaction_gist(compaction: ContextCompaction, limit: int | None = None) -> str:
+    """:func:`gist_of` a compaction step."""
     summary = compaction.summary if limit is None else compaction.summary[:limit]
     return (
         f"{len(compaction.replaced)} messages (~{compaction.tokens_before:,} tokens) → "

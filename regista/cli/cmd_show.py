@@ -24,7 +24,7 @@ from regista.trace.events import (
 )
 from regista.trace.reader import Trace, TraceSummary
 from regista.trace.steps import Step
-from regista.vocab import cost_amount, gist_of
+from regista.vocab import compaction_gist, cost_amount, model_gist, tool_gist
 
 __all__ = ["register", "run"]
 
@@ -207,6 +207,22 @@ def _counts(usage: dict[str, Any] | None) -> str:
 _DENIED, _ERROR, _UNFINISHED = "[yellow]denied[/]", "[red]error[/]", "[yellow]unfinished[/]"
 
 
+def _marks(denied: bool, is_error: bool, complete: bool, origin: str, mixed: bool) -> str:
+    """A step's markers (rich markup)."""
+    tags = []
+    if denied:
+        tags.append(_DENIED)
+    elif is_error:
+        tags.append(_ERROR)
+    if not complete and not is_error:  # a failed call: its error says why
+        tags.append(_UNFINISHED)
+    if origin != "live":
+        tags.append(f"[magenta]{origin}[/]")
+    elif mixed:
+        tags.append("[green]live[/]")
+    return " ".join(tags)
+
+
 def _row(step: Step, mixed: bool, limit: int | None) -> tuple[str, str, str, str, str]:
     """A step's name, tokens, milliseconds, markers (rich markup) and gist (with ``limit``
     maybe only its start: see :func:`regista.vocab.gist_of`), from one look at its events
@@ -267,30 +283,14 @@ def _row(step: Step, mixed: bool, limit: int | None) -> tuple[str, str, str, str
             ms = _ms(timed.duration_ms)
     is_error = error is not None or (result is not None and result.is_error)
     origin = "live" if source is None else source.source
-    if complete and not denied and not is_error and origin == "live" and not mixed:
-        marks = ""  # the common case
+    plain = complete and not denied and not is_error and origin == "live" and not mixed
+    marks = "" if plain else _marks(denied, is_error, complete, origin, mixed)
+    if kind == "model":
+        gist = model_gist(response, error, limit)
+    elif kind == "tool":
+        gist = tool_gist(call, result, limit)
     else:
-        tags = []
-        if denied:
-            tags.append(_DENIED)
-        elif is_error:
-            tags.append(_ERROR)
-        if not complete and not is_error:  # a failed call: its error says why
-            tags.append(_UNFINISHED)
-        if origin != "live":
-            tags.append(f"[magenta]{origin}[/]")
-        elif mixed:
-            tags.append("[green]live[/]")
-        marks = " ".join(tags)
-    gist = gist_of(
-        kind,
-        response=response,
-        call=call,
-        result=result,
-        compaction=compaction,
-        error=error,
-        limit=limit,
-    )
+        gist = "" if compaction is None else compaction_gist(compaction, limit)
     return title, tokens, ms, marks, gist
 
 
