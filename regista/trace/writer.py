@@ -96,7 +96,6 @@ class TraceWriter:
         self._size = 0
         self._listeners: list[Any] = []
         self._requests = RequestEncoder()
-        self._now: Callable[[], str] = now_ts if clock is None else clock
         #: The millisecond (or the clock's ``ts``) of the last line, and its ``,"ts":…``.
         self._ms = -1
         self._ts: Any = _UNSET
@@ -237,7 +236,9 @@ class TraceWriter:
         # refuses, and pydantic then says what is wrong.
         data = {**shape.template, **fields, "session_id": self.session_id, "seq": self._seq}
         if "ts" not in fields:
-            data["ts"] = self._now() if ts is _UNSET else ts
+            if ts is _UNSET:
+                ts = now_ts() if self.clock is None else self.clock()
+            data["ts"] = ts
         for name, factory in shape.factories:
             if name not in fields:
                 data[name] = factory()  # type: ignore[call-arg]
