@@ -29,8 +29,8 @@ from regista.trace.events import (
     ToolResult,
 )
 from regista.trace.reader import Trace
-from regista.trace.validate import MAX_DEPTH
-from regista.trace.writer import TraceWriter, _shape
+from regista.trace.validate import MAX_DEPTH, too_deep
+from regista.trace.writer import TraceWriter, _nests_too_deep, _shape
 from regista.types import LlmRequest
 
 FUZZ_RUNS = int(os.environ.get("REGISTA_FUZZ_RUNS", "40"))
@@ -338,3 +338,73 @@ def test_the_default_clock_stamps_each_line_with_its_millisecond(tmp_path: Path)
     assert stamps == sorted(stamps)
     assert all(re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", ts) for ts in stamps)
     assert len(Trace.load(w.path)) == 51
+
+
+def _shape_value(rng: random.Random, depth: int, width: int) -> Any:
+    """A value ``depth`` levels deep along one branch, with up to ``width`` shallow siblings
+    at each level (many brackets, few levels) and brackets in its strings."""
+    if depth <= 0:
+        return rng.choice(["[{", "x", 1, None])
+    siblings: list[Any] = [rng.choice([{}, [], {"a": "[["}, [1]]) for _ in range(width)]
+    inner = _shape_value(rng, depth - 1, width)
+    if rng.random() < 0.5:
+        return [*siblings, inner]
+    return {"deep": inner, **{f"s{i}": s for i, s in enumerate(siblings)}}
+
+
+def test_fuzz_the_depth_check_agrees_with_the_readers() -> None:
+    """Counting brackets by taking them out, and walking the values, say what the reader's
+    check says of the line: dense lines, deep lines, subclasses, brackets in strings."""
+    rng = random.Random(9091)
+    for _ in range(FUZZ_RUNS * 10):
+        value = _shape_value(rng, rng.randint(90, 104), rng.choice([0, 0, 1, 3]))
+        if rng.random() < 0.2:
+            value = OrderedDict(v=value)
+        data = {"step": 1, "input": value}
+        line = orjson.dumps(data, option=orjson.OPT_APPEND_NEWLINE)
+        assert _nests_too_deep(line, data) == too_deep(line, orjson.loads(line))
+
+
+def test_a_line_with_many_brackets_but_few_levels_is_written(tmp_path: Path) -> None:
+    with TraceWriter(tmp_path / "t.jsonl", "S1") as w:
+        w.write(SessionStart, task="t", model="m", provider="scripted")
+        rows = [{"id": i, "tags": ["a", "b"]} for i in range(300)]
+        fields = {"step": 0, "turn": 0, "tool_use_id": "t", "name": "f", "input": {"rows": rows}}
+        w.append(ToolCall, fields)
+    assert Trace.load(tmp_path / "t.jsonl").events[1].input == {"rows": rows}
+
+
+def test_a_request_is_judged_by_its_line_not_by_the_results_it_refers_to(tmp_path: Path) -> None:
+    """A tool result nested deep enough to fit its own line, but not a request's message,
+    is referred to: the request's line is shallow, and the reader rebuilds it."""
+    path = tmp_path / "t.jsonl"
+    content = [{"type": "text", "text": "x", "more": _nested(MAX_DEPTH - 5)}]
+    messages = [{"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "u1", "content": content}
+    ]}]  # fmt: skip
+    req = LlmRequest(model="m", system="s", messages=messages, max_tokens=9)
+    with TraceWriter(path, "S1") as w:
+        w.write(SessionStart, task="t", model="m", provider="scripted")
+        w.append(ToolResult, {"step": 0, "tool_use_id": "u1", "name": "f", "content": content,
+                              "is_error": False, "source": "live", "duration_ms": 0.0})  # fmt: skip
+        w.append(
+            LlmRequestEvent,
+            {
+                "step": 1,
+                "turn": 0,
+                "request_hash": request_hash(req.canonical()),
+                "model": "m",
+                "system": "s",
+                "tools": [],
+                "tool_choice": None,
+                "max_tokens": 9,
+                "params": {},
+                "messages_prefix": 0,
+                "messages": messages,
+            },
+        )
+    assert b'"result_refs":["u1"]' in path.read_bytes()
+    ((ev, request),) = Trace.load(path).iter_requests()
+    assert request.messages == messages
+    rebuilt = LlmRequest.model_validate(request.canonical())
+    assert request_hash(rebuilt.canonical()) == ev.request_hash
