@@ -11,20 +11,11 @@ from operator import add, not_, sub
 from typing import Any, cast
 
 from regista._gc import paused_gc
+from regista.cli.show_pass import StepsPass
 from regista.errors import TraceWarning
 from regista.savings import Savings
-from regista.trace.events import (
-    ContextCompaction,
-    ErrorEvent,
-    LlmRequestEvent,
-    LlmResponseEvent,
-    PermissionDecision,
-    ToolCall,
-    ToolResult,
-)
 from regista.trace.reader import Trace, TraceSummary
-from regista.trace.steps import Step
-from regista.vocab import compaction_gist, cost_amount, model_gist, tool_gist
+from regista.vocab import cost_amount
 
 __all__ = ["register", "run"]
 
@@ -62,9 +53,18 @@ def run(args: argparse.Namespace) -> int:
         from rich.console import Console
 
         console = Console(highlight=False)
-        console.print(header(trace, None if args.full else GIST_WIDTH))
-        print_steps(console, trace, None if args.full else console.width)
+        width = None if args.full else console.width
+        steps = StepsPass(trace, _limit(width))
+        console.print(header(trace, None if args.full else GIST_WIDTH, steps.summary))
+        print_steps(console, trace, width, steps)
     return 0
+
+
+def _limit(width: int | None) -> int | None:
+    """How much of each gist to make for a table ``width`` wide: the gist column is
+    narrower, and a gist cut from this start is the same (one that turns out shorter is
+    made again whole)."""
+    return None if width is None else 2 * width + 16
 
 
 # -- the header --------------------------------------------------------------------------
@@ -129,12 +129,14 @@ def _outcome(s: TraceSummary) -> str:
     return " · ".join(parts)
 
 
-def header(trace: Trace, width: int | None = GIST_WIDTH) -> Any:
-    """The session at a glance, as a rich renderable."""
+def header(
+    trace: Trace, width: int | None = GIST_WIDTH, summary: TraceSummary | None = None
+) -> Any:
+    """The session at a glance, as a rich renderable (``summary``: the trace's, if known)."""
     from rich.markup import escape
     from rich.table import Table
 
-    s = trace.summary()
+    s = summary or trace.summary()
     start, end = trace.start, trace.end
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold")
@@ -190,110 +192,6 @@ def header(trace: Trace, width: int | None = GIST_WIDTH) -> Any:
 # -- the steps ---------------------------------------------------------------------------
 
 
-def _ms(value: float) -> str:
-    """``f"{value:,.0f}"`` (a short duration, the common case, without the format call:
-    ``round`` rounds a tie to even as the format does)."""
-    if 0.0 < value < 999.5:
-        return str(round(value))
-    return f"{value:,.0f}"
-
-
-def _counts(usage: dict[str, Any] | None) -> str:
-    if not usage:
-        return ""
-    return f"{usage.get('input_tokens', 0):,}/{usage.get('output_tokens', 0):,}"
-
-
-_DENIED, _ERROR, _UNFINISHED = "[yellow]denied[/]", "[red]error[/]", "[yellow]unfinished[/]"
-
-
-def _marks(denied: bool, is_error: bool, complete: bool, origin: str, mixed: bool) -> str:
-    """A step's markers (rich markup)."""
-    tags = []
-    if denied:
-        tags.append(_DENIED)
-    elif is_error:
-        tags.append(_ERROR)
-    if not complete and not is_error:  # a failed call: its error says why
-        tags.append(_UNFINISHED)
-    if origin != "live":
-        tags.append(f"[magenta]{origin}[/]")
-    elif mixed:
-        tags.append("[green]live[/]")
-    return " ".join(tags)
-
-
-def _row(step: Step, mixed: bool, limit: int | None) -> tuple[str, str, str, str, str]:
-    """A step's name, tokens, milliseconds, markers (rich markup) and gist (with ``limit``
-    maybe only its start: see :func:`regista.vocab.gist_of`), from one look at its events
-    (the first of each kind).
-
-    ``mixed``: the run mixes recorded and live steps (a replay, resume or fork), so the
-    live ones are tagged too.
-    """
-    response = request = call = decision = result = compaction = error = None
-    source = None
-    for ev in step.events:
-        cls = type(ev)
-        if cls is LlmResponseEvent:
-            if response is None:
-                response = ev
-                source = source or ev
-        elif cls is ToolResult:
-            if result is None:
-                result = ev
-                source = source or ev
-        elif cls is ToolCall:
-            call = call or ev
-        elif cls is PermissionDecision:
-            decision = decision or ev
-        elif cls is LlmRequestEvent:
-            request = request or ev
-        elif cls is ContextCompaction:
-            if compaction is None:
-                compaction = ev
-                source = source or ev
-        elif cls is ErrorEvent:
-            error = error or ev
-    kind = step.kind
-    tokens = ""
-    # The name: the tool, or who answered (an offline model shows as "scripted", never as
-    # the model name the request carried).
-    if kind == "model":
-        if response is not None:
-            tokens = _counts(response.response.get("usage"))
-        if response is not None and response.provider == "scripted":
-            title = "scripted"
-        else:
-            title = request.model if request is not None else "?"
-        complete = response is not None
-    elif kind == "tool":
-        title = call.name if call is not None else "?"
-        complete = result is not None
-    else:
-        title = "compaction"
-        if compaction is not None:
-            tokens = _counts(compaction.usage)
-        complete = True
-    denied = decision is not None and not decision.allowed
-    ms = ""
-    if not denied:  # a denied tool never ran
-        timed = response or result or compaction
-        if timed is not None:
-            ms = _ms(timed.duration_ms)
-    is_error = error is not None or (result is not None and result.is_error)
-    origin = "live" if source is None else source.source
-    plain = complete and not denied and not is_error and origin == "live" and not mixed
-    marks = "" if plain else _marks(denied, is_error, complete, origin, mixed)
-    if kind == "model":
-        gist = model_gist(response, error, limit)
-    elif kind == "tool":
-        gist = tool_gist(call, result, limit)
-    else:
-        gist = "" if compaction is None else compaction_gist(compaction, limit)
-    return title, tokens, ms, marks, gist
-
-
 # Text made only of characters one cell wide (Latin, Greek, Cyrillic, punctuation, arrows,
 # box drawing) is as wide as it is long; anything else is measured by rich.
 _NARROW = re.compile(
@@ -301,7 +199,9 @@ _NARROW = re.compile(
 ).fullmatch
 
 
-def steps_lines(trace: Trace, width: int | None = None) -> tuple[list[str], list[str]]:
+def steps_lines(
+    trace: Trace, width: int | None = None, steps: StepsPass | None = None
+) -> tuple[list[str], list[str]]:
     """The table of steps as lines of text under a header line, in aligned columns, and
     each step's markers (rich markup, drawn after its line).
 
@@ -311,6 +211,7 @@ def steps_lines(trace: Trace, width: int | None = None) -> tuple[list[str], list
 
     Args:
         width: The width of the whole table; ``None`` shows every gist in full.
+        steps: The trace's steps read for this width (read here if not given).
     """
     from rich.cells import cell_len as wide_len
     from rich.text import Text
@@ -325,13 +226,13 @@ def steps_lines(trace: Trace, width: int | None = None) -> tuple[list[str], list
 
     start = trace.start
     mixed = bool(start.replay_of or start.forked_from)
-    steps = trace.steps()
-    # The gist column is narrower than the table: only the start of a long gist is made
-    # (the same line when it is cut; a gist that turns out shorter is made again whole).
-    limit = None if width is None else 2 * width + 16
-    rows = [_row(step, mixed, limit) for step in steps]
-    numbers = [str(step.index) for step in steps]
-    kinds = [step.kind for step in steps]
+    if steps is None:
+        steps = StepsPass(trace, _limit(width))
+    limit = steps.limit
+    read = steps.rows
+    rows = [row.columns(mixed, limit) for row in read]
+    numbers = [str(row.index) for row in read]
+    kinds: list[str] = [row.kind for row in read]
     titles, tokens, mss, marks, gists = map(list, zip(*rows, strict=True)) if rows else [[]] * 5
     # The few distinct names, each shortened, measured and cleaned of control characters once.
     names: dict[str, tuple[str, int]] = {}
@@ -360,7 +261,7 @@ def steps_lines(trace: Trace, width: int | None = None) -> tuple[list[str], list
         for i in compress(range(len(cuts)), map(not_, cuts)):  # the others, one by one
             gist, cut = _cut(gists[i], gist_width)
             if not cut and limit is not None and len(gists[i]) >= limit:
-                gist = _short(_row(steps[i], mixed, None)[4], gist_width)  # made whole
+                gist = _short(read[i].whole_gist(), gist_width)  # made whole
             cuts[i] = gist
         gists = cast(list[str], cuts)
     gist_cells = cells_of(gists)
@@ -385,7 +286,9 @@ def steps_lines(trace: Trace, width: int | None = None) -> tuple[list[str], list
     return [head, *map("  ".join, zip(*columns, strict=True))], marks
 
 
-def print_steps(console: Any, trace: Trace, width: int | None = None) -> None:
+def print_steps(
+    console: Any, trace: Trace, width: int | None = None, steps: StepsPass | None = None
+) -> None:
     """Print the table of steps on ``console`` (see :func:`steps_lines`).
 
     The lines go out as plain text in one write; only the header and the markers are
@@ -393,7 +296,7 @@ def print_steps(console: Any, trace: Trace, width: int | None = None) -> None:
     """
     from rich.text import Text
 
-    lines, marks = steps_lines(trace, width)
+    lines, marks = steps_lines(trace, width, steps)
     styled: dict[str, str] = {}
 
     def render(markup: str, style: str = "") -> str:

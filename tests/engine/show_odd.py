@@ -28,9 +28,17 @@ LONG = ("word " * 40 + "\n\n\t ") * 6
 BLANKS = " \n\t " * 300 + "late words at the end " * 3
 
 
-def odd_trace(path: Path, *, fork: bool = False, end: bool = True, steps: bool = True) -> Path:
+def odd_trace(
+    path: Path,
+    *,
+    fork: bool = False,
+    end: bool = True,
+    steps: bool = True,
+    shuffled: bool = False,
+) -> Path:
     """Write the odd trace at ``path``: a replay of another run (a fork with ``fork``), with
-    a ``session.end`` unless ``end`` is false, and no steps without ``steps``."""
+    a ``session.end`` unless ``end`` is false, and no steps without ``steps``. With
+    ``shuffled``, events of some steps come in an odd order, twice, or in another step."""
     events: list[Any] = []
 
     def add(cls: Any, **fields: Any) -> None:
@@ -157,6 +165,8 @@ def odd_trace(path: Path, *, fork: bool = False, end: bool = True, steps: bool =
     tool("unfinished", {"x": 1}, None)  # the process died before the result
     if not steps:
         events = events[:1]
+    if shuffled:
+        _shuffle(events)
     if end:
         add(
             SessionEnd,
@@ -178,3 +188,28 @@ def odd_trace(path: Path, *, fork: bool = False, end: bool = True, steps: bool =
         )
     path.write_bytes(b"".join(orjson.dumps(ev.model_dump(mode="json")) + b"\n" for ev in events))
     return path
+
+
+def _shuffle(events: list[Any]) -> None:
+    """Odd orders a reader must take as they come (``seq`` renumbered after)."""
+    by_step: dict[int, list[int]] = {}
+    for i, ev in enumerate(events):
+        if getattr(ev, "step", None) is not None:
+            by_step.setdefault(ev.step, []).append(i)
+    call, decision, result = by_step[1]  # a tool's result before its call and decision
+    events[call], events[decision], events[result] = (
+        events[result],
+        events[call],
+        events[decision],
+    )
+    first = events[by_step[4][0]]  # a failing result after a good one, and a second denial
+    again = [ev for ev in events if getattr(ev, "step", None) == 5]
+    events.insert(by_step[4][-1] + 1, again[2].model_copy(update={"step": 4}))
+    events.insert(by_step[4][-1] + 1, again[1].model_copy(update={"step": 4, "allowed": False}))
+    # An error before its step's request, and a tool result in a model step.
+    events.insert(
+        by_step[2][0], ErrorEvent(session_id=SID, seq=0, step=2, error_type="E", message="early")
+    )
+    events.append(first.model_copy(update={"step": 0}))
+    for seq, ev in enumerate(events):
+        ev.__dict__["seq"] = seq

@@ -26,6 +26,7 @@ TRACES = {
     "odd": lambda tmp: odd_trace(tmp / "odd.jsonl"),
     "odd_fork": lambda tmp: odd_trace(tmp / "odd.jsonl", fork=True, end=False),
     "no_steps": lambda tmp: odd_trace(tmp / "odd.jsonl", steps=False),
+    "shuffled": lambda tmp: odd_trace(tmp / "odd.jsonl", shuffled=True),
 }
 # (columns, --full, colour)
 LAYOUTS = {

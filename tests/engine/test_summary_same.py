@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from show_odd import odd_trace
 
+from regista.cli.show_pass import StepsPass
 from regista.pricing import add_costs
 from regista.trace.events import (
     ContextCompaction,
@@ -77,13 +78,16 @@ def _odd(tmp_path: Path, **kw: Any) -> Trace:
 def test_the_samples(path: Path) -> None:
     for messages in (True, False):
         trace = Trace.load(path, messages=messages)
-        assert trace.summary() == plain_summary(trace)
+        assert trace.summary() == plain_summary(trace) == StepsPass(trace, None).summary
 
 
-@pytest.mark.parametrize("kw", [{}, {"end": False}, {"fork": True}, {"steps": False}])
+@pytest.mark.parametrize(
+    "kw", [{}, {"end": False}, {"fork": True}, {"steps": False}, {"shuffled": True}]
+)
 def test_odd_traces(tmp_path: Path, kw: dict[str, Any]) -> None:
+    """``regista show`` adds up its own summary as it reads the steps: the same one."""
     trace = _odd(tmp_path, **kw)
-    assert trace.summary() == plain_summary(trace)
+    assert trace.summary() == plain_summary(trace) == StepsPass(trace, 50).summary
 
 
 def test_costs_are_added_in_trace_order_and_an_unknown_one_makes_the_total_unknown(
@@ -93,9 +97,11 @@ def test_costs_are_added_in_trace_order_and_an_unknown_one_makes_the_total_unkno
     priced = [ev for ev in trace.events if isinstance(ev, LlmResponseEvent | ContextCompaction)]
     for i, ev in enumerate(priced):  # sums whose value depends on the order of the additions
         ev.__dict__["cost_usd"] = [0.1, 1e16, 0.3, -1e16, 0.7][i % 5]
-    assert trace.summary().cost_usd == plain_summary(trace).cost_usd
+    expected = plain_summary(trace).cost_usd
+    assert trace.summary().cost_usd == expected == StepsPass(trace, None).summary.cost_usd
     priced[3].__dict__["cost_usd"] = None
     assert trace.summary().cost_usd is None is plain_summary(trace).cost_usd
+    assert StepsPass(trace, None).summary.cost_usd is None
 
 
 def test_usage_of_an_odd_shape_is_read_as_usage_reads_it(tmp_path: Path) -> None:
@@ -103,10 +109,12 @@ def test_usage_of_an_odd_shape_is_read_as_usage_reads_it(tmp_path: Path) -> None
     responses = [ev for ev in trace.events if isinstance(ev, LlmResponseEvent)]
     responses[0].response["usage"] = {"input_tokens": 5.0, "output_tokens": True}
     responses[1].response["usage"] = None
-    assert trace.summary() == plain_summary(trace)
+    assert trace.summary() == plain_summary(trace) == StepsPass(trace, None).summary
     responses[2].response["usage"] = {"input_tokens": "many"}
     with pytest.raises(ValueError):
         trace.summary()
+    with pytest.raises(ValueError):
+        StepsPass(trace, None)
 
 
 def test_errors_before_their_step_and_errors_of_no_step(tmp_path: Path) -> None:
@@ -121,4 +129,4 @@ def test_errors_before_their_step_and_errors_of_no_step(tmp_path: Path) -> None:
     if end is not None:
         events.append(end)
     trace = Trace(events, trace.path)
-    assert trace.summary() == plain_summary(trace)
+    assert trace.summary() == plain_summary(trace) == StepsPass(trace, None).summary

@@ -1,0 +1,293 @@
+"""One pass over a loaded trace for ``regista show``: each step's columns and the summary.
+
+A big trace holds hundreds of thousands of events spread over hundreds of megabytes; every
+pass over them costs as much in memory reads as in work. Grouping the events into steps,
+reading each step's columns and adding up the summary are done here while each event is
+read once, with the rules of :func:`regista.trace.steps.build_steps` (a step begins with
+its opening event, numbered steps in order), of ``Step``'s views (the first event of each
+kind) and of :meth:`regista.trace.reader.Trace.summary`, which it says the same as.
+"""
+
+from __future__ import annotations
+
+import operator
+from functools import reduce
+from typing import Any
+
+from regista.trace.events import (
+    ContextCompaction,
+    ErrorEvent,
+    LlmRequestEvent,
+    LlmResponseEvent,
+    PermissionDecision,
+    ToolCall,
+    ToolResult,
+)
+from regista.trace.reader import Trace, TraceSummary
+from regista.trace.steps import StepKind
+from regista.types import Usage
+from regista.vocab import compaction_gist, model_gist, tool_gist
+
+__all__ = ["Row", "StepsPass", "marks_text", "ms_text", "tokens_text"]
+
+_KIND_OF: dict[type[Any], StepKind] = {
+    LlmRequestEvent: "model",
+    ToolCall: "tool",
+    ContextCompaction: "compaction",
+}
+_COUNTS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
+)
+_DENIED, _ERROR, _UNFINISHED = "[yellow]denied[/]", "[red]error[/]", "[yellow]unfinished[/]"
+
+
+def ms_text(value: float) -> str:
+    """``f"{value:,.0f}"`` (a short duration, the common case, without the format call:
+    ``round`` rounds a tie to even as the format does)."""
+    if 0.0 < value < 999.5:
+        return str(round(value))
+    return f"{value:,.0f}"
+
+
+def tokens_text(usage: dict[str, Any] | None) -> str:
+    """``in/out`` tokens of a recorded usage, or nothing."""
+    if not usage:
+        return ""
+    return f"{usage.get('input_tokens', 0):,}/{usage.get('output_tokens', 0):,}"
+
+
+def marks_text(denied: bool, is_error: bool, complete: bool, origin: str, mixed: bool) -> str:
+    """A step's markers (rich markup)."""
+    tags = []
+    if denied:
+        tags.append(_DENIED)
+    elif is_error:
+        tags.append(_ERROR)
+    if not complete and not is_error:  # a failed call: its error says why
+        tags.append(_UNFINISHED)
+    if origin != "live":
+        tags.append(f"[magenta]{origin}[/]")
+    elif mixed:
+        tags.append("[green]live[/]")
+    return " ".join(tags)
+
+
+class Row:
+    """One step: what its columns need, read from the first event of each kind as it came
+    (and those events, for its whole gist)."""
+
+    __slots__ = (
+        "call",
+        "compaction",
+        "denied",
+        "error",
+        "failed",
+        "gist",
+        "index",
+        "kind",
+        "model",
+        "ms",
+        "origin",
+        "response",
+        "result",
+        "scripted",
+        "tokens",
+        "tool",
+    )
+
+    def __init__(self, index: int, kind: StepKind) -> None:
+        self.index, self.kind = index, kind
+        self.response = self.call = self.result = self.compaction = self.error = None
+        self.model: str | None = None  # of the request
+        self.scripted = False  # answered by an offline model
+        self.tool: str | None = None
+        self.ms: float | None = None  # of the response, else the result, else the compaction
+        self.failed = False  # an error result
+        self.denied: bool | None = None  # no decision yet
+        self.origin: str | None = None  # who answered: the first response, result or compaction
+        self.tokens = ""
+        self.gist: str | None = None
+
+    def whole_gist(self) -> str:
+        """The gist in full."""
+        if self.kind == "model":
+            return model_gist(self.response, self.error)
+        if self.kind == "tool":
+            return tool_gist(self.call, self.result)
+        return "" if self.compaction is None else compaction_gist(self.compaction)
+
+    def columns(self, mixed: bool, limit: int | None) -> tuple[str, str, str, str, str]:
+        """Name, tokens, milliseconds, markers (rich markup) and gist (with ``limit`` maybe
+        only its start: see :func:`regista.vocab.gist_of`).
+
+        ``mixed``: the run mixes recorded and live steps (a replay, resume or fork), so
+        the live ones are tagged too.
+        """
+        kind = self.kind
+        gist = self.gist
+        if kind == "model":
+            # Who answered: an offline model shows as "scripted", never as the model name
+            # the request carried.
+            title = "scripted" if self.scripted else self.model or "?"
+            complete = self.response is not None
+            if gist is None:  # no answer: the error says why
+                gist = model_gist(self.response, self.error, limit)
+        elif kind == "tool":
+            title = self.tool or "?"
+            complete = self.result is not None
+            if gist is None:  # no result
+                gist = tool_gist(self.call, self.result, limit)
+        else:
+            title = "compaction"
+            complete = True
+        denied = bool(self.denied)
+        # A denied tool never ran.
+        ms = "" if denied or self.ms is None else ms_text(self.ms)
+        is_error = self.error is not None or self.failed
+        origin = self.origin or "live"
+        plain = complete and not denied and not is_error and origin == "live" and not mixed
+        marks = "" if plain else marks_text(denied, is_error, complete, origin, mixed)
+        return title, self.tokens, ms, marks, gist or ""
+
+
+class StepsPass:
+    """The steps of ``trace`` as :class:`Row` objects, in step order, and its summary.
+
+    Args:
+        trace: The loaded trace.
+        limit: Make only the start of each gist, at least this long (``None``: whole).
+    """
+
+    def __init__(self, trace: Trace, limit: int | None) -> None:
+        #: How long a gist was made at least (``None``: whole).
+        self.limit = limit
+        end = trace.end
+        rows: dict[int, Row] = {}
+        get = rows.get
+        totals = [0, 0, 0, 0]
+        odd = False  # a usage not of the plain shape: the summary is made the usual way
+        costs: list[float | None] = []
+        turns = -1
+        tool_calls = denials = compactions = 0
+        error_steps: list[int | None] = []
+        for ev in trace.events:
+            cls = type(ev)
+            # The step: begun by its opening event; an event before it belongs to none.
+            n = getattr(ev, "step", None)
+            row = None if n is None else get(n)
+            if row is None and n is not None:
+                kind = _KIND_OF.get(cls)
+                if kind is not None:
+                    row = rows[n] = Row(n, kind)
+            # What the summary adds up comes from every event; a row reads the first event
+            # of each kind in its step.
+            if cls is LlmResponseEvent:
+                usage = ev.response.get("usage")
+                if usage:
+                    odd = odd or _add(totals, usage)
+                if end is None:
+                    turns = max(turns, ev.turn)
+                    costs.append(ev.cost_usd)
+                if row is not None and row.response is None:
+                    row.response = ev
+                    row.origin = row.origin or ev.source
+                    row.ms = ev.duration_ms
+                    if row.kind == "model":
+                        row.scripted = ev.provider == "scripted"
+                        row.tokens = tokens_text(usage)
+                        row.gist = model_gist(ev, None, limit)
+            elif cls is ToolResult:
+                if row is not None and row.result is None:
+                    row.result = ev
+                    row.origin = row.origin or ev.source
+                    row.failed = ev.is_error
+                    if row.response is None:
+                        row.ms = ev.duration_ms
+                    if row.kind == "tool":  # its call opened it
+                        row.gist = tool_gist(row.call, ev, limit)
+            elif cls is ToolCall:
+                tool_calls += 1
+                if row is not None and row.call is None:
+                    row.call = ev
+                    row.tool = ev.name
+            elif cls is PermissionDecision:
+                denials += not ev.allowed
+                if row is not None and row.denied is None:
+                    row.denied = not ev.allowed
+            elif cls is LlmRequestEvent:
+                if row is not None and row.model is None:
+                    row.model = ev.model
+            elif cls is ContextCompaction:
+                compactions += 1
+                usage = ev.usage
+                if usage:
+                    odd = odd or _add(totals, usage)
+                if end is None:
+                    costs.append(ev.cost_usd)
+                if row is not None and row.compaction is None:
+                    row.compaction = ev
+                    row.origin = row.origin or ev.source
+                    if row.response is None and row.result is None:
+                        row.ms = ev.duration_ms
+                    if row.kind == "compaction":
+                        row.tokens = tokens_text(usage)
+                        row.gist = compaction_gist(ev, limit)
+            elif cls is ErrorEvent:
+                error_steps.append(n)
+                if row is not None and row.error is None:
+                    row.error = ev
+        #: The steps in order.
+        self.rows = [rows[k] for k in sorted(rows)]
+        if odd:
+            self.summary = trace.summary()
+            return
+        if end is not None:
+            cost, turns = end.cost_usd, end.turns
+        else:
+            cost = None if None in costs else reduce(operator.add, costs, 0.0)
+            turns = max(0, turns + 1)
+        # One failure is counted once: a step in error (a denial is counted apart), or an
+        # error event outside any step.
+        failed = sum(1 for row in self.rows if (row.error or row.failed) and not row.denied)
+        loose = sum(1 for n in error_steps if n not in rows)
+        start = trace.start
+        #: What :meth:`Trace.summary` says.
+        self.summary = TraceSummary(
+            session_id=trace.session_id,
+            task=start.task,
+            model=start.model,
+            provider=start.provider,
+            turns=turns,
+            steps=len(rows),
+            tool_calls=tool_calls,
+            cost_usd=cost,
+            stop_reason=end.stop_reason if end else None,
+            usage=Usage(**dict(zip(_COUNTS, totals, strict=True))),
+            output=end.output if end else None,
+            replay_of=start.replay_of,
+            forked_from=start.forked_from,
+            complete=end is not None,
+            errors=failed + loose,
+            denials=denials,
+            compactions=compactions,
+        )
+
+
+def _add(totals: list[int], usage: Any) -> bool:
+    """Add a usage of the plain shape (a dict of int counts) to ``totals``; ``True`` (and
+    nothing added) for any other."""
+    if type(usage) is not dict:
+        return True
+    get = usage.get
+    a, b = get("input_tokens", 0), get("output_tokens", 0)
+    c, d = get("cache_creation_input_tokens", 0), get("cache_read_input_tokens", 0)
+    if type(a) is not int or type(b) is not int or type(c) is not int or type(d) is not int:
+        return True
+    totals[0] += a
+    totals[1] += b
+    totals[2] += c
+    totals[3] += d
+    return False
