@@ -2,13 +2,14 @@
 
 The events are those of the realistic session (bench/realistic_session.py): a tool call, a
 3 KB tool result, a model response and a model request (a compact one: the new messages,
-the tool result referred to). For each, ``TraceWriter.append`` (what the recorder calls:
-make the line, check its depth, look for secrets, write it) and
-the floor (``orjson.dumps`` of the same line + ``write`` to a file opened the same way) are
-timed in alternating rounds, in CPU time of the thread (the machine is shared: time spent
-waiting for a core is not the writer's), for a writer that redacts secrets (the default: see
-regista.redact) and one that does not; the medians and their ratios to the floor are
-printed. With ``--fsync``, all of them also ``fsync`` every event.
+the tool result referred to). For each, ``TraceWriter.append`` (what the recorder calls,
+with the fields the recorder gives: make the line, stamp its time, check its depth, look
+for secrets, write it) and the floor (``orjson.dumps`` of the same line + ``write`` to a
+file opened the same way) are timed in alternating rounds, in CPU time of the thread (the
+machine is shared: time spent waiting for a core is not the writer's), for a writer that
+redacts secrets (the default: see regista.redact) and one that does not; the medians and
+their ratios to the floor are printed. With ``--fsync``, all of them also ``fsync`` every
+event.
 
     python bench/bench_write.py [--rounds 31] [--fsync]
 """

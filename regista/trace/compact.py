@@ -124,7 +124,9 @@ class RequestEncoder:
             if type(content) is not list:
                 continue
             blocks: list[Any] | None = None
-            for i, b in enumerate(content):
+            i = -1  # counted by hand: enumerate costs more on this path
+            for b in content:
+                i += 1
                 if type(b) is not dict or b.get("type") != "tool_result":
                     continue
                 uid: Any = b.get("tool_use_id")
