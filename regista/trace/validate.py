@@ -30,6 +30,7 @@ __all__ = [
     "check_event",
     "check_messages",
     "check_response",
+    "more_brackets",
     "too_deep",
 ]
 
@@ -55,9 +56,23 @@ def too_deep(raw: bytes, data: Any, limit: int = MAX_DEPTH) -> bool:
             return False
         if len(raw) > _COUNT_BELOW:
             return _deeper(data, limit)
-    if raw.count(b"[") + raw.count(b"{") <= limit:
+    if not more_brackets(raw, limit):
         return False
     return _deeper(data, limit)
+
+
+def more_brackets(raw: bytes, limit: int) -> bool:
+    """Whether ``raw`` holds more than ``limit`` opening brackets (``[`` and ``{``).
+
+    They are counted by taking them out, stopping past the limit: ``bytes.replace`` finds
+    each one with ``memchr``, several times faster than ``bytes.count`` (a byte at a time)
+    on the usual line, whose brackets are few.
+    """
+    rest = raw.replace(b"[", b"", limit + 1)
+    found = len(raw) - len(rest)
+    if found > limit:
+        return True
+    return found + len(rest) - len(rest.replace(b"{", b"", limit + 1 - found)) > limit
 
 
 #: Lines longer than this are walked rather than counted first (see :func:`too_deep`).

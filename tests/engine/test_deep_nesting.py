@@ -145,3 +145,15 @@ def test_too_deep_agrees_with_a_plain_recursive_depth() -> None:
         assert too_deep(raw, data) == (_depth(data) > MAX_DEPTH), raw[:200]
         for limit in (1, 2, 5):
             assert too_deep(raw, data, limit) == (_depth(data) > limit)
+
+
+def test_more_brackets_counts_both_kinds_up_to_the_limit() -> None:
+    import random
+
+    from regista.trace.validate import more_brackets
+
+    rng = random.Random(99)
+    for _ in range(500):
+        raw = bytes(rng.choice(b'[]{}"ab') for _ in range(rng.randint(0, 60)))
+        limit = rng.randint(0, 30)
+        assert more_brackets(raw, limit) == (raw.count(b"[") + raw.count(b"{") > limit), raw
