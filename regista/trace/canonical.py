@@ -139,7 +139,9 @@ class PrefixHasher:
         self._head = b""
         self._messages: list[Any] = []
         self._state: Any = None
-        self._last_tail: tuple[list[str], list[Any], bytes] | None = None
+        self._last_tail: tuple[list[str], list[Any], bytes, list[bytes]] | None = None
+        #: The messages list last compared as JSON, and its canonical JSON.
+        self._json: tuple[list[Any], bytes] | None = None
 
     def __call__(self, canonical_request: dict[str, Any]) -> str:
         """The :func:`request_hash` of ``canonical_request``."""
@@ -159,7 +161,7 @@ class PrefixHasher:
             self._state is not None
             and head == self._head
             and len(messages) >= n
-            and _same_prefix(messages, known)
+            and self._same_prefix(messages, known)
         ):
             state = self._state.copy()
             start = n
@@ -171,36 +173,53 @@ class PrefixHasher:
                 state.update(b",")
             state.update(message_bytes(messages[i], redact=self._redact))
         self._head, self._messages, self._state = head, list(messages), state
+        made = self._json
+        # the JSON made of these messages is that of the next request's known ones
+        self._json = (self._messages, made[1]) if made and made[0] is messages else None
         final = state.copy()
         final.update(self._tail(canonical_request, after))
         return str(final.hexdigest())
 
+    def _same_prefix(self, messages: list[Any], known: list[Any]) -> bool:
+        """Whether ``messages`` starts with ``known``, equal as JSON: the same objects (the
+        agent loop), or a fresh parse of the same history (a server), told by their
+        canonical JSON: that of ``messages`` starts with that of ``known`` up to a value's
+        end (made once per request: it is the next request's ``known``)."""
+        if all(a is b for a, b in zip(messages, known, strict=False)):
+            return True
+        try:
+            mine = canonical_json(messages)
+            if self._json is not None and self._json[0] is known:
+                theirs = self._json[1]
+            else:
+                theirs = canonical_json(known)
+        except TypeError:  # not JSON: compare value by value
+            return all(same_json(a, b) for a, b in zip(messages, known, strict=False))
+        self._json = (messages, mine)
+        end = len(theirs) - 1  # before its "]"
+        return mine[:end] == theirs[:end] and mine[end : end + 1] in (b",", b"]")
+
     def _tail(self, request: dict[str, Any], keys: list[str]) -> bytes:
-        """``],<keys after "messages">}``; kept while they stay the same (system, tools…)."""
+        """``],<keys after "messages">}``; kept while they stay the same (system, tools…):
+        the same objects, or values of the same canonical JSON (a server parses each
+        request afresh: comparing the bytes is many times faster than value by value)."""
         values = [request[k] for k in keys]
         last = self._last_tail
-        if (
-            last is not None
-            and last[0] == keys
-            and all(a is b or same_json(a, b) for a, b in zip(values, last[1], strict=True))
-        ):
-            return last[2]
-        tail = b"]" + b"".join(_member(request, k, 1, self._redact) for k in keys) + b"}"
-        self._last_tail = (keys, values, tail)
-        return tail
-
-
-def _same_prefix(messages: list[Any], known: list[Any]) -> bool:
-    """Whether ``messages`` starts with ``known``, equal as JSON: the same objects (the
-    agent loop), or a fresh parse of the same history (a server), told by their canonical
-    JSON in one pass rather than value by value."""
-    n = len(known)
-    if all(a is b for a, b in zip(messages, known, strict=False)):
-        return True
-    try:
-        return canonical_json(messages[:n]) == canonical_json(known)
-    except TypeError:  # not JSON: compare value by value
-        return all(same_json(a, b) for a, b in zip(messages, known, strict=False))
+        if last is not None and last[0] == keys:
+            if all(a is b for a, b in zip(values, last[1], strict=True)):
+                return last[2]
+            canon = [canonical_json(v) for v in values]
+            if canon == last[3]:
+                self._last_tail = (keys, values, last[2], canon)
+                return last[2]
+        else:
+            canon = [canonical_json(v) for v in values]
+        scrub = redact_bytes if self._redact else _same
+        tail = b"]" + b"".join(
+            b"," + canonical_json(k) + b":" + scrub(c) for k, c in zip(keys, canon, strict=True)
+        )
+        self._last_tail = (keys, values, tail + b"}", canon)
+        return tail + b"}"
 
 
 def _member(request: dict[str, Any], key: str, i: int, redact: bool) -> bytes:

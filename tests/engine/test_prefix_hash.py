@@ -86,3 +86,26 @@ def test_fuzz_growing_sessions_hash_as_the_plain_hash() -> None:
                 messages = [*messages, {"role": "user", "content": [{"v": rng.choice(values)}]}]
             req = _request(messages, system=system, max_tokens=rng.choice([100, 100, 7]))
             assert hasher(req) == request_hash(req)
+
+
+def test_fuzz_tools_parsed_afresh_hash_as_the_plain_hash() -> None:
+    """A server parses every request afresh: equal tools (in any key order) reuse the
+    hashed tail, tools that differ only as JSON types (1, 1.0, true) do not."""
+    rng = random.Random(4242)
+    toolsets: list[Any] = [
+        [{"name": "a", "n": 1}],
+        [{"n": 1, "name": "a"}],
+        [{"name": "a", "n": 1.0}],
+        [{"name": "a", "n": True}],
+        [{"name": "a", "key": "sk-ant-" + "a1B2" * 8}],
+        [],
+    ]
+    for _ in range(RUNS):
+        hasher = PrefixHasher()
+        messages: list[Any] = []
+        for step in range(rng.randint(1, 12)):
+            messages = [*messages, {"role": "user", "content": f"m{step}"}]
+            tools = copy.deepcopy(rng.choice(toolsets))
+            system = rng.choice(["S", "".join(["S"]), "T"])
+            req = _request(messages, system=system, tools=tools)
+            assert hasher(req) == request_hash(req)
