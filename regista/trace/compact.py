@@ -26,6 +26,7 @@ from regista.trace.events import LLM_REQUEST, TOOL_RESULT
 
 __all__ = [
     "REQUEST_CONTEXT",
+    "RESOLVED",
     "RequestDecoder",
     "RequestEncoder",
     "Resolver",
@@ -41,9 +42,15 @@ _MISSING: Any = object()
 
 
 class Resolver(Protocol):
-    """Completes decoded lines from what came before them (see ``parse_line``)."""
+    """Completes decoded lines from what came before them (see ``parse_line``, which
+    gives it only the lines of :data:`RESOLVED`: nothing else refers, or is referred to)."""
 
     def resolve(self, data: dict[str, Any]) -> None: ...
+
+
+#: The kinds of lines a :class:`Resolver` is given: the requests it completes and the tool
+#: results they refer to (a tuple: a line's ``type``, hashable or not, is looked for in it).
+RESOLVED = (LLM_REQUEST, TOOL_RESULT)
 
 
 class TraceRefError(ValueError):

@@ -22,7 +22,7 @@ from pydantic import ValidationError
 
 from regista._gc import paused_gc
 from regista.errors import TraceError, TraceFormatError, TraceWarning, UnsupportedSchemaVersion
-from regista.trace.compact import RequestDecoder, Resolver, TraceRefError
+from regista.trace.compact import RESOLVED, RequestDecoder, Resolver, TraceRefError
 from regista.trace.events import (
     CONTEXT_COMPACTION,
     LLM_REQUEST,
@@ -144,7 +144,7 @@ def parse_line(
             raise UnsupportedSchemaVersion(path, version, SCHEMA_VERSION)
         data = migrate(data)
     tools: Any = None  # the validated tool schemas this request shares with an earlier one
-    if decoder is not None:
+    if decoder is not None and kind in RESOLVED:
         try:
             decoder.resolve(data)
         except TraceRefError as exc:
@@ -332,9 +332,10 @@ class Trace:
         if not isinstance(events[0], SessionStart):
             raise TraceFormatError(path, 1, "a trace must begin with a session.start event")
         sid = events[0].session_id
-        for i, ev in enumerate(events):
-            if ev.session_id != sid:
-                raise TraceFormatError(path, i + 1, "a trace holds exactly one session")
+        if len(set(map(_SESSION_ID, events))) > 1:
+            for i, ev in enumerate(events):
+                if ev.session_id != sid:
+                    raise TraceFormatError(path, i + 1, "a trace holds exactly one session")
         return cls(events, path, truncated=truncated)
 
     # -- basic views ---------------------------------------------------------------------
@@ -601,6 +602,7 @@ class _LineParser:
 
 
 _PRICED = frozenset((LlmResponseEvent, ContextCompaction))
+_SESSION_ID = operator.attrgetter("session_id")
 _TURN = operator.attrgetter("turn")
 _COST = operator.attrgetter("cost_usd")
 _ALLOWED = operator.attrgetter("allowed")
@@ -636,12 +638,18 @@ def _parse_lines(
 
 def _parse_file(file: Any, head: bytes, path: Path, messages: bool) -> tuple[list[Any], bool]:
     """The events of a trace file read a piece at a time (``head``: its first piece,
-    already read), and whether a half-written last line was dropped."""
+    already read), and whether a half-written last line was dropped.
+
+    Every line but the last is parsed here, in line: only the last (which may be blank,
+    or half-written) goes through :meth:`_LineParser.feed`'s rules.
+    """
     parser = _LineParser(path, messages)
-    feed = parser.feed
+    events = parser.events
+    append = events.append
+    decoder = parser.decoder
     lineno = 0
     rest = b""  # the start of a line the next piece ends
-    chunk = head
+    chunk = head or file.read(_CHUNK)
     held: bytes | None = None  # the last whole line so far: the file's last, if nothing follows
     with paused_gc():  # the events make no garbage; collecting while they pile up is waste
         while chunk:
@@ -651,17 +659,26 @@ def _parse_file(file: Any, head: bytes, path: Path, messages: bool) -> tuple[lis
             rest = lines.pop()
             if lines:
                 if held is not None:
-                    lineno += 1
-                    feed(held, lineno, not rest, False)
+                    lines[0:0] = (held,)
                 held = lines.pop()
-                for raw in lines:
+                for raw in lines:  # none of them is the file's last line
                     lineno += 1
-                    feed(raw, lineno, False, False)
+                    try:
+                        event = parse_line(raw, path, lineno, decoder, messages=messages)
+                    except TraceFormatError:
+                        if not raw.strip():
+                            raise TraceFormatError(path, lineno, "empty line") from None
+                        raise
+                    if event.seq != lineno - 1:
+                        raise TraceFormatError(
+                            path, lineno, f"seq {event.seq} out of order (expected {lineno - 1})"
+                        )
+                    append(event)
             chunk = file.read(_CHUNK)
         if held is not None:
             lineno += 1
-            feed(held, lineno, not rest, False)
+            parser.feed(held, lineno, not rest, False)
         if rest:
             lineno += 1
-            feed(rest, lineno, True, True)
-    return parser.events, parser.truncated
+            parser.feed(rest, lineno, True, True)
+    return events, parser.truncated

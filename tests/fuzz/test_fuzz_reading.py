@@ -136,3 +136,34 @@ def test_a_file_read_in_pieces_reads_as_the_same_bytes_read_whole(
         for messages in (True, False):
             whole = _outcome(lambda d=data, m=messages: Trace.from_bytes(d, path, messages=m))
             assert _outcome(lambda m=messages: pieces(m)) == whole, (variant.how, reader._CHUNK)
+
+
+def test_every_piece_size_on_a_short_trace(
+    seed_traces: dict[str, bytes], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each way of cutting a short trace into pieces, with a blank, a corrupt or a
+    half-written line where a piece may end, reads as the bytes read whole."""
+    import io
+
+    from regista.trace import reader
+
+    lines = seed_traces["refund_happy"].split(b"\n")[:3]
+    path = tmp_path / "t.jsonl"
+    for odd in (b"", b"  ", b"{", lines[2][:40]):
+        for data in (
+            b"\n".join([lines[0], odd, lines[1]]) + b"\n",
+            b"\n".join([lines[0], lines[1], odd]) + b"\n",
+            b"\n".join([lines[0], lines[1], odd]),
+        ):
+            whole = _outcome(lambda d=data: Trace.from_bytes(d, path))
+            ends = [i + 1 for i, byte in enumerate(data) if byte == 10]  # a piece ends there
+            for size in sorted({*range(1, len(data) + 2, 29), *ends, *(e + 1 for e in ends)}):
+                monkeypatch.setattr(reader, "_CHUNK", size)
+                for cut in (0, size, len(lines[0]) + 1):
+
+                    def pieces(data: bytes = data, cut: int = cut) -> Trace:
+                        file = io.BytesIO(data[cut:])
+                        events, truncated = reader._parse_file(file, data[:cut], path, True)
+                        return Trace._checked(events, path, truncated)
+
+                    assert _outcome(pieces) == whole, (odd, size, cut)
