@@ -241,9 +241,15 @@ class CompareScreen(Screen[None]):
         for run in self._runs.values():
             run.close()
 
+    @property
+    def _widgets_gone(self) -> bool:
+        """Closed while it read, or being closed: its widgets are gone, or going (they are
+        removed before the screen itself is detached)."""
+        return not self.is_attached or not self.query("#compare-header")
+
     def _head(self, diff: RunDiff, read: float) -> None:
         """Show the steps both runs begin with while the rest is read."""
-        if self._aligned or not self.is_attached:
+        if self._aligned or self._widgets_gone:
             return
         self.diff = diff
         self.pairs.set_diff(diff, (_label(diff.a), _label(diff.b)))
@@ -261,7 +267,7 @@ class CompareScreen(Screen[None]):
 
     def _failed(self, message: str) -> None:
         self._loading = False
-        if not self.is_attached:  # closed while it read
+        if self._widgets_gone:
             return
         self.set_status(message, True)
         if self.diff is None:
@@ -271,7 +277,7 @@ class CompareScreen(Screen[None]):
 
     def _loaded(self, diff: RunDiff, sizes: tuple[int, int]) -> None:
         self._loading = False
-        if not self.is_attached:  # closed while it read
+        if self._widgets_gone:
             return
         first_time = not self._aligned
         self._aligned = True
