@@ -255,21 +255,14 @@ class StepsPass:
         loose = sum(1 for n in error_steps if n not in rows)
         start = trace.start
         #: What :meth:`Trace.summary` says.
-        self.summary = TraceSummary(
-            session_id=trace.session_id,
-            task=start.task,
-            model=start.model,
-            provider=start.provider,
+        self.summary = TraceSummary.of(
+            start,
+            end,
             turns=turns,
             steps=len(rows),
             tool_calls=tool_calls,
             cost_usd=cost,
-            stop_reason=end.stop_reason if end else None,
             usage=Usage(**dict(zip(_COUNTS, totals, strict=True))),
-            output=end.output if end else None,
-            replay_of=start.replay_of,
-            forked_from=start.forked_from,
-            complete=end is not None,
             errors=failed + loose,
             denials=denials,
             compactions=compactions,

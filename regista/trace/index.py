@@ -558,21 +558,14 @@ class TraceIndex:
         if end is not None:
             cost, turns = end.cost_usd, end.turns
         steps = list(self.steps)
-        return TraceSummary(
-            session_id=start.session_id,
-            task=start.task,
-            model=start.model,
-            provider=start.provider,
+        return TraceSummary.of(
+            start,
+            end,
             turns=turns,
             steps=len(steps),
             tool_calls=self._tool_calls,
             cost_usd=cost,
-            stop_reason=end.stop_reason if end else None,
             usage=usage,
-            output=end.output if end else None,
-            replay_of=start.replay_of,
-            forked_from=start.forked_from,
-            complete=end is not None,
             errors=sum(1 for st in steps if st.error and not st.denied) + self._loose_errors,
             denials=self._denials,
             compactions=self._compactions,

@@ -83,6 +83,25 @@ class TraceSummary:
     denials: int = 0
     compactions: int = 0
 
+    @classmethod
+    def of(cls, start: Any, end: Any, **counts: Any) -> TraceSummary:
+        """The summary of a session that began with ``start`` and ended with ``end`` (a
+        ``session.end`` event, or ``None`` for one that did not finish), with ``counts``:
+        ``turns``, ``steps``, ``tool_calls``, ``cost_usd``, ``usage``, ``errors``,
+        ``denials`` and ``compactions``."""
+        return cls(
+            session_id=start.session_id,
+            task=start.task,
+            model=start.model,
+            provider=start.provider,
+            stop_reason=end.stop_reason if end else None,
+            output=end.output if end else None,
+            replay_of=start.replay_of,
+            forked_from=start.forked_from,
+            complete=end is not None,
+            **counts,
+        )
+
 
 def not_a_trace_file(folder: Path) -> str:
     """What to say when a folder is given for a trace: and which trace in it is newest."""
@@ -492,21 +511,14 @@ class Trace:
         suspects = {ev.step for ev in errors}
         suspects.update(map(_STEP, compress(results, map(_IS_ERROR, results))))
         failed = sum(_failed(by_index[n]) for n in suspects if n in by_index)
-        return TraceSummary(
-            session_id=self.session_id,
-            task=start.task,
-            model=start.model,
-            provider=start.provider,
+        return TraceSummary.of(
+            start,
+            end,
             turns=turns,
             steps=len(steps),
             tool_calls=counts[ToolCall],
             cost_usd=cost,
-            stop_reason=end.stop_reason if end else None,
             usage=usage,
-            output=end.output if end else None,
-            replay_of=start.replay_of,
-            forked_from=start.forked_from,
-            complete=end is not None,
             errors=failed + sum(1 for ev in errors if ev.step not in by_index),
             denials=denials,
             compactions=counts[ContextCompaction],
