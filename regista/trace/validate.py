@@ -30,6 +30,7 @@ __all__ = [
     "check_event",
     "check_messages",
     "check_response",
+    "deeper",
     "more_brackets",
     "too_deep",
 ]
@@ -83,8 +84,15 @@ _COUNT_BELOW = 16 * 1024
 
 
 def _deeper(data: Any, limit: int) -> bool:
-    """Whether ``data`` nests deeper than ``limit`` levels (walked a level at a time: no
-    tuple per value, no depth kept per value)."""
+    """Whether ``data`` (decoded JSON) nests deeper than ``limit`` levels."""
+    return bool(deeper(data, limit))
+
+
+def deeper(data: Any, limit: int) -> bool | None:
+    """Whether ``data`` nests deeper than ``limit`` levels, walked a level at a time (no
+    tuple per value, no depth kept per value); ``None`` when a value of another type than
+    JSON's own is met (a subclass of dict or list, …), which serialised may nest more: a
+    writer then asks its serialised form. Decoded JSON always gets an answer."""
     level = [data]
     depth = 1
     while level:
@@ -96,13 +104,22 @@ def _deeper(data: Any, limit: int) -> bool:
             if type(value) is dict:
                 value = value.values()
             elif type(value) is not list:
+                if type(value) not in _PLAIN:
+                    return None
                 continue  # the top value only: below it, only objects and lists are kept
             for v in value:
-                if type(v) is dict or type(v) is list:
+                kind = type(v)
+                if kind is dict or kind is list:
                     keep(v)
+                elif kind not in _PLAIN:
+                    return None
         level = below
         depth += 1
     return False
+
+
+#: The types of JSON's scalars, as decoded.
+_PLAIN = frozenset((str, int, float, bool, type(None)))
 
 
 _USAGE_INT = (

@@ -40,7 +40,7 @@ from regista.redact import default as redact_default
 from regista.redact import redact_bytes, secret_finder
 from regista.trace.compact import RequestEncoder
 from regista.trace.events import EventBase, LlmRequestEvent, ToolResult, now_ts
-from regista.trace.validate import MAX_DEPTH, too_deep
+from regista.trace.validate import MAX_DEPTH, deeper, more_brackets, too_deep
 
 __all__ = ["TraceWriter", "too_deep_error"]
 
@@ -377,42 +377,13 @@ def _may_nest(data: dict[str, Any], nestable: tuple[str, ...]) -> bool:
 def _nests_too_deep(line: bytes, data: dict[str, Any]) -> bool:
     """Whether ``line`` (``data`` serialised) nests more than ``MAX_DEPTH`` levels.
 
-    A line with no more brackets than the limit cannot. They are counted by taking them
-    out, stopping past the limit: ``bytes.replace`` finds each one with ``memchr``, several
-    times faster than ``bytes.count`` (a byte at a time) on the usual line, whose brackets
-    are few. Only a line with more is walked.
+    A line with no more brackets than the limit cannot (see
+    :func:`~regista.trace.validate.more_brackets`); only a line with more is walked.
     """
-    rest = line.replace(b"[", b"", MAX_DEPTH + 1)
-    brackets = len(line) - len(rest)
-    if brackets <= MAX_DEPTH:
-        brackets += len(rest) - len(rest.replace(b"{", b"", MAX_DEPTH + 1 - brackets))
-        if brackets <= MAX_DEPTH:
-            return False
-    deeper = _deeper(data, MAX_DEPTH)
-    return too_deep(line, orjson.loads(line)) if deeper is None else deeper
-
-
-def _deeper(data: dict[str, Any], limit: int) -> bool | None:
-    """Whether ``data`` nests deeper than ``limit`` levels (walked a level at a time);
-    ``None`` when a value of another type than orjson's own is met (a subclass of dict or
-    list, …): its serialised form says."""
-    level: list[Any] = [data]
-    depth = 1
-    while level:
-        if depth > limit:
-            return True
-        below: list[Any] = []
-        keep = below.append
-        for value in level:
-            for v in value.values() if type(value) is dict else value:
-                kind = type(v)
-                if kind is dict or kind is list:
-                    keep(v)
-                elif kind not in _PLAIN:
-                    return None
-        level = below
-        depth += 1
-    return False
+    if not more_brackets(line, MAX_DEPTH):
+        return False
+    found = deeper(data, MAX_DEPTH)
+    return too_deep(line, orjson.loads(line)) if found is None else found
 
 
 def _nests(annotation: Any) -> bool:
