@@ -658,7 +658,7 @@ def _parse_file(file: Any, head: bytes, path: Path, messages: bool) -> tuple[lis
     parser = _LineParser(path, messages)
     events = parser.events
     append = events.append
-    decoder = parser.decoder
+    decoder = parser.decoder if messages else None  # a listing rebuilds no request
     lineno = 0
     rest = b""  # the start of a line the next piece ends
     chunk = head or file.read(_CHUNK)
