@@ -39,10 +39,10 @@ def open_index(path: Path) -> tuple[TraceIndex, str]:
     index.path = path
     # A regista trace's first screen needs no event decoded: the scan keeps session.start
     # raw (checked as far as it can be without the event models) and the browser loads the
-    # models once the first screen is up. A trace read whole by now is validated at once.
+    # models once the first screen is up, whatever the trace's size (loading them first
+    # would make a small trace's first screen slower than a huge one's).
     index.cold = type(index) is TraceIndex
-    if index.scan(FIRST_SCAN_BYTES):
-        index.warm()
+    index.scan(FIRST_SCAN_BYTES)
     notice = ""
     skipped = [str(w.message) for w in caught if w.category.__name__ == "TranscriptWarning"]
     if skipped:

@@ -1,6 +1,6 @@
-"""A trace bigger than the first scan opens cold: its first screen is drawn from the scan
-alone, without the event models (pydantic), which load once it is up; then it is the same
-screen as a trace opened whole."""
+"""A trace opens cold: its first screen is drawn from the first scan alone, without the
+event models (pydantic), which load once it is up; then it is the same screen whether the
+first scan read the whole trace or only its start."""
 
 from __future__ import annotations
 
@@ -63,9 +63,10 @@ def test_the_first_screen_needs_no_event_models(trace_path: Path) -> None:
 async def test_a_cold_first_screen_becomes_the_whole_one(
     trace_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    whole, notice = open_index(trace_path)
-    assert not whole.cold
+    whole, notice = open_index(trace_path)  # read whole by the first scan: still cold
+    assert whole.cold and whole.scanned == whole.size
     async with RegistaApp(whole, notice=notice, settle_s=0).run_test(size=(120, 40)) as pilot:
+        await _warmed(pilot, whole)
         await pilot.app.workers.wait_for_complete()
         await pilot.pause()
         expected = _screen(pilot.app)
@@ -87,8 +88,9 @@ async def test_a_cold_first_screen_becomes_the_whole_one(
         assert _screen(app) == expected
 
 
+@pytest.mark.parametrize("first_scan", [2000, None])
 async def test_a_bad_start_found_after_the_first_screen_is_said_in_place(
-    trace_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    trace_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, first_scan: int | None
 ) -> None:
     """A session.start that only the event models can refuse (here: no model) is said in
     the status line once they load; the app keeps running."""
@@ -96,7 +98,8 @@ async def test_a_bad_start_found_after_the_first_screen_is_said_in_place(
     lines[0] = lines[0].replace(b'"model":', b'"modell":', 1)
     path = tmp_path / "bad-start.jsonl"
     path.write_bytes(b"\n".join(lines))
-    monkeypatch.setattr(tui_main, "FIRST_SCAN_BYTES", 2000)
+    if first_scan is not None:  # else the first scan reads it whole
+        monkeypatch.setattr(tui_main, "FIRST_SCAN_BYTES", first_scan)
     index, notice = open_index(path)
     assert index.cold
     app = RegistaApp(index, notice=notice, settle_s=0)
