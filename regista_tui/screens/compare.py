@@ -344,6 +344,8 @@ class CompareScreen(Screen[None]):
     def set_status(self, text: str, error: bool = False, *, about: int | None = None) -> None:
         """Say ``text`` under the panes; ``about``: the pair it is about (the line is
         cleared when the cursor leaves that pair)."""
+        if self._widgets_gone:  # a fork or a reload that ends while the screen closes
+            return
         self._goto_failed = False
         self._status_pair = about
         status = self.query_one("#status", Static)

@@ -137,6 +137,8 @@ class ForkScreen(CompareScreen):
         self._draw_stream()
 
     def _draw_progress(self) -> None:
+        if self._widgets_gone:  # a tick after the screen began to close
+            return
         state, where = _status_lines(self.progress)
         self.query_one("#fork-status", Static).update(state)
         self.query_one("#fork-where", Static).update(where)
@@ -164,7 +166,7 @@ class ForkScreen(CompareScreen):
         )
 
     def _stopped(self) -> None:
-        if not self.is_attached:  # the app is closing: nothing to show
+        if self._widgets_gone:  # the app is closing: nothing to show
             return
         if self.progress.state != "cancelled":
             self.progress.state = "cancelled"
