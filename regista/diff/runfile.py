@@ -53,8 +53,8 @@ from regista.trace.events import (
     SessionStart,
 )
 from regista.trace.index import open_trace_file, pread
+from regista.trace.lines import parse_line
 from regista.trace.migrations import migrate
-from regista.trace.reader import parse_line
 from regista.trace.steps import Step, StepKind
 
 __all__ = ["RunFile", "StepFacts"]

@@ -408,13 +408,13 @@ class TraceIndex:
         return pread(self._fd, length, offset)
 
     def _decode_line(self, offset: int, length: int, lineno: int) -> Any:
-        from regista.trace.reader import parse_line
+        from regista.trace.lines import parse_line
 
         return parse_line(pread(self._fd, length, offset), self.path, lineno + 1)
 
     def event(self, lineno: int) -> Any:
         """The validated event on line ``lineno`` (0-based), compact requests completed."""
-        from regista.trace.reader import parse_line
+        from regista.trace.lines import parse_line
 
         return parse_line(self.raw_line(lineno), self.path, lineno + 1, _LineResolver(self, lineno))
 

@@ -117,7 +117,7 @@ def test_a_file_read_in_pieces_reads_as_the_same_bytes_read_whole(
     import io
     import random
 
-    from regista.trace import reader
+    from regista.trace import lines as trace_lines
 
     rng = random.Random(base_seed() + 7)
     endings = [b"", b"\n", b"\n\n", b"  ", b"\n  \n", b'{"schema_ver', b"\n\n{}"]
@@ -126,16 +126,16 @@ def test_a_file_read_in_pieces_reads_as_the_same_bytes_read_whole(
         data = variant.data
         if rng.random() < 0.3:
             data = data.rstrip(b"\n") + rng.choice(endings)
-        monkeypatch.setattr(reader, "_CHUNK", rng.choice([1, 2, 7, 64, 333, 4096]))
+        monkeypatch.setattr(trace_lines, "CHUNK", rng.choice([1, 2, 7, 64, 333, 4096]))
         cut = rng.randint(0, min(len(data), 500))  # what was read to tell the format
 
         def pieces(m: bool, data: bytes = data, cut: int = cut) -> Trace:
-            events, truncated = reader._parse_file(io.BytesIO(data[cut:]), data[:cut], path, m)
+            events, truncated = trace_lines.parse_file(io.BytesIO(data[cut:]), data[:cut], path, m)
             return Trace._checked(events, path, truncated)
 
         for messages in (True, False):
             whole = _outcome(lambda d=data, m=messages: Trace.from_bytes(d, path, messages=m))
-            assert _outcome(lambda m=messages: pieces(m)) == whole, (variant.how, reader._CHUNK)
+            assert _outcome(lambda m=messages: pieces(m)) == whole, (variant.how, trace_lines.CHUNK)
 
 
 def test_every_piece_size_on_a_short_trace(
@@ -145,7 +145,7 @@ def test_every_piece_size_on_a_short_trace(
     half-written line where a piece may end, reads as the bytes read whole."""
     import io
 
-    from regista.trace import reader
+    from regista.trace import lines as trace_lines
 
     lines = seed_traces["refund_happy"].split(b"\n")[:3]
     path = tmp_path / "t.jsonl"
@@ -158,12 +158,12 @@ def test_every_piece_size_on_a_short_trace(
             whole = _outcome(lambda d=data: Trace.from_bytes(d, path))
             ends = [i + 1 for i, byte in enumerate(data) if byte == 10]  # a piece ends there
             for size in sorted({*range(1, len(data) + 2, 29), *ends, *(e + 1 for e in ends)}):
-                monkeypatch.setattr(reader, "_CHUNK", size)
+                monkeypatch.setattr(trace_lines, "CHUNK", size)
                 for cut in (0, size, len(lines[0]) + 1):
 
                     def pieces(data: bytes = data, cut: int = cut) -> Trace:
                         file = io.BytesIO(data[cut:])
-                        events, truncated = reader._parse_file(file, data[:cut], path, True)
+                        events, truncated = trace_lines.parse_file(file, data[:cut], path, True)
                         return Trace._checked(events, path, truncated)
 
                     assert _outcome(pieces) == whole, (odd, size, cut)
