@@ -18,6 +18,7 @@ from textual.message import Message
 from textual.widgets import Footer, Static
 from textual.worker import get_current_worker
 
+from regista._gc import paused_gc
 from regista.errors import RegistaError
 from regista.trace.index import StepEntry, TraceIndex
 from regista_tui.lease import Lease
@@ -169,13 +170,20 @@ class BrowserScreen(ForkActions, LinkActions):
             return
         try:
             done = False
-            while not done and not worker.is_cancelled:
-                try:
-                    done = self.index.scan(_SCAN_SLICE)
-                except RegistaError as exc:
-                    self.post_message(ScanFailed(str(exc)))
-                    return
-                self.post_message(IndexGrown(done))
+            # The index's many long-lived objects pile up: the cyclic collector would walk
+            # them again and again while they do (a third of the scan, and pauses in the
+            # UI's thread too). It resumes before the last message, whose handler collects
+            # once and freezes what survives.
+            with paused_gc():
+                while not done and not worker.is_cancelled:
+                    try:
+                        done = self.index.scan(_SCAN_SLICE)
+                    except RegistaError as exc:
+                        self.post_message(ScanFailed(str(exc)))
+                        return
+                    if not done:
+                        self.post_message(IndexGrown(False))
+            self.post_message(IndexGrown(done))
         finally:
             self.lease.release()
 
