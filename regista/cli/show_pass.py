@@ -23,6 +23,7 @@ from regista.trace.events import (
     ToolCall,
     ToolResult,
 )
+from regista.trace.names import USAGE_COUNTS
 from regista.trace.reader import Trace, TraceSummary
 from regista.trace.steps import StepKind
 from regista.types import Usage
@@ -35,12 +36,6 @@ _KIND_OF: dict[type[Any], StepKind] = {
     ToolCall: "tool",
     ContextCompaction: "compaction",
 }
-_COUNTS = (
-    "input_tokens",
-    "output_tokens",
-    "cache_creation_input_tokens",
-    "cache_read_input_tokens",
-)
 _DENIED, _ERROR, _UNFINISHED = "[yellow]denied[/]", "[red]error[/]", "[yellow]unfinished[/]"
 
 
@@ -262,7 +257,7 @@ class StepsPass:
             steps=len(rows),
             tool_calls=tool_calls,
             cost_usd=cost,
-            usage=Usage(**dict(zip(_COUNTS, totals, strict=True))),
+            usage=Usage(**dict(zip(USAGE_COUNTS, totals, strict=True))),
             errors=failed + loose,
             denials=denials,
             compactions=compactions,

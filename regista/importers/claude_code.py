@@ -26,6 +26,7 @@ from regista.importers._common import (
     read_source,
     report_of,
 )
+from regista.trace.names import USAGE_COUNTS
 
 __all__ = ["Job", "convert", "discover", "looks_like"]
 
@@ -73,12 +74,6 @@ def _text(content: Any) -> str:
 
 
 _STR_FIELDS = ("timestamp", "uuid", "parentUuid", "sessionId", "agentId", "requestId", "type")
-_USAGE_INTS = (
-    "input_tokens",
-    "output_tokens",
-    "cache_creation_input_tokens",
-    "cache_read_input_tokens",
-)
 
 
 def _clean(obj: dict[str, Any]) -> dict[str, Any]:
@@ -101,7 +96,7 @@ def _clean(obj: dict[str, Any]) -> dict[str, Any]:
                 msg["usage"] = {
                     k: v
                     for k, v in usage.items()
-                    if k not in _USAGE_INTS or (isinstance(v, int) and not isinstance(v, bool))
+                    if k not in USAGE_COUNTS or (isinstance(v, int) and not isinstance(v, bool))
                 }
     return obj
 

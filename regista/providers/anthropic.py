@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from regista.aio import await_maybe
 from regista.errors import MissingCredentialsError, ProviderError, UserError
 from regista.providers.base import TextCallback, server_of, set_meta
+from regista.trace.names import USAGE_COUNTS
 from regista.types import LlmRequest, LlmResponse, Usage
 
 if TYPE_CHECKING:
@@ -26,12 +27,6 @@ if TYPE_CHECKING:
 
 __all__ = ["AnthropicProvider"]
 
-_USAGE_COUNTS = (
-    "input_tokens",
-    "output_tokens",
-    "cache_creation_input_tokens",
-    "cache_read_input_tokens",
-)
 #: Request fields that ``LlmRequest`` owns: a ``params`` entry may not override them.
 _RESERVED = frozenset(
     {"model", "messages", "system", "tools", "tool_choice", "max_tokens", "stream"}
@@ -248,7 +243,7 @@ def from_sdk_message(message: Any) -> LlmResponse:
     """The normalised response for an SDK ``Message``: plain dicts, no null fields."""
     data: dict[str, Any] = message.to_dict(mode="json", exclude_none=True)
     usage_raw: dict[str, Any] = dict(data.get("usage") or {})
-    counts = {k: int(usage_raw.pop(k, 0) or 0) for k in _USAGE_COUNTS}
+    counts = {k: int(usage_raw.pop(k, 0) or 0) for k in USAGE_COUNTS}
     content = [_clean_block(b) for b in data.get("content") or []]
     extras = {k: v for k, v in data.items() if k not in _MESSAGE_SKIP}
     return LlmResponse(

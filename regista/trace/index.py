@@ -38,6 +38,7 @@ from regista.trace.names import (
     SESSION_START,
     TOOL_CALL,
     TOOL_RESULT,
+    USAGE_COUNTS,
 )
 
 # The event models (pydantic) are imported where events are decoded, not with this module:
@@ -56,12 +57,6 @@ _CHUNK = 4 * 1024 * 1024
 _TYPE = re.compile(rb'"type"\s*:\s*"([a-z.]+)"')
 _STEP = re.compile(rb'"step"\s*:\s*(\d+)')
 _NAME = re.compile(rb'"name"\s*:\s*"((?:[^"\\]|\\.){0,200})"')
-_COUNTS = (
-    "input_tokens",
-    "output_tokens",
-    "cache_creation_input_tokens",
-    "cache_read_input_tokens",
-)
 _TOOL_USE_ID = re.compile(rb'"tool_use_id"\s*:\s*("(?:[^"\\]|\\.){0,200}")')
 # A compact request writes ``system`` (and ``tools``) right after ``model`` when it has them.
 _MODEL = re.compile(rb'"model"\s*:\s*"(?:[^"\\]|\\.)*"\s*,\s*("system")?')
@@ -544,17 +539,17 @@ class TraceIndex:
                 raw = ev.response.get("usage") if is_response else ev.usage
                 odd = Usage.model_validate(raw or {})  # read as ``Usage`` reads it
                 fields = (
-                    {f: getattr(odd, f) for f in _COUNTS},
+                    {f: getattr(odd, f) for f in USAGE_COUNTS},
                     ev.turn if is_response else None,
                     ev.cost_usd,
                 )
             raw, turn, event_cost = fields
             if raw:  # counts of the plain shape: ints (see ``_usage_fields``)
-                for i, f in enumerate(_COUNTS):
+                for i, f in enumerate(USAGE_COUNTS):
                     totals[i] += raw.get(f, 0)
             turns = turns if turn is None else max(turns, turn + 1)
             cost = add_costs(cost, event_cost)
-        usage = Usage(**dict(zip(_COUNTS, totals, strict=True)))
+        usage = Usage(**dict(zip(USAGE_COUNTS, totals, strict=True)))
         if end is not None:
             cost, turns = end.cost_usd, end.turns
         steps = list(self.steps)
@@ -606,7 +601,7 @@ def _usage_fields_of(raw: bytes | memoryview) -> tuple[Any, int | None, float | 
     else:
         usage, turn = data.get("usage"), None
     if usage is not None and (
-        not isinstance(usage, dict) or any(type(usage.get(f, 0)) is not int for f in _COUNTS)
+        not isinstance(usage, dict) or any(type(usage.get(f, 0)) is not int for f in USAGE_COUNTS)
     ):
         return None
     return usage, turn, cost

@@ -19,6 +19,7 @@ __all__ = [
     "SESSION_START",
     "TOOL_CALL",
     "TOOL_RESULT",
+    "USAGE_COUNTS",
 ]
 
 #: The trace schema this regista writes (and the newest it reads). See docs/trace-format.md.
@@ -35,3 +36,11 @@ TOOL_RESULT: Final = "tool.result"
 CONTEXT_COMPACTION: Final = "context.compaction"
 ERROR: Final = "error"
 SESSION_END: Final = "session.end"
+
+#: The token counts of a recorded usage (``regista.types.Usage``'s fields), in its order.
+USAGE_COUNTS: Final = (
+    "input_tokens",
+    "output_tokens",
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
+)

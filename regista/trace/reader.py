@@ -31,6 +31,7 @@ from regista.trace.events import (
 )
 from regista.trace.formats import HEAD_BYTES, is_regista_trace
 from regista.trace.lines import CHUNK, parse_file, parse_line, parse_lines
+from regista.trace.names import USAGE_COUNTS
 from regista.trace.steps import Step, build_steps
 from regista.types import LlmRequest, LlmResponse, Usage
 
@@ -318,7 +319,7 @@ class Trace:
                 _add_usage(
                     totals, ev.response.get("usage") if type(ev) is LlmResponseEvent else ev.usage
                 )
-            usage = Usage(**dict(zip(_USAGE_FIELDS, totals, strict=True)))
+            usage = Usage(**dict(zip(USAGE_COUNTS, totals, strict=True)))
         if end is not None:
             cost, turns = end.cost_usd, end.turns
         else:
@@ -358,14 +359,6 @@ class Trace:
         return f"<Trace {self.session_id} events={len(self.events)} path={self.path}>"
 
 
-_USAGE_FIELDS = (
-    "input_tokens",
-    "output_tokens",
-    "cache_creation_input_tokens",
-    "cache_read_input_tokens",
-)
-
-
 def _failed(step: Step) -> bool:
     """``step.is_error and not step.denied``, in one look at its events."""
     result = decision = None
@@ -387,10 +380,10 @@ def _add_usage(totals: list[int], raw: Any) -> None:
     model made per call; an odd value is validated, and refused, as ``Usage`` would)."""
     if not raw:
         return
-    values = [raw.get(f, 0) for f in _USAGE_FIELDS] if isinstance(raw, dict) else None
+    values = [raw.get(f, 0) for f in USAGE_COUNTS] if isinstance(raw, dict) else None
     if values is None or not all(type(v) is int for v in values):
         usage = Usage.model_validate(raw)
-        values = [getattr(usage, f) for f in _USAGE_FIELDS]
+        values = [getattr(usage, f) for f in USAGE_COUNTS]
     for i, v in enumerate(values):
         totals[i] += v
 
@@ -413,7 +406,7 @@ def _usage_of(raws: list[Any]) -> Usage | None:
     usages = list(filter(None, raws))  # an empty usage adds nothing
     if not set(map(type, usages)) <= {dict}:
         return None
-    columns = [[u.get(f, 0) for u in usages] for f in _USAGE_FIELDS]
+    columns = [[u.get(f, 0) for u in usages] for f in USAGE_COUNTS]
     if not all(set(map(type, column)) <= {int} for column in columns):
         return None
-    return Usage(**dict(zip(_USAGE_FIELDS, map(sum, columns), strict=True)))
+    return Usage(**dict(zip(USAGE_COUNTS, map(sum, columns), strict=True)))

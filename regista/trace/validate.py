@@ -23,6 +23,7 @@ from regista.trace.events import (
     TOOL_CALL,
     TOOL_RESULT,
 )
+from regista.trace.names import USAGE_COUNTS
 
 __all__ = [
     "MAX_DEPTH",
@@ -120,14 +121,6 @@ def deeper(data: Any, limit: int) -> bool | None:
 
 #: The types of JSON's scalars, as decoded.
 _PLAIN = frozenset((str, int, float, bool, type(None)))
-
-
-_USAGE_INT = (
-    "input_tokens",
-    "output_tokens",
-    "cache_creation_input_tokens",
-    "cache_read_input_tokens",
-)
 
 
 class _Bad(Exception):
@@ -282,7 +275,7 @@ def _plain_blocks(content: list[Any]) -> bool:
 
 def _usage(value: Any, where: str) -> None:
     usage = _dict(value, where)
-    for key in _USAGE_INT:
+    for key in USAGE_COUNTS:
         if key in usage and not _is_int(usage[key]):
             raise _Bad(f"{where}.{key}: expected a whole number, found {_kind(usage[key])}")
 
@@ -308,7 +301,7 @@ def _response(payload: Any, where: str) -> None:
     usage = r.get("usage", _NO_INPUT)
     if type(usage) is not dict:
         _usage(usage, f"{where}.usage")
-    for key in _USAGE_INT:
+    for key in USAGE_COUNTS:
         if type(usage.get(key, 0)) is not int:
             _usage(usage, f"{where}.usage")
     for key in ("id", "model", "stop_reason", "stop_sequence"):

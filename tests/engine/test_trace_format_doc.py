@@ -80,3 +80,10 @@ def test_the_type_constants_name_the_event_classes() -> None:
         events.SESSION_END,
     }
     assert constants == kinds
+
+
+def test_usage_counts_are_the_usage_models_fields() -> None:
+    from regista.trace.names import USAGE_COUNTS
+    from regista.types import Usage
+
+    assert tuple(Usage.model_fields) == USAGE_COUNTS
