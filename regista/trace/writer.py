@@ -189,7 +189,14 @@ class TraceWriter:
             and _nests_too_deep(body, data)
         ):
             raise too_deep_error(str(_SHAPES[event_cls].template["type"]), self.path)
-        line = b"".join((lead, b"%d" % self._seq, self._ts_json, kind, body[1:]))
+        self._put(b"".join((lead, b"%d" % self._seq, self._ts_json, kind, body[1:])))
+        if role is _REQUEST:
+            self._requests.commit()
+        elif role is _RESULT:
+            self._requests.note_result(fields["tool_use_id"], fields["content"])
+
+    def _put(self, line: bytes) -> None:
+        """Write ``line`` (an event and its newline, its secrets redacted) as the next one."""
         if self._secrets is not None and self._secrets(line):
             line = redact_bytes(line)
         try:
@@ -200,10 +207,6 @@ class TraceWriter:
             self._failed(exc)
         self._size += len(line)
         self._seq += 1
-        if role is _REQUEST:
-            self._requests.commit()
-        elif role is _RESULT:
-            self._requests.note_result(fields["tool_use_id"], fields["content"])
 
     def _fast_for(self, event_cls: type[EventBase]) -> _Fast:
         """What :meth:`append` needs to make the lines of ``event_cls`` without a dict."""
@@ -251,16 +254,7 @@ class TraceWriter:
                 and _nests_too_deep(line, out)
             ):
                 raise too_deep_error(str(data.get("type")), self.path)
-        if self._secrets is not None and self._secrets(line):
-            line = redact_bytes(line)
-        try:
-            written = self._file.write(line)
-            if written != len(line) or self.fsync:
-                self._finish(line, written)
-        except OSError as exc:
-            self._failed(exc)
-        self._size += len(line)
-        self._seq += 1
+        self._put(line)
         if event_cls is LlmRequestEvent:
             self._requests.commit()
         elif event_cls is ToolResult:
