@@ -86,11 +86,7 @@ def parse_line(
     try:
         event = _validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = ".".join(str(p) for p in first["loc"])
-        raise TraceFormatError(
-            path, lineno, f"invalid {data.get('type', '?')!r} event: {loc}: {first['msg']}"
-        ) from None
+        raise _invalid(exc, data, path, lineno) from None
     except RecursionError:
         raise TraceFormatError(path, lineno, "an event nested too deeply") from None
     if tools is not None:
@@ -103,6 +99,14 @@ def parse_line(
         if tools is None and kind == LLM_REQUEST and isinstance(decoder, RequestDecoder):
             decoder.checked(data["tools"], event.tools)
     return event
+
+
+def _invalid(exc: ValidationError, data: dict[str, Any], path: Path, lineno: int) -> Exception:
+    """What the first of ``exc``'s errors says about line ``lineno`` (event ``data``)."""
+    first = exc.errors()[0]
+    loc = ".".join(str(p) for p in first["loc"])
+    kind = data.get("type", "?")
+    return TraceFormatError(path, lineno, f"invalid {kind!r} event: {loc}: {first['msg']}")
 
 
 #: ``EventAdapter.validate_python`` without the adapter's own per-call work.
@@ -177,11 +181,7 @@ def _without_messages(data: dict[str, Any], path: Path, lineno: int) -> Any:
     try:
         event = _validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = ".".join(str(p) for p in first["loc"])
-        raise TraceFormatError(
-            path, lineno, f"invalid {data['type']!r} event: {loc}: {first['msg']}"
-        ) from None
+        raise _invalid(exc, data, path, lineno) from None
     problem = check_event(event, messages=False)
     if problem is not None:
         raise TraceFormatError(path, lineno, f"invalid {event.type!r} event: {problem}")
