@@ -342,6 +342,12 @@ class TraceIndex:
             raise TraceFormatError(self.path, 1, "a trace must begin with a session.start")
         return data
 
+    @property
+    def ended(self) -> bool:
+        """Whether the scan met a ``session.end``: :attr:`end`, or one a cold scan keeps
+        unvalidated until :meth:`warm`."""
+        return self.end is not None or self._cold_end is not None
+
     def warm(self) -> None:
         """End a cold scan: validate the ``session.start`` (and a ``session.end`` met
         meanwhile) into :attr:`start` / :attr:`end`; later lines are scanned as usual.

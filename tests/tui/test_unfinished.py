@@ -108,3 +108,20 @@ async def test_a_growing_trace_is_running_and_a_still_one_costs_no_indexing(
         await _until(pilot, lambda: browser.polls_still >= still + 20)
         assert len(scans) == after and browser.polls_grown == 1
         assert grown > 0 and len(index) == grown
+
+
+def test_a_whole_trace_opened_cold_is_not_called_crashed(trace_path: Path, tmp_path: Path) -> None:
+    """Its session.end was met by the first scan, kept unvalidated until the event models
+    load: the header says it is being read, then how it ended; never that it crashed."""
+    from regista_tui.widgets.header.session_header import _header_text
+
+    path = tmp_path / "done.jsonl"
+    path.write_bytes(trace_path.read_bytes())
+    _age(path, 3600)  # still for long: without its end it would be called crashed
+    index, _ = open_index(path)
+    assert index.cold and index.scanned == index.size and index.end is None
+    first = _header_text(index, "", "").plain
+    assert "reading" in first and "crashed" not in first
+    index.warm()
+    assert "end_turn" in _header_text(index, "", "").plain
+    index.close()

@@ -136,6 +136,8 @@ def _header_text(ix: TraceIndex, label: str, notice: str, now: float | None = No
             line2.append(f" · saved {what}, {saved.tokens:,} tok", "green")
     elif ix.scanned < ix.size and not ix.truncated:  # not read to the end yet
         line2.append(f"  ◌ reading… {100 * ix.scanned // max(1, ix.size)}%", "yellow")
+    elif ix.ended:  # a cold scan met the end: how it ended shows once the models load
+        line2.append("  ◌ reading…", "yellow")
     else:
         line2.append(*_unfinished(ix, now))
     # A denied call also has an error result: count it once, as a denial.
