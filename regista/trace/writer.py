@@ -48,7 +48,7 @@ _UNSET: Any = object()
 _REQUEST: Any = "request"
 _RESULT: Any = "result"
 #: A class's ``rest``, ``names``, ``lead``, ``kind``, ``nestable`` (see ``_Shape``; ``lead``
-#: with the session id) and role.
+#: with the session id) and role (``None`` unless the encoder is told of its lines).
 _Fast = tuple[tuple[str, ...], frozenset[str], bytes, bytes, tuple[str, ...], Any]
 
 
@@ -103,7 +103,7 @@ class TraceWriter:
         self._ts_json = b""
         self._fast: dict[type[EventBase], _Fast] = {}
         if file is not None:
-            self._file: BinaryIO = file
+            self._file = file
             return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -139,6 +139,7 @@ class TraceWriter:
     def add_listener(self, callback: Any) -> None:
         """Call ``callback(event)`` after each event is on disk (the TUI streams forks so)."""
         self._listeners.append(callback)
+        self._fast.clear()  # every line is now made as a dict, to make its event
 
     def write(self, event_cls: type[EventBase], **fields: Any) -> Any:
         """Create an event of ``event_cls`` with the next ``seq`` and append it.
@@ -151,10 +152,16 @@ class TraceWriter:
     def append(self, event_cls: type[EventBase], fields: dict[str, Any]) -> None:
         """:meth:`write` without making the event (what the recorder uses; an event is made
         only for listeners). ``fields`` is not changed."""
-        fast = self._fast.get(event_cls) or self._fast_for(event_cls)
-        rest, names, lead, kind, nestable, role = fast
+        try:
+            rest, names, lead, kind, nestable, role = self._fast[event_cls]
+        except KeyError:
+            fast = self._fast_for(event_cls)
+            if fast is None:
+                self._append(event_cls, fields)
+                return
+            rest, names, lead, kind, nestable, role = fast
         keys = tuple(fields)
-        if (keys != rest and not _extras_after(keys, rest, names)) or self._listeners or not lead:
+        if keys != rest and not _extras_after(keys, rest, names):
             self._append(event_cls, fields)
             return
         # The fast path: ``fields`` are the line's fields after the envelope, in the model's
@@ -177,30 +184,58 @@ class TraceWriter:
                 self._ts = ts
         try:
             data = self._requests.encode(fields) if role is _REQUEST else fields
-            body = orjson.dumps(data, option=_NEWLINE)
+            body = _dumps(data, option=_NEWLINE)
         except TypeError:  # a value orjson does not know (a Path, …), or nested too deep
             self._append(event_cls, fields)
             return
         # Only a line holding an object or a list, longer than twice the limit, may nest
-        # too deeply.
-        if (
-            len(body) > _SHORT
-            and (role is _REQUEST or len(keys) != len(rest) or _may_nest(data, nestable))
-            and _nests_too_deep(body, data)
+        # too deeply; only one with more brackets than the limit is walked (``more_brackets``,
+        # in line: this runs for most requests and answers).
+        if len(body) > _SHORT and (
+            role is _REQUEST or len(keys) != len(rest) or _may_nest(data, nestable)
         ):
-            raise too_deep_error(str(_SHAPES[event_cls].template["type"]), self.path)
-        self._put(b"".join((lead, b"%d" % self._seq, self._ts_json, kind, body[1:])))
-        if role is _REQUEST:
-            self._requests.commit()
-        elif role is _RESULT:
-            self._requests.note_result(fields["tool_use_id"], fields["content"])
+            unsquared = body.replace(b"[", b"", _OVER)
+            found = len(body) - len(unsquared)
+            if (
+                found > MAX_DEPTH
+                or found + len(unsquared) - len(unsquared.replace(b"{", b"", _OVER - found))
+                > MAX_DEPTH
+            ) and _walked_too_deep(body, data):
+                raise too_deep_error(str(_SHAPES[event_cls].template["type"]), self.path)
+        line = b"".join((lead, b"%d" % self._seq, self._ts_json, kind, body[1:]))
+        # ``_put``, in line: this runs for every event the recorder writes
+        if self._secrets is not None and self._secrets(line):
+            line = redact_bytes(line)
+        try:
+            written = self._write(line)
+            if written != len(line) or self.fsync:
+                self._finish(line, written)
+        except OSError as exc:
+            self._failed(exc)
+        self._size += len(line)
+        self._seq += 1
+        if role is not None:
+            if role is _REQUEST:
+                self._requests.commit()
+            else:
+                self._requests.note_result(fields["tool_use_id"], fields["content"])
+
+    @property
+    def _file(self) -> BinaryIO:
+        return self._open
+
+    @_file.setter
+    def _file(self, file: BinaryIO) -> None:
+        self._open = file
+        #: The file's ``write``, looked up once.
+        self._write: Callable[[bytes], int | None] = file.write
 
     def _put(self, line: bytes) -> None:
         """Write ``line`` (an event and its newline, its secrets redacted) as the next one."""
         if self._secrets is not None and self._secrets(line):
             line = redact_bytes(line)
         try:
-            written = self._file.write(line)
+            written = self._write(line)
             if written != len(line) or self.fsync:
                 self._finish(line, written)
         except OSError as exc:
@@ -208,9 +243,13 @@ class TraceWriter:
         self._size += len(line)
         self._seq += 1
 
-    def _fast_for(self, event_cls: type[EventBase]) -> _Fast:
-        """What :meth:`append` needs to make the lines of ``event_cls`` without a dict."""
+    def _fast_for(self, event_cls: type[EventBase]) -> _Fast | None:
+        """What :meth:`append` needs to make the lines of ``event_cls`` without a dict;
+        ``None`` when they are made as dicts (a class whose envelope is not the usual one,
+        or a writer with listeners, which are given events)."""
         shape = _SHAPES.get(event_cls) or _shape(event_cls)
+        if not shape.lead or self._listeners:
+            return None
         role = (
             _REQUEST
             if event_cls is LlmRequestEvent
@@ -218,7 +257,7 @@ class TraceWriter:
             if event_cls is ToolResult
             else None
         )
-        lead = shape.lead and shape.lead + orjson.dumps(self.session_id) + b',"seq":'
+        lead = shape.lead + orjson.dumps(self.session_id) + b',"seq":'
         fast = (shape.rest, shape.names, lead, shape.kind, shape.nestable, role)
         self._fast[event_cls] = fast
         return fast
@@ -374,8 +413,11 @@ def _nests_too_deep(line: bytes, data: dict[str, Any]) -> bool:
     A line with no more brackets than the limit cannot (see
     :func:`~regista.trace.validate.more_brackets`); only a line with more is walked.
     """
-    if not more_brackets(line, MAX_DEPTH):
-        return False
+    return more_brackets(line, MAX_DEPTH) and _walked_too_deep(line, data)
+
+
+def _walked_too_deep(line: bytes, data: dict[str, Any]) -> bool:
+    """:func:`_nests_too_deep` for a line with more brackets than the limit."""
     found = deeper(data, MAX_DEPTH)
     return too_deep(line, orjson.loads(line)) if found is None else found
 
@@ -395,8 +437,11 @@ _ENVELOPE = ("schema_version", "session_id", "seq", "ts", "type")
 _PLAIN = frozenset((str, int, float, bool, type(None)))
 _SHAPES: dict[type[EventBase], _Shape] = {}
 _NEWLINE = orjson.OPT_APPEND_NEWLINE
+_dumps = orjson.dumps
 #: No line this long or shorter can nest too deeply: each level takes two brackets.
 _SHORT = 2 * (MAX_DEPTH + 1)
+#: Brackets past the limit: counting them stops there.
+_OVER = MAX_DEPTH + 1
 
 
 def _shape(event_cls: type[EventBase]) -> _Shape:

@@ -4,6 +4,7 @@ exactly what a value-by-value comparison leaves out, and the reader rebuilds eve
 
 from __future__ import annotations
 
+import io
 import os
 import random
 import re
@@ -354,15 +355,20 @@ def _shape_value(rng: random.Random, depth: int, width: int) -> Any:
 
 def test_fuzz_the_depth_check_agrees_with_the_readers() -> None:
     """Counting brackets by taking them out, and walking the values, say what the reader's
-    check says of the line: dense lines, deep lines, subclasses, brackets in strings."""
+    check says of the line: dense lines, deep lines, subclasses, brackets in strings; the
+    fast path (which counts in line) refuses exactly those lines."""
     rng = random.Random(9091)
+    w = TraceWriter("mem.jsonl", "S1", file=io.BytesIO())
     for _ in range(FUZZ_RUNS * 10):
         value = _shape_value(rng, rng.randint(90, 104), rng.choice([0, 0, 1, 3]))
         if rng.random() < 0.2:
             value = OrderedDict(v=value)
         data = {"step": 1, "input": value}
         line = orjson.dumps(data, option=orjson.OPT_APPEND_NEWLINE)
-        assert _nests_too_deep(line, data) == too_deep(line, orjson.loads(line))
+        deep = too_deep(line, orjson.loads(line))
+        assert _nests_too_deep(line, data) == deep
+        fields = {"step": 1, "turn": 0, "tool_use_id": "t", "name": "f", "input": value}
+        assert (_outcome(w.append, ToolCall, fields) == "TraceWriteError") == deep
 
 
 def test_a_line_with_many_brackets_but_few_levels_is_written(tmp_path: Path) -> None:
