@@ -98,10 +98,9 @@ class RequestEncoder:
                 del out["system"], out["tools"]
             self._pending = (system, tools, context)
         if self._results:
-            messages, refs = self._refer(line["messages"])
-            if refs:
-                out["messages"] = messages
-                out["result_refs"] = refs
+            refer = self._refer(line["messages"], self._results)
+            if refer is not None:
+                out["messages"], out["result_refs"] = refer
         return out
 
     def _same_context(self, system: Any, tools: Any) -> tuple[bool, bytes | None]:
@@ -121,52 +120,64 @@ class RequestEncoder:
                 return same_json(system, self._system) and same_json(tools, self._tools), context
         return context == self._context, context
 
-    def _refer(self, messages: list[Any]) -> tuple[list[Any], list[str]]:
-        results = self._results
-        refs: list[str] = []
+    def _refer(
+        self, messages: list[Any], results: dict[str, Any]
+    ) -> tuple[list[Any], list[str]] | None:
+        """``messages`` with the tool results of ``results`` left out, and their ids;
+        ``None`` when none is left out. Runs on every request: the common block (not a
+        tool result) costs two lookups, and a result sent as the object it was recorded
+        with is known by identity."""
+        refs: list[str] | None = None
         out: list[Any] | None = None
         bare: set[str] | None = None
-        for j, m in enumerate(messages):
-            content = m.get("content") if type(m) is dict else None
+        j = -1  # counted by hand: enumerate costs more on this path
+        for m in messages:
+            j += 1
+            if type(m) is not dict:
+                continue
+            content = m.get("content")
             if type(content) is not list:
                 continue
             blocks: list[Any] | None = None
-            i = -1  # counted by hand: enumerate costs more on this path
+            i = -1
             for b in content:
                 i += 1
                 if type(b) is not dict or b.get("type") != "tool_result":
                     continue
                 uid: Any = b.get("tool_use_id")
+                if type(uid) is not str:
+                    continue  # never referred to, nor referable
                 mine = b.get("content", _MISSING)
                 if mine is _MISSING:
-                    if type(uid) is str:
-                        if bare is None:
-                            bare = set()
-                        bare.add(uid)
+                    if bare is None:
+                        bare = set()
+                    bare.add(uid)
                     continue
-                recorded = results.get(uid, _MISSING) if type(uid) is str else _MISSING
-                if recorded is _MISSING or (mine is not recorded and not same_json(mine, recorded)):
+                recorded = results.get(uid, _MISSING)
+                if recorded is not mine and (recorded is _MISSING or not same_json(mine, recorded)):
                     continue
                 if blocks is None:
-                    blocks = list(content)
+                    blocks = content.copy()
                 short = b.copy()
                 del short["content"]
                 blocks[i] = short
-                if uid not in refs:
+                if refs is None:
+                    refs = [uid]
+                elif uid not in refs:
                     refs.append(uid)
             if blocks is not None:
                 if out is None:
-                    out = list(messages)
-                out[j] = {**m, "content": blocks}
+                    out = messages.copy() if type(messages) is list else list(messages)
+                m = m.copy()  # a copy keeps "content" where it was, as the reader expects
+                m["content"] = blocks
+                out[j] = m
+        if refs is None or out is None:
+            return None
         if bare is not None and not bare.isdisjoint(refs):
             # A block without content of its own would take a referred one on reading:
             # never refer to an id that such a block carries.
-            self._results = {k: v for k, v in results.items() if k not in bare}
-            try:
-                return self._refer(messages)
-            finally:
-                self._results = results
-        return (messages if out is None else out), refs
+            return self._refer(messages, {k: v for k, v in results.items() if k not in bare})
+        return out, refs
 
 
 class RequestDecoder:
