@@ -11,6 +11,11 @@ redacts secrets (the default: see regista.redact) and one that does not; the med
 their ratios to the floor are printed. With ``--fsync``, all of them also ``fsync`` every
 event.
 
+Each request is given as the agent loop gives it (``regista.loop``): the same system prompt
+and ``tools`` list as the request before (the loop passes the last list again while it
+holds the same schemas), a new ``params`` dict, a new list of the new messages, and each
+tool result the very object its ``tool.result`` line was written with.
+
 A second floor, in the last column, is the issue's words taken literally: ``orjson.dumps``
 + ``write`` to a buffered file + ``flush``. It does a Python call more than the writer
 needs (the writer's file is unbuffered: one ``write`` is one system call), so the ratios
@@ -71,10 +76,19 @@ def sample_events(folder: Path) -> dict[str, tuple[type[Any], dict[str, Any], li
     }
 
 
+def as_sent(cls: type[Any], f: dict[str, Any], n: int) -> list[dict[str, Any]]:
+    """``n`` times the fields of an event as the loop makes them for each call: a request's
+    ``params`` and ``messages`` are new containers around the same values."""
+    if cls is not LlmRequestEvent:
+        return [f] * n
+    return [{**f, "params": dict(f["params"]), "messages": list(f["messages"])} for _ in range(n)]
+
+
 def time_writer(w: TraceWriter, cls: type[Any], f: dict[str, Any], n: int) -> float:
+    sent = as_sent(cls, f, n)
     t0 = time.thread_time()
-    for _ in range(n):
-        w.append(cls, f)
+    for fields in sent:
+        w.append(cls, fields)
     return (time.thread_time() - t0) / n * 1e6
 
 

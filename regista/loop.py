@@ -88,6 +88,18 @@ class _Run:
         self.saved = Savings()
         self.diverged_at: int | None = None
         self.clock: Clock = config.clock or SystemClock()
+        #: The tools of the last request (see :meth:`_tools`).
+        self._schemas: list[dict[str, Any]] = []
+
+    def _tools(self) -> list[dict[str, Any]]:
+        """The tools' schemas: the last request's list while it holds the very same schemas,
+        so that the recorder knows them by identity (no copy is changed once sent)."""
+        made = self.c.tools.schemas()
+        last = self._schemas
+        if len(made) == len(last) and all(a is b for a, b in zip(made, last, strict=True)):
+            return last
+        self._schemas = made
+        return made
 
     def _ms(self, t0: float) -> float:
         return round((self.clock.perf() - t0) * 1000, 3)
@@ -152,7 +164,7 @@ class _Run:
             model=c.model,
             system=c.instructions,
             messages=list(messages),
-            tools=c.tools.schemas(),
+            tools=self._tools(),
             tool_choice=c.tool_choice,
             max_tokens=c.max_tokens,
             params=dict(c.params),

@@ -56,6 +56,8 @@ class Tool:
     model: type[BaseModel] | None = field(default=None, repr=False)
     #: A recorded schema served verbatim (replays rebuild tools from a trace this way).
     raw_schema: dict[str, Any] | None = field(default=None, repr=False)
+    #: The schema made last, given again while its parts are the same objects.
+    _schema: dict[str, Any] | None = field(default=None, init=False, repr=False, compare=False)
 
     @classmethod
     def from_schema(cls, schema: dict[str, Any]) -> Tool:
@@ -69,14 +71,26 @@ class Tool:
 
     @property
     def schema(self) -> dict[str, Any]:
-        """The tool as the Messages API expects it."""
+        """The tool as the Messages API expects it: the same dict while the name, the
+        description and the input schema are the same objects (a request's tools are then
+        recognised by identity when it is hashed and written; what was sent is never
+        changed afterwards)."""
         if self.raw_schema is not None:
             return self.raw_schema
-        return {
-            "name": self.name,
-            "description": self.description,
-            "input_schema": self.input_schema,
-        }
+        made = self._schema
+        if (
+            made is None
+            or made.get("name") is not self.name
+            or made.get("description") is not self.description
+            or made.get("input_schema") is not self.input_schema
+            or len(made) != 3
+        ):
+            made = self._schema = {
+                "name": self.name,
+                "description": self.description,
+                "input_schema": self.input_schema,
+            }
+        return made
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self.fn is None:

@@ -1,0 +1,74 @@
+"""The loop sends the same tools list while the tools are the same (so the trace writes them
+once and the hasher knows them by identity), and a changed tool as soon as it changes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+from engine_helpers import SCRIPT, agent, reply, use
+
+from regista import tool
+from regista.providers import ScriptedProvider
+from regista.tools import Tool
+from regista.trace.canonical import request_hash
+from regista.trace.reader import Trace
+from regista.types import LlmRequest
+
+
+@tool
+def note(text: str) -> str:
+    """Keep a note."""
+    return "kept"
+
+
+def test_a_tool_gives_the_same_schema_until_a_part_of_it_changes() -> None:
+    made = tool(note.fn)
+    first = made.schema
+    assert made.schema is first
+    made.description = "Keep a short note."
+    changed = made.schema
+    assert changed is not first
+    assert changed["description"] == "Keep a short note."
+    assert first["description"] == "Keep a note."  # what was sent stays as it was
+    made.input_schema = {"type": "object", "properties": {}}
+    assert made.schema["input_schema"] == {"type": "object", "properties": {}}
+    raw = {"name": "r", "description": "", "input_schema": {}, "extra": 1}
+    assert Tool.from_schema(raw).schema is raw
+
+
+def _request_lines(path: Path) -> list[dict[str, Any]]:
+    lines = [orjson.loads(x) for x in path.read_bytes().splitlines()]
+    return [x for x in lines if x["type"] == "llm.request"]
+
+
+def _all_verified(path: Path) -> None:
+    for ev, request in Trace.load(path).iter_requests():
+        rebuilt = LlmRequest.model_validate(request.canonical())
+        assert request_hash(rebuilt.canonical()) == ev.request_hash
+
+
+def test_unchanged_tools_are_sent_as_the_same_list_and_written_once(tmp_path: Path) -> None:
+    provider = ScriptedProvider(SCRIPT)
+    result = agent(tmp_path, SCRIPT, provider=provider).run_sync("go")
+    first, *later = provider.requests
+    assert len(later) == 2 and all(r.tools is first.tools for r in later)
+    assert ["tools" in x for x in _request_lines(result.trace_path)] == [True, False, False]
+    _all_verified(result.trace_path)
+
+
+def test_a_tool_changed_during_a_session_is_sent_changed(tmp_path: Path) -> None:
+    made = tool(note.fn)
+
+    def rename(request: LlmRequest) -> dict[str, Any]:
+        made.description = "Keep a note, briefly."
+        return reply(use("toolu_2", "note", text="b"))
+
+    script = [reply(use("toolu_1", "note", text="a")), rename, reply(text="Done.")]
+    provider = ScriptedProvider(script)
+    result = agent(tmp_path, script, provider=provider, tools=[made]).run_sync("go")
+    sent = [r.tools[0]["description"] for r in provider.requests]
+    assert sent == ["Keep a note.", "Keep a note.", "Keep a note, briefly."]
+    assert ["tools" in x for x in _request_lines(result.trace_path)] == [True, False, True]
+    _all_verified(result.trace_path)
