@@ -65,13 +65,15 @@ class RequestEncoder:
     request's tool results are the objects its ``tool.result`` lines were written with:
     both are recognised by identity first. Other values are compared as JSON: ``system``
     and ``tools`` by their serialised bytes (equal bytes are what the reader would put
-    back), tool results value by value.
+    back; a system prompt that is a string, as its own text), tool results value by value.
+    The agent loop makes a new ``tools`` list for every call, so the JSON of the tools
+    written last is kept to compare with.
     """
 
     def __init__(self) -> None:
         self._system: Any = _MISSING
         self._tools: Any = _MISSING
-        #: The JSON of ``[system, tools]`` written last (``None``: not made yet).
+        #: The JSON of the ``tools`` written last (``None``: not made yet).
         self._context: bytes | None = None
         self._results: dict[str, Any] = {}
         self._pending: tuple[Any, Any, bytes | None] = (_MISSING, _MISSING, None)
@@ -104,21 +106,21 @@ class RequestEncoder:
         return out
 
     def _same_context(self, system: Any, tools: Any) -> tuple[bool, bytes | None]:
-        """Whether ``system`` and ``tools`` are the ones written last, as JSON; and their
-        JSON (``None`` when orjson cannot make it)."""
+        """Whether ``system`` and ``tools`` are the ones written last, as JSON; and the JSON
+        of ``tools`` (``None`` when orjson cannot make it)."""
         try:
-            context = orjson.dumps([system, tools])
+            made = orjson.dumps(tools)
         except TypeError:  # not JSON: compare value by value
             same = same_json(system, self._system) and same_json(tools, self._tools)
             return same, None
-        if self._system is _MISSING:
-            return False, context
+        if self._system is _MISSING or not _same_value(system, self._system):
+            return False, made
         if self._context is None:
             try:
-                self._context = orjson.dumps([self._system, self._tools])
+                self._context = orjson.dumps(self._tools)
             except TypeError:
-                return same_json(system, self._system) and same_json(tools, self._tools), context
-        return context == self._context, context
+                return same_json(tools, self._tools), made
+        return made == self._context, made
 
     def _refer(
         self, messages: list[Any], results: dict[str, Any]
@@ -178,6 +180,17 @@ class RequestEncoder:
             # never refer to an id that such a block carries.
             return self._refer(messages, {k: v for k, v in results.items() if k not in bare})
         return out, refs
+
+
+def _same_value(a: Any, b: Any) -> bool:
+    """Whether ``a`` and ``b`` serialise to the same JSON (one object, or equal strings:
+    a string's JSON is its text)."""
+    if a is b or (type(a) is str and type(b) is str and a == b):
+        return True
+    try:
+        return orjson.dumps(a) == orjson.dumps(b)
+    except TypeError:  # not JSON: compare value by value
+        return same_json(a, b)
 
 
 class RequestDecoder:
