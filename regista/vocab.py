@@ -9,20 +9,22 @@ any terminal library understands.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import orjson
 
 from regista.diff.structural import short_repr
-from regista.trace.events import (
-    ContextCompaction,
-    ErrorEvent,
-    LlmResponseEvent,
-    ToolCall,
-    ToolResult,
-)
-from regista.trace.steps import Step
-from regista.types import text_of
+
+# Only named in annotations: ``regista show`` reads events without importing the models.
+if TYPE_CHECKING:
+    from regista.trace.events import (
+        ContextCompaction,
+        ErrorEvent,
+        LlmResponseEvent,
+        ToolCall,
+        ToolResult,
+    )
+    from regista.trace.steps import Step
 
 __all__ = [
     "COST_UNKNOWN",
@@ -246,7 +248,12 @@ def tool_gist(call: ToolCall | None, result: ToolResult | None, limit: int | Non
     if limit is not None and len(head) > limit:
         return head
     content = result.content
-    body = content if isinstance(content, str) else text_of(content) or _json(content)
+    if isinstance(content, str):
+        body = content
+    else:
+        from regista.types import text_of
+
+        body = text_of(content) or _json(content)
     return f"{head} → {body if limit is None else body[:limit]}"
 
 

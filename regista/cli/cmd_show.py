@@ -8,14 +8,16 @@ import re
 import warnings
 from itertools import compress, repeat
 from operator import add, not_, sub
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from regista._gc import paused_gc
-from regista.cli.show_pass import StepsPass
+from regista.cli.show_pass import Glance, StepsPass
 from regista.errors import TraceWarning
-from regista.savings import Savings
-from regista.trace.reader import Trace, TraceSummary
+from regista.trace.listing import Listing
 from regista.vocab import cost_amount
+
+if TYPE_CHECKING:
+    from regista.trace.reader import Trace
 
 __all__ = ["register", "run"]
 
@@ -48,14 +50,16 @@ def run(args: argparse.Namespace) -> int:
         with warnings.catch_warnings():
             # A dropped half-written last line is shown in the header instead.
             warnings.simplefilter("ignore", TraceWarning)
-            trace = Trace.load(args.trace, messages=False)
+            # Read without the event models where they have nothing to do (see
+            # regista.trace.listing): a small trace shows before pydantic would load.
+            trace = Listing.load(args.trace)
 
         from rich.console import Console
 
         console = Console(highlight=False)
         width = None if args.full else console.width
         steps = StepsPass(trace, _limit(width))
-        console.print(header(trace, None if args.full else GIST_WIDTH, steps.summary))
+        console.print(header(trace, None if args.full else GIST_WIDTH, steps.glance))
         print_steps(console, trace, width, steps)
     return 0
 
@@ -113,7 +117,7 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
-def _outcome(s: TraceSummary) -> str:
+def _outcome(s: Glance) -> str:
     parts = [s.stop_reason or "[yellow]unfinished[/] (no session.end)"]
     if s.stop_reason in ("error", "cancelled", "max_turns", "diverged"):
         parts[0] = f"[red]{parts[0]}[/]"
@@ -130,13 +134,13 @@ def _outcome(s: TraceSummary) -> str:
 
 
 def header(
-    trace: Trace, width: int | None = GIST_WIDTH, summary: TraceSummary | None = None
+    trace: Trace | Listing, width: int | None = GIST_WIDTH, glance: Glance | None = None
 ) -> Any:
-    """The session at a glance, as a rich renderable (``summary``: the trace's, if known)."""
+    """The session at a glance, as a rich renderable (``glance``: its summary, if known)."""
     from rich.markup import escape
     from rich.table import Table
 
-    s = summary or trace.summary()
+    s = glance or StepsPass(trace, None).glance
     start, end = trace.start, trace.end
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold")
@@ -152,8 +156,7 @@ def header(
     row("Task", _short(s.task, width))
     row("Model", f"{s.model} · provider {s.provider}")
     row("Outcome", _outcome(s), markup=True)
-    usage = s.usage
-    row("Tokens", f"in {usage.input_tokens:,} · out {usage.output_tokens:,}")
+    row("Tokens", f"in {s.input_tokens:,} · out {s.output_tokens:,}")
     row("Cost", _cost(s.cost_usd))
     if end is not None and end.duration_ms:
         row("Duration", f"{end.duration_ms / 1000:.2f} s")
@@ -175,6 +178,8 @@ def header(
             f"{r.get('recorded', 0)} recorded · {r.get('edit', 0)} edited · "
             f"{r.get('live', 0)} live",
         )
+        from regista.savings import Savings
+
         saved = Savings.from_dict(r.get("saved"))
         if saved is not None and saved.calls:
             row("Savings", saved.describe())
@@ -200,7 +205,7 @@ _NARROW = re.compile(
 
 
 def steps_lines(
-    trace: Trace, width: int | None = None, steps: StepsPass | None = None
+    trace: Trace | Listing, width: int | None = None, steps: StepsPass | None = None
 ) -> tuple[list[str], list[str]]:
     """The table of steps as lines of text under a header line, in aligned columns, and
     each step's markers (rich markup, drawn after its line).
@@ -287,7 +292,7 @@ def steps_lines(
 
 
 def print_steps(
-    console: Any, trace: Trace, width: int | None = None, steps: StepsPass | None = None
+    console: Any, trace: Trace | Listing, width: int | None = None, steps: StepsPass | None = None
 ) -> None:
     """Print the table of steps on ``console`` (see :func:`steps_lines`).
 

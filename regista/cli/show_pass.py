@@ -11,30 +11,33 @@ kind) and of :meth:`regista.trace.reader.Trace.summary`, which it says the same 
 from __future__ import annotations
 
 import operator
-from functools import reduce
-from typing import Any
+from functools import cached_property, reduce
+from typing import TYPE_CHECKING, Any
 
-from regista.trace.events import (
-    ContextCompaction,
-    ErrorEvent,
-    LlmRequestEvent,
-    LlmResponseEvent,
-    PermissionDecision,
-    ToolCall,
-    ToolResult,
+from regista.trace.names import (
+    CONTEXT_COMPACTION,
+    ERROR,
+    LLM_REQUEST,
+    LLM_RESPONSE,
+    PERMISSION_DECISION,
+    TOOL_CALL,
+    TOOL_RESULT,
+    USAGE_COUNTS,
 )
-from regista.trace.names import USAGE_COUNTS
-from regista.trace.reader import Trace, TraceSummary
-from regista.trace.steps import StepKind
-from regista.types import Usage
+
+if TYPE_CHECKING:
+    from regista.trace.listing import Listing
+    from regista.trace.reader import Trace, TraceSummary
+    from regista.trace.steps import StepKind
+
 from regista.vocab import compaction_gist, model_gist, tool_gist
 
-__all__ = ["Row", "StepsPass", "marks_text", "ms_text", "tokens_text"]
+__all__ = ["Glance", "Row", "StepsPass", "marks_text", "ms_text", "tokens_text"]
 
-_KIND_OF: dict[type[Any], StepKind] = {
-    LlmRequestEvent: "model",
-    ToolCall: "tool",
-    ContextCompaction: "compaction",
+_KIND_OF: dict[str, StepKind] = {
+    LLM_REQUEST: "model",
+    TOOL_CALL: "tool",
+    CONTEXT_COMPACTION: "compaction",
 }
 _DENIED, _ERROR, _UNFINISHED = "[yellow]denied[/]", "[red]error[/]", "[yellow]unfinished[/]"
 
@@ -156,30 +159,30 @@ class StepsPass:
         limit: Make only the start of each gist, at least this long (``None``: whole).
     """
 
-    def __init__(self, trace: Trace, limit: int | None) -> None:
+    def __init__(self, trace: Trace | Listing, limit: int | None) -> None:
         #: How long a gist was made at least (``None``: whole).
         self.limit = limit
         end = trace.end
         rows: dict[int, Row] = {}
         get = rows.get
         totals = [0, 0, 0, 0]
-        odd = False  # a usage not of the plain shape: the summary is made the usual way
+        odd = False  # a usage not of the plain shape: added up again as Usage adds them
         costs: list[float | None] = []
         turns = -1
         tool_calls = denials = compactions = 0
         error_steps: list[int | None] = []
         for ev in trace.events:
-            cls = type(ev)
+            what = ev.type
             # The step: begun by its opening event; an event before it belongs to none.
             n = getattr(ev, "step", None)
             row = None if n is None else get(n)
             if row is None and n is not None:
-                kind = _KIND_OF.get(cls)
+                kind = _KIND_OF.get(what)
                 if kind is not None:
                     row = rows[n] = Row(n, kind)
             # What the summary adds up comes from every event; a row reads the first event
             # of each kind in its step.
-            if cls is LlmResponseEvent:
+            if what == LLM_RESPONSE:
                 usage = ev.response.get("usage")
                 if usage:
                     odd = odd or _add(totals, usage)
@@ -194,7 +197,7 @@ class StepsPass:
                         row.scripted = ev.provider == "scripted"
                         row.tokens = tokens_text(usage)
                         row.gist = model_gist(ev, None, limit)
-            elif cls is ToolResult:
+            elif what == TOOL_RESULT:
                 if row is not None and row.result is None:
                     row.result = ev
                     row.origin = row.origin or ev.source
@@ -203,19 +206,19 @@ class StepsPass:
                         row.ms = ev.duration_ms
                     if row.kind == "tool":  # its call opened it
                         row.gist = tool_gist(row.call, ev, limit)
-            elif cls is ToolCall:
+            elif what == TOOL_CALL:
                 tool_calls += 1
                 if row is not None and row.call is None:
                     row.call = ev
                     row.tool = ev.name
-            elif cls is PermissionDecision:
+            elif what == PERMISSION_DECISION:
                 denials += not ev.allowed
                 if row is not None and row.denied is None:
                     row.denied = not ev.allowed
-            elif cls is LlmRequestEvent:
+            elif what == LLM_REQUEST:
                 if row is not None and row.model is None:
                     row.model = ev.model
-            elif cls is ContextCompaction:
+            elif what == CONTEXT_COMPACTION:
                 compactions += 1
                 usage = ev.usage
                 if usage:
@@ -230,15 +233,21 @@ class StepsPass:
                     if row.kind == "compaction":
                         row.tokens = tokens_text(usage)
                         row.gist = compaction_gist(ev, limit)
-            elif cls is ErrorEvent:
+            elif what == ERROR:
                 error_steps.append(n)
                 if row is not None and row.error is None:
                     row.error = ev
         #: The steps in order.
         self.rows = [rows[k] for k in sorted(rows)]
-        if odd:
-            self.summary = trace.summary()
-            return
+        if odd:  # added up again as ``Usage`` adds (and refuses) them, in trace order
+            from regista.trace.reader import add_usage
+
+            totals = [0, 0, 0, 0]
+            for ev in trace.events:
+                if ev.type == LLM_RESPONSE:
+                    add_usage(totals, ev.response.get("usage"))
+                elif ev.type == CONTEXT_COMPACTION:
+                    add_usage(totals, ev.usage)
         if end is not None:
             cost, turns = end.cost_usd, end.turns
         else:
@@ -248,20 +257,55 @@ class StepsPass:
         # error event outside any step.
         failed = sum(1 for row in self.rows if (row.error or row.failed) and not row.denied)
         loose = sum(1 for n in error_steps if n not in rows)
-        start = trace.start
-        #: What :meth:`Trace.summary` says.
-        self.summary = TraceSummary.of(
-            start,
-            end,
-            turns=turns,
-            steps=len(rows),
-            tool_calls=tool_calls,
-            cost_usd=cost,
-            usage=Usage(**dict(zip(USAGE_COUNTS, totals, strict=True))),
-            errors=failed + loose,
-            denials=denials,
-            compactions=compactions,
+        self._start, self._end = trace.start, end
+        self._counts: dict[str, Any] = {
+            "turns": turns,
+            "steps": len(rows),
+            "tool_calls": tool_calls,
+            "cost_usd": cost,
+            "errors": failed + loose,
+            "denials": denials,
+            "compactions": compactions,
+        }
+        #: The token counts summed over the run, as :data:`USAGE_COUNTS` names them.
+        self.totals = totals
+        #: What the summary says that a header shows (without the models).
+        self.glance = Glance(
+            self._start, end, input_tokens=totals[0], output_tokens=totals[1], **self._counts
         )
+
+    @cached_property
+    def summary(self) -> TraceSummary:
+        """What :meth:`Trace.summary` says (made when asked: it needs the models)."""
+        from regista.trace.reader import TraceSummary
+        from regista.types import Usage
+
+        usage = Usage(**dict(zip(USAGE_COUNTS, self.totals, strict=True)))
+        return TraceSummary.of(self._start, self._end, usage=usage, **self._counts)
+
+
+class Glance:
+    """A run's summary as a header shows it: :class:`~regista.trace.reader.TraceSummary`'s
+    fields, with the input and output tokens for its ``usage``."""
+
+    def __init__(self, start: Any, end: Any, **counts: Any) -> None:
+        self.session_id: str = start.session_id
+        self.task: str = start.task
+        self.model: str = start.model
+        self.provider: str = start.provider
+        self.stop_reason: str | None = end.stop_reason if end else None
+        self.output: str | None = end.output if end else None
+        self.replay_of: str | None = start.replay_of
+        self.forked_from: dict[str, Any] | None = start.forked_from
+        self.turns: int = counts["turns"]
+        self.steps: int = counts["steps"]
+        self.tool_calls: int = counts["tool_calls"]
+        self.cost_usd: float | None = counts["cost_usd"]
+        self.errors: int = counts["errors"]
+        self.denials: int = counts["denials"]
+        self.compactions: int = counts["compactions"]
+        self.input_tokens: int = counts["input_tokens"]
+        self.output_tokens: int = counts["output_tokens"]
 
 
 def _add(totals: list[int], usage: Any) -> bool:

@@ -22,7 +22,7 @@ from typing import Any, Protocol
 import orjson
 
 from regista.trace.canonical import same_json
-from regista.trace.events import LLM_REQUEST, TOOL_RESULT
+from regista.trace.names import LLM_REQUEST, TOOL_RESULT
 
 __all__ = [
     "REQUEST_CONTEXT",

@@ -125,7 +125,7 @@ def open_trace_file(path: Path) -> BinaryIO:
         TraceError: The file is missing, a directory or unreadable.
     """
     if path.is_dir():
-        from regista.trace.reader import not_a_trace_file
+        from regista.trace.lines import not_a_trace_file
 
         raise TraceError(not_a_trace_file(path))
     try:

@@ -1,28 +1,42 @@
 """Decoding the lines of a trace: one line (:func:`parse_line`), a list of them
-(:func:`parse_lines`) or a file read a piece at a time (:func:`parse_file`).
+(:func:`parse_lines`), a file read a piece at a time (:func:`parse_file`), or a trace file
+by its path (:func:`read_events`).
 
 Each line is decoded, version-checked, migrated, completed (compact requests) and
 validated; a corrupt line is a :class:`TraceFormatError` naming file and line, except a
-half-written last one, which is dropped with a :class:`TraceWarning`.
+half-written last one, which is dropped with a :class:`TraceWarning`. The event models
+(pydantic) are imported when the first line is validated: a listing of clean lines (see
+:mod:`regista.trace.listing`) never needs them.
 """
 
 from __future__ import annotations
 
+import operator
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import orjson
-from pydantic import ValidationError
 
 from regista._gc import paused_gc
-from regista.errors import TraceFormatError, TraceWarning, UnsupportedSchemaVersion
+from regista.errors import TraceError, TraceFormatError, TraceWarning, UnsupportedSchemaVersion
 from regista.trace.compact import RESOLVED, RequestDecoder, Resolver, TraceRefError
-from regista.trace.events import CONTEXT_COMPACTION, LLM_REQUEST, SCHEMA_VERSION, EventAdapter
+from regista.trace.formats import HEAD_BYTES, is_regista_trace
+from regista.trace.listing import listed
 from regista.trace.migrations import migrate
+from regista.trace.names import CONTEXT_COMPACTION, LLM_REQUEST, SCHEMA_VERSION, SESSION_START
 from regista.trace.validate import MAX_DEPTH, NOTHING_NESTED, check_event, too_deep
 
-__all__ = ["CHUNK", "parse_file", "parse_line", "parse_lines"]
+__all__ = [
+    "CHUNK",
+    "checked_events",
+    "not_a_trace_file",
+    "parse_file",
+    "parse_line",
+    "parse_lines",
+    "read_events",
+]
 
 
 def parse_line(
@@ -32,6 +46,7 @@ def parse_line(
     decoder: Resolver | None = None,
     *,
     messages: bool = True,
+    light: bool = False,
 ) -> Any:
     """Decode, version-check, migrate and validate one trace line.
 
@@ -47,9 +62,12 @@ def parse_line(
             messages it replaced (their number kept): neither is checked nor rebuilt.
             For listings of steps, which show neither (``regista show``); such a request
             line is not even decoded past its other fields (see :func:`_request_head`).
+        light: With ``messages=False``: a line that validation would leave as it is, is
+            given as a :class:`~regista.trace.listing.Listed` view rather than a model
+            (see :func:`~regista.trace.listing.listed`).
     """
     if not messages and raw.find(_B_REQUEST_TYPE, 0, 256) >= 0:
-        event = _listed_request(raw, path, lineno)
+        event = _listed_request(raw, path, lineno, light)
         if event is not None:
             return event
     try:
@@ -63,7 +81,7 @@ def parse_line(
         raise TraceFormatError(path, lineno, "an event must be a JSON object")
     kind = data.get("type")
     if not messages and kind in _MESSAGES_OF_NAMES:
-        return _without_messages(data, path, lineno)
+        return _without_messages(data, path, lineno, light)
     if too_deep(raw, data):
         raise TraceFormatError(path, lineno, f"a value nested more than {MAX_DEPTH} levels deep")
     version = data.get("schema_version")
@@ -83,12 +101,14 @@ def parse_line(
             tools = decoder.validated_tools(data.get("tools"))
             if tools is not None:
                 del data["tools"]  # validated and checked with the line that wrote them
-    try:
-        event = _validate(data)
-    except ValidationError as exc:
-        raise _invalid(exc, data, path, lineno) from None
-    except RecursionError:
-        raise TraceFormatError(path, lineno, "an event nested too deeply") from None
+    event = listed(data) if light else None
+    if event is None:
+        try:
+            event = _validate(data)
+        except ValueError as exc:  # pydantic's ValidationError
+            raise _invalid(exc, data, path, lineno) from None
+        except RecursionError:
+            raise TraceFormatError(path, lineno, "an event nested too deeply") from None
     if tools is not None:
         event.__dict__["tools"] = tools
         event.__pydantic_fields_set__.add("tools")
@@ -101,16 +121,28 @@ def parse_line(
     return event
 
 
-def _invalid(exc: ValidationError, data: dict[str, Any], path: Path, lineno: int) -> Exception:
-    """What the first of ``exc``'s errors says about line ``lineno`` (event ``data``)."""
+def _invalid(exc: Any, data: dict[str, Any], path: Path, lineno: int) -> Exception:
+    """What the first of ``exc``'s errors (a pydantic ``ValidationError``) says about line
+    ``lineno`` (event ``data``)."""
     first = exc.errors()[0]
     loc = ".".join(str(p) for p in first["loc"])
     kind = data.get("type", "?")
     return TraceFormatError(path, lineno, f"invalid {kind!r} event: {loc}: {first['msg']}")
 
 
-#: ``EventAdapter.validate_python`` without the adapter's own per-call work.
-_validate = EventAdapter.validator.validate_python
+def _first_validate(data: Any) -> Any:
+    """Validate ``data`` through the event models, imported now: a listing of clean lines
+    (see ``regista.trace.listing``) never needs them."""
+    global _validate
+    from regista.trace.events import EventAdapter
+
+    _validate = EventAdapter.validator.validate_python
+    return _validate(data)
+
+
+#: ``EventAdapter.validate_python`` without the adapter's own per-call work (bound on
+#: first use).
+_validate: Callable[[Any], Any] = _first_validate
 
 #: What ``messages=False`` leaves out of each kind of event.
 _MESSAGES_OF = {LLM_REQUEST: ("messages", "system", "tools", "result_refs"), CONTEXT_COMPACTION: ()}
@@ -145,7 +177,7 @@ def _request_head(raw: bytes) -> bytes | None:
 _B_REQUEST_TYPE = b'"type":"llm.request"'
 
 
-def _listed_request(raw: bytes, path: Path, lineno: int) -> Any:
+def _listed_request(raw: bytes, path: Path, lineno: int, light: bool) -> Any:
     """The event of a request line read from its head alone, or ``None``: read it whole."""
     head = _request_head(raw)
     if head is None:
@@ -157,13 +189,14 @@ def _listed_request(raw: bytes, path: Path, lineno: int) -> Any:
     if not isinstance(data, dict) or data.get("type") != LLM_REQUEST:
         return None
     try:
-        return _without_messages(data, path, lineno)
+        return _without_messages(data, path, lineno, light)
     except TraceFormatError:
         return None  # the whole line says what is wrong
 
 
-def _without_messages(data: dict[str, Any], path: Path, lineno: int) -> Any:
-    """An ``llm.request`` or ``context.compaction`` line read for a listing of steps."""
+def _without_messages(data: dict[str, Any], path: Path, lineno: int, light: bool) -> Any:
+    """An ``llm.request`` or ``context.compaction`` line read for a listing of steps
+    (``light``: perhaps as a :class:`~regista.trace.listing.Listed` view)."""
     version = data.get("schema_version")
     if not isinstance(version, int) or version < 1:
         raise TraceFormatError(path, lineno, "missing or invalid schema_version")
@@ -178,10 +211,12 @@ def _without_messages(data: dict[str, Any], path: Path, lineno: int) -> Any:
         data["replaced"] = [{} for _ in replaced]
     if data["type"] == LLM_REQUEST:
         data["messages"] = []
-    try:
-        event = _validate(data)
-    except ValidationError as exc:
-        raise _invalid(exc, data, path, lineno) from None
+    event = listed(data) if light else None
+    if event is None:
+        try:
+            event = _validate(data)
+        except ValueError as exc:  # pydantic's ValidationError
+            raise _invalid(exc, data, path, lineno) from None
     problem = check_event(event, messages=False)
     if problem is not None:
         raise TraceFormatError(path, lineno, f"invalid {event.type!r} event: {problem}")
@@ -197,9 +232,13 @@ CHUNK = 1 << 20
 class _LineParser:
     """Parses the lines of one trace in order into ``events``."""
 
-    def __init__(self, path: Path, messages: bool) -> None:
+    def __init__(self, path: Path, messages: bool, light: bool = False, depth: int = 4) -> None:
         self.path = path
+        #: How many frames up a warning names the reader's caller (``Trace.load`` and
+        #: the like): a file read in pieces is one further (:func:`read_events`).
+        self.depth = depth
         self.messages = messages
+        self.light = light
         self.events: list[Any] = []
         self.decoder = RequestDecoder()
         self.truncated = False
@@ -214,14 +253,16 @@ class _LineParser:
                 return
             raise TraceFormatError(self.path, lineno, "empty line")
         try:
-            event = parse_line(raw, self.path, lineno, self.decoder, messages=self.messages)
+            event = parse_line(
+                raw, self.path, lineno, self.decoder, messages=self.messages, light=self.light
+            )
         except TraceFormatError:
             if last and events and unterminated:
                 warnings.warn(
                     f"{self.path}:{lineno}: dropped a half-written last line "
                     "(the writing process probably died mid-write)",
                     TraceWarning,
-                    stacklevel=4,
+                    stacklevel=self.depth,
                 )
                 self.truncated = True
                 return
@@ -244,14 +285,17 @@ def parse_lines(
     return parser.events, parser.truncated
 
 
-def parse_file(file: Any, head: bytes, path: Path, messages: bool) -> tuple[list[Any], bool]:
+def parse_file(
+    file: Any, head: bytes, path: Path, messages: bool, light: bool = False
+) -> tuple[list[Any], bool]:
     """The events of a trace file read a piece at a time (``head``: its first piece,
-    already read), and whether a half-written last line was dropped.
+    already read), and whether a half-written last line was dropped (``messages``,
+    ``light``: see :func:`parse_line`).
 
     Every line but the last is parsed here, in line: only the last (which may be blank,
     or half-written) goes through :meth:`_LineParser.feed`'s rules.
     """
-    parser = _LineParser(path, messages)
+    parser = _LineParser(path, messages, light, depth=5)
     events = parser.events
     append = events.append
     decoder = parser.decoder if messages else None  # a listing rebuilds no request
@@ -272,7 +316,9 @@ def parse_file(file: Any, head: bytes, path: Path, messages: bool) -> tuple[list
                 for raw in lines:  # none of them is the file's last line
                     lineno += 1
                     try:
-                        event = parse_line(raw, path, lineno, decoder, messages=messages)
+                        event = parse_line(
+                            raw, path, lineno, decoder, messages=messages, light=light
+                        )
                     except TraceFormatError:
                         if not raw.strip():
                             raise TraceFormatError(path, lineno, "empty line") from None
@@ -290,3 +336,69 @@ def parse_file(file: Any, head: bytes, path: Path, messages: bool) -> tuple[list
             lineno += 1
             parser.feed(rest, lineno, True, True)
     return events, parser.truncated
+
+
+def not_a_trace_file(folder: Path) -> str:
+    """What to say when a folder is given for a trace: and which trace in it is newest."""
+    try:
+        traces = [p for p in folder.glob("*.jsonl") if p.is_file()]
+        newest = max(traces, key=lambda p: p.stat().st_mtime) if traces else None
+    except OSError:
+        newest = None
+    hint = f" (its newest trace is {newest})" if newest is not None else ""
+    return f"{folder}: is a directory, not a trace file{hint}"
+
+
+def read_events(
+    path: str | Path, *, messages: bool = True, light: bool = False
+) -> tuple[list[Any], bool]:
+    """The events of a trace file, and whether a half-written last line was dropped
+    (``messages``, ``light``: see :func:`~regista.trace.lines.parse_line`; another tool's
+    session is converted in memory, and its events are models).
+
+    Raises:
+        TraceError: The file is missing or empty.
+        TraceFormatError: A line (other than a half-written last one) is corrupt.
+        UnsupportedSchemaVersion: The trace is newer than this regista.
+    """
+    path = Path(path)
+    try:
+        with open(path, "rb", buffering=0) as file:
+            head = file.read(CHUNK)
+            if not is_regista_trace(head[:HEAD_BYTES]):
+                data = head + file.read()
+            else:
+                events, truncated = parse_file(file, head, path, messages, light)
+                return checked_events(events, path), truncated
+    except FileNotFoundError:
+        raise TraceError(f"{path}: no such trace file") from None
+    except IsADirectoryError:
+        raise TraceError(not_a_trace_file(path)) from None
+    except OSError as exc:
+        raise TraceError(f"{path}: cannot read ({exc.strerror})") from None
+    # Another tool's session (Claude Code, Codex): converted in memory.
+    from regista.importers import convert_file
+    from regista.trace.reader import Trace
+
+    conv = convert_file(path, data)
+    trace = Trace.from_bytes(
+        conv.main.to_bytes() if conv is not None else data, path, messages=messages
+    )
+    return trace.events, trace.truncated
+
+
+def checked_events(events: list[Any], path: Path) -> list[Any]:
+    """``events``, once they are known to be one whole session."""
+    if not events:
+        raise TraceError(f"{path}: empty trace (no events)")
+    if events[0].type != SESSION_START:
+        raise TraceFormatError(path, 1, "a trace must begin with a session.start event")
+    sid = events[0].session_id
+    if len(set(map(_session_id, events))) > 1:
+        for i, ev in enumerate(events):
+            if ev.session_id != sid:
+                raise TraceFormatError(path, i + 1, "a trace holds exactly one session")
+    return events
+
+
+_session_id = operator.attrgetter("session_id")

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from regista.trace.events import CONTEXT_COMPACTION, LLM_REQUEST, SCHEMA_VERSION
+from regista.trace.names import CONTEXT_COMPACTION, LLM_REQUEST, SCHEMA_VERSION
 
 __all__ = ["migrate"]
 

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 from regista._gc import paused_gc
-from regista.errors import TraceError, TraceFormatError
 from regista.trace.events import (
     ContextCompaction,
     ErrorEvent,
@@ -29,13 +28,22 @@ from regista.trace.events import (
     ToolCall,
     ToolResult,
 )
-from regista.trace.formats import HEAD_BYTES, is_regista_trace
-from regista.trace.lines import CHUNK, parse_file, parse_line, parse_lines
+from regista.trace.lines import (
+    checked_events,
+    parse_line,
+    parse_lines,
+    read_events,
+)
 from regista.trace.names import USAGE_COUNTS
 from regista.trace.steps import Step, build_steps
 from regista.types import LlmRequest, LlmResponse, Usage
 
-__all__ = ["Trace", "TraceSummary", "parse_line"]
+__all__ = [
+    "Trace",
+    "TraceSummary",
+    "add_usage",
+    "parse_line",
+]
 
 
 def _full_request(ev: LlmRequestEvent, messages: list[dict[str, Any]]) -> LlmRequest:
@@ -94,17 +102,6 @@ class TraceSummary:
         )
 
 
-def not_a_trace_file(folder: Path) -> str:
-    """What to say when a folder is given for a trace: and which trace in it is newest."""
-    try:
-        traces = [p for p in folder.glob("*.jsonl") if p.is_file()]
-        newest = max(traces, key=lambda p: p.stat().st_mtime) if traces else None
-    except OSError:
-        newest = None
-    hint = f" (its newest trace is {newest})" if newest is not None else ""
-    return f"{folder}: is a directory, not a trace file{hint}"
-
-
 class Trace:
     """A loaded trace: its events in ``seq`` order and the views people use.
 
@@ -135,28 +132,8 @@ class Trace:
             TraceFormatError: A line (other than a half-written last one) is corrupt.
             UnsupportedSchemaVersion: The trace is newer than this regista.
         """
-        path = Path(path)
-        try:
-            with open(path, "rb", buffering=0) as file:
-                head = file.read(CHUNK)
-                if not is_regista_trace(head[:HEAD_BYTES]):
-                    data = head + file.read()
-                else:
-                    events, truncated = parse_file(file, head, path, messages)
-                    return cls._checked(events, path, truncated)
-        except FileNotFoundError:
-            raise TraceError(f"{path}: no such trace file") from None
-        except IsADirectoryError:
-            raise TraceError(not_a_trace_file(path)) from None
-        except OSError as exc:
-            raise TraceError(f"{path}: cannot read ({exc.strerror})") from None
-        # Another tool's session (Claude Code, Codex): converted in memory.
-        from regista.importers import convert_file
-
-        conv = convert_file(path, data)
-        if conv is not None:
-            return cls.from_bytes(conv.main.to_bytes(), path, messages=messages)
-        return cls.from_bytes(data, path, messages=messages)
+        events, truncated = read_events(path, messages=messages)
+        return cls(events, Path(path), truncated=truncated)
 
     @classmethod
     def from_bytes(
@@ -169,21 +146,7 @@ class Trace:
         unterminated = bool(data) and not data.endswith(b"\n")
         with paused_gc():  # the events make no garbage; collecting while they pile up is waste
             events, truncated = parse_lines(lines, path, unterminated, messages)
-        return cls._checked(events, path, truncated)
-
-    @classmethod
-    def _checked(cls, events: list[Any], path: Path, truncated: bool) -> Trace:
-        """The trace of ``events`` once they are known to be one whole session."""
-        if not events:
-            raise TraceError(f"{path}: empty trace (no events)")
-        if not isinstance(events[0], SessionStart):
-            raise TraceFormatError(path, 1, "a trace must begin with a session.start event")
-        sid = events[0].session_id
-        if len(set(map(_SESSION_ID, events))) > 1:
-            for i, ev in enumerate(events):
-                if ev.session_id != sid:
-                    raise TraceFormatError(path, i + 1, "a trace holds exactly one session")
-        return cls(events, path, truncated=truncated)
+        return cls(checked_events(events, path), path, truncated=truncated)
 
     # -- basic views ---------------------------------------------------------------------
 
@@ -316,7 +279,7 @@ class Trace:
         if usage is None:  # an odd one: read as ``Usage`` reads it, in trace order
             totals = [0, 0, 0, 0]
             for ev in compress(events, map(_PRICED.__contains__, types)):
-                _add_usage(
+                add_usage(
                     totals, ev.response.get("usage") if type(ev) is LlmResponseEvent else ev.usage
                 )
             usage = Usage(**dict(zip(USAGE_COUNTS, totals, strict=True)))
@@ -375,7 +338,7 @@ def _failed(step: Step) -> bool:
     return error and not (decision is not None and not decision.allowed)
 
 
-def _add_usage(totals: list[int], raw: Any) -> None:
+def add_usage(totals: list[int], raw: Any) -> None:
     """Add a recorded usage dict to ``totals`` (what ``Usage.__add__`` would, with no
     model made per call; an odd value is validated, and refused, as ``Usage`` would)."""
     if not raw:
@@ -389,7 +352,6 @@ def _add_usage(totals: list[int], raw: Any) -> None:
 
 
 _PRICED = frozenset((LlmResponseEvent, ContextCompaction))
-_SESSION_ID = operator.attrgetter("session_id")
 _TURN = operator.attrgetter("turn")
 _COST = operator.attrgetter("cost_usd")
 _ALLOWED = operator.attrgetter("allowed")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from regista.trace.events import (
+from regista.trace.names import (
     CONTEXT_COMPACTION,
     ERROR,
     LLM_REQUEST,
@@ -22,8 +22,8 @@ from regista.trace.events import (
     SESSION_START,
     TOOL_CALL,
     TOOL_RESULT,
+    USAGE_COUNTS,
 )
-from regista.trace.names import USAGE_COUNTS
 
 __all__ = [
     "MAX_DEPTH",

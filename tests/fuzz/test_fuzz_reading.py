@@ -37,6 +37,24 @@ def _use_listing(path: Path) -> None:
         _ = (step.title, step.complete, step.is_error, step.denied, step.source, step_gist(step))
 
 
+def _use_light_listing(path: Path) -> None:
+    """What ``regista show`` does: a listing without the models, its steps and header."""
+    import io
+
+    from rich.console import Console
+
+    from regista.cli.cmd_show import header, print_steps
+    from regista.cli.show_pass import StepsPass
+    from regista.trace.listing import Listing
+
+    listing = Listing.load(path)
+    steps = StepsPass(listing, 50)
+    console = Console(file=io.StringIO(), width=100)
+    console.print(header(listing, 40, steps.glance))
+    print_steps(console, listing, 100, steps)
+    assert steps.summary == Trace.load(path, messages=False).summary()
+
+
 def _use_step(step: Any) -> None:
     _ = (step.title, step.turn, step.complete, step.is_error, step.denied, step.source)
     _ = (step.request, step.response, step.tool_call, step.result, step.compaction)
@@ -73,6 +91,7 @@ def test_reader_and_index_raise_only_regista_errors(
             warnings.simplefilter("ignore")
             failures.run("Trace.load", variant, lambda p=path: _use_trace(p))
             failures.run("listing", variant, lambda p=path: _use_listing(p))
+            failures.run("light listing", variant, lambda p=path: _use_light_listing(p))
             failures.run("TraceIndex", variant, lambda p=path: _use_index(p))
         path.unlink()
     assert not failures.found, failures.report()
@@ -131,7 +150,7 @@ def test_a_file_read_in_pieces_reads_as_the_same_bytes_read_whole(
 
         def pieces(m: bool, data: bytes = data, cut: int = cut) -> Trace:
             events, truncated = trace_lines.parse_file(io.BytesIO(data[cut:]), data[:cut], path, m)
-            return Trace._checked(events, path, truncated)
+            return Trace(trace_lines.checked_events(events, path), path, truncated=truncated)
 
         for messages in (True, False):
             whole = _outcome(lambda d=data, m=messages: Trace.from_bytes(d, path, messages=m))
@@ -164,6 +183,7 @@ def test_every_piece_size_on_a_short_trace(
                     def pieces(data: bytes = data, cut: int = cut) -> Trace:
                         file = io.BytesIO(data[cut:])
                         events, truncated = trace_lines.parse_file(file, data[:cut], path, True)
-                        return Trace._checked(events, path, truncated)
+                        events = trace_lines.checked_events(events, path)
+                        return Trace(events, path, truncated=truncated)
 
                     assert _outcome(pieces) == whole, (odd, size, cut)

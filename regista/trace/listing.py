@@ -1,0 +1,300 @@
+"""A trace read for a listing of its steps (``regista show``), without the event models.
+
+``regista show`` reads every event of a trace that may be hundreds of megabytes long and
+prints a line per step. For a line written by regista, validating each event into its
+pydantic model has nothing to do: every field is there, in the model's order, of the exact
+type its annotation names; and importing pydantic and building the models costs more than
+reading a small trace. So a listing checks just that, with the table below, and gives such
+a line as a :class:`Listed` view: its fields as attributes, the decoded dict itself as their
+store. Any other line (a field missing or of another type, which pydantic would convert or
+refuse; a kind it does not know) is read the usual way, by
+:func:`regista.trace.lines.parse_line` (which imports the models then): its event is the
+model's, its error the model's.
+
+:data:`FIELDS` restates each model's fields and types; a test derives the same table from
+the models' annotations, so the two cannot drift apart. Nested payloads are checked by
+:func:`regista.trace.validate.check_event`, as for any event.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import NoneType
+from typing import TYPE_CHECKING, Any
+
+from regista.trace.names import (
+    CONTEXT_COMPACTION,
+    ERROR,
+    LLM_REQUEST,
+    LLM_RESPONSE,
+    PERMISSION_DECISION,
+    SESSION_END,
+    SESSION_START,
+    TOOL_CALL,
+    TOOL_RESULT,
+)
+
+__all__ = ["FIELDS", "LEFT_OUT", "Listed", "Listing", "listed"]
+
+
+class Listed:
+    """A listed event: its fields (and any extra ones) as read-only attributes, named as its
+    model names them; nested values are the decoded JSON."""
+
+    __dict__: dict[str, Any]
+
+    if TYPE_CHECKING:
+
+        def __getattr__(self, name: str) -> Any: ...
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"a listed {self.__dict__.get('type')} event is read-only")
+
+    def __repr__(self) -> str:
+        return f"Listed({self.__dict__!r})"
+
+
+def _of(*types: type) -> frozenset[type]:
+    return frozenset(types)
+
+
+_S, _I, _F, _B = _of(str), _of(int), _of(float), _of(bool)
+_SN, _IN, _FN, _BN = (
+    _of(str, NoneType),
+    _of(int, NoneType),
+    _of(float, NoneType),
+    _of(bool, NoneType),
+)
+_D, _DN, _L, _LS = _of(dict), _of(dict, NoneType), _of(list), _of(list, str)
+_SOURCE = frozenset(("live", "recorded", "edit"))
+
+#: Each kind's fields in its model's order: ``(name, accepted types, allowed values or
+#: None, a list whose items must be objects)``. The types are those a value takes as it
+#: is: ``float`` alone for a ``float`` (pydantic converts an ``int``), ``dict`` for
+#: ``dict[str, Any]``, ``list`` for ``list[dict[str, Any]]``.
+FIELDS: dict[str, tuple[tuple[str, frozenset[type], frozenset[str] | None, bool], ...]] = {
+    kind: (
+        ("schema_version", _I, None, False),
+        ("session_id", _S, None, False),
+        ("seq", _I, None, False),
+        ("ts", _S, None, False),
+        ("type", _S, frozenset((kind,)), False),
+        *rest,
+    )
+    for kind, rest in {
+        SESSION_START: (
+            ("task", _S, None, False),
+            ("instructions", _SN, None, False),
+            ("model", _S, None, False),
+            ("provider", _S, None, False),
+            ("tools", _L, None, True),
+            ("policy", _SN, None, False),
+            ("context", _DN, None, False),
+            ("max_turns", _I, None, False),
+            ("max_tokens", _I, None, False),
+            ("params", _D, None, False),
+            ("agent_ref", _SN, None, False),
+            ("replay_of", _SN, None, False),
+            ("forked_from", _DN, None, False),
+            ("metadata", _D, None, False),
+            ("regista_version", _S, None, False),
+        ),
+        LLM_REQUEST: (
+            ("step", _I, None, False),
+            ("turn", _I, None, False),
+            ("request_hash", _S, None, False),
+            ("model", _S, None, False),
+            ("system", _SN, None, False),
+            ("tools", _L, None, True),
+            ("tool_choice", _DN, None, False),
+            ("max_tokens", _I, None, False),
+            ("params", _D, None, False),
+            ("messages_prefix", _I, None, False),
+            ("messages", _L, None, True),
+        ),
+        LLM_RESPONSE: (
+            ("step", _I, None, False),
+            ("turn", _I, None, False),
+            ("response", _D, None, False),
+            ("provider", _S, None, False),
+            ("source", _S, _SOURCE, False),
+            ("cost_usd", _FN, None, False),
+            ("duration_ms", _F, None, False),
+            ("matched", _BN, None, False),
+        ),
+        TOOL_CALL: (
+            ("step", _I, None, False),
+            ("turn", _I, None, False),
+            ("tool_use_id", _S, None, False),
+            ("name", _S, None, False),
+            ("input", _D, None, False),
+        ),
+        PERMISSION_DECISION: (
+            ("step", _I, None, False),
+            ("tool_use_id", _S, None, False),
+            ("allowed", _B, None, False),
+            ("reason", _SN, None, False),
+            ("by", _S, frozenset(("policy", "default", "recorded")), False),
+        ),
+        TOOL_RESULT: (
+            ("step", _I, None, False),
+            ("tool_use_id", _S, None, False),
+            ("name", _S, None, False),
+            ("content", _LS, None, True),
+            ("is_error", _B, None, False),
+            ("source", _S, _SOURCE, False),
+            ("duration_ms", _F, None, False),
+        ),
+        CONTEXT_COMPACTION: (
+            ("step", _I, None, False),
+            ("turn", _I, None, False),
+            ("replaced", _L, None, True),
+            ("summary", _S, None, False),
+            ("request_hash", _S, None, False),
+            ("tokens_before", _I, None, False),
+            ("provider", _S, None, False),
+            ("source", _S, _SOURCE, False),
+            ("usage", _D, None, False),
+            ("cost_usd", _FN, None, False),
+            ("duration_ms", _F, None, False),
+        ),
+        ERROR: (
+            ("step", _IN, None, False),
+            ("where", _S, frozenset(("provider", "tool", "agent", "replay")), False),
+            ("error_type", _S, None, False),
+            ("message", _S, None, False),
+        ),
+        SESSION_END: (
+            ("stop_reason", _S, None, False),
+            ("output", _SN, None, False),
+            ("turns", _I, None, False),
+            ("steps", _I, None, False),
+            ("tool_calls", _I, None, False),
+            ("usage", _D, None, False),
+            ("cost_usd", _FN, None, False),
+            ("duration_ms", _F, None, False),
+            ("error", _SN, None, False),
+            ("replay", _DN, None, False),
+        ),
+    }.items()
+}
+
+#: What a listing reads of no request: its head ends before ``messages_prefix`` and leaves
+#: out ``system`` and ``tools`` (see :func:`regista.trace.lines.parse_line`), each then
+#: given its default; its ``messages`` are an empty list.
+LEFT_OUT: dict[str, tuple[tuple[str, Any], ...]] = {
+    LLM_REQUEST: (("system", None), ("tools", list), ("messages_prefix", 0))
+}
+
+
+class _Kind:
+    """What :func:`listed` knows of one kind of event."""
+
+    __slots__ = ("filled", "lists", "literals", "order", "seen", "size", "types")
+
+    def __init__(self, kind: str) -> None:
+        left_out = dict(LEFT_OUT.get(kind, ()))
+        fields = [f for f in FIELDS[kind] if f[0] not in left_out]
+        #: The fields in order: a listed line's keys begin with these.
+        self.order = tuple(f[0] for f in fields)
+        self.size = len(fields)
+        self.types = tuple(f[1] for f in fields)
+        #: ``(index, allowed values)`` of the fields whose value is one of a ``Literal``'s.
+        self.literals = [(i, f[2]) for i, f in enumerate(fields) if f[2] is not None]
+        #: The indexes of the fields whose lists must hold only objects.
+        self.lists = [i for i, f in enumerate(fields) if f[3]]
+        self.filled = tuple(left_out.items())
+        #: The value types of lines found to need no conversion, field by field.
+        self.seen: set[tuple[type, ...]] = set()
+
+    def accepts(self, values: tuple[Any, ...]) -> bool:
+        """Whether ``values`` (one per field, in order) need neither conversion nor refusal."""
+        key = tuple(map(type, values))
+        if key not in self.seen:
+            if not all(t in ok for t, ok in zip(key, self.types, strict=True)):
+                return False
+            self.seen.add(key)
+        for i, allowed in self.literals:
+            if values[i] not in allowed:  # a str: its type was checked
+                return False
+        for i in self.lists:
+            value = values[i]
+            if type(value) is list:
+                for item in value:
+                    if type(item) is not dict:
+                        return False
+        return True
+
+
+_KINDS = {kind: _Kind(kind) for kind in FIELDS}
+_new = object.__new__
+_set = object.__setattr__
+
+
+def listed(data: dict[str, Any]) -> Listed | None:
+    """``data`` (a decoded, migrated line; for a request, read as :data:`LEFT_OUT` says) as
+    a :class:`Listed` view when its keys begin with its event's fields in order and their
+    values need no conversion; else ``None`` (validate it)."""
+    name = data.get("type")
+    kind = _KINDS.get(name) if type(name) is str else None
+    if kind is None:
+        return None
+    n = kind.size
+    keys = tuple(data)
+    if len(keys) == n:
+        if keys != kind.order:
+            return None
+        values = tuple(data.values())
+    elif keys[:n] != kind.order:  # extra fields come after (they are kept, as attributes)
+        return None
+    else:
+        values = tuple(data.values())[:n]
+    if not kind.accepts(values):
+        return None
+    for name, default in kind.filled:
+        data[name] = default() if default is list else default
+    event = _new(Listed)
+    _set(event, "__dict__", data)
+    return event
+
+
+class Listing:
+    """A trace read for a listing of its steps (see the module's doc).
+
+    Attributes:
+        events: Its events in order: :class:`Listed` views, or models for the lines read
+            the usual way (both have the same attributes).
+        path: The trace file.
+        truncated: Whether a half-written last line was dropped.
+    """
+
+    def __init__(self, events: list[Any], path: Path, truncated: bool) -> None:
+        self.events = events
+        self.path = path
+        self.truncated = truncated
+
+    @classmethod
+    def load(cls, path: str | Path) -> Listing:
+        """Read ``path`` for a listing (another tool's session is converted, as by
+        ``Trace.load``).
+
+        Raises:
+            TraceError: The file is missing or empty.
+            TraceFormatError: A line (other than a half-written last one) is corrupt.
+            UnsupportedSchemaVersion: The trace is newer than this regista.
+        """
+        from regista.trace.lines import read_events
+
+        events, truncated = read_events(path, messages=False, light=True)
+        return cls(events, Path(path), truncated)
+
+    @property
+    def start(self) -> Any:
+        """The ``session.start`` event."""
+        return self.events[0]
+
+    @property
+    def end(self) -> Any:
+        """The ``session.end`` event, or ``None`` for a session that did not finish."""
+        last = self.events[-1]
+        return last if last.type == SESSION_END else None

@@ -1,0 +1,173 @@
+"""A trace read for ``regista show`` without the event models: the same events, the same
+errors, and no pydantic imported."""
+
+from __future__ import annotations
+
+import os
+import random
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+from types import NoneType, UnionType
+from typing import Any, Literal, Union, get_args, get_origin
+
+import orjson
+import pytest
+
+from regista.errors import RegistaError
+from regista.trace.events import Event
+from regista.trace.listing import FIELDS, LEFT_OUT, Listed, Listing, listed
+from regista.trace.reader import Trace
+
+SAMPLES = sorted((Path(__file__).parents[2] / "sample_traces").glob("*.jsonl"))
+
+
+def _accepted(annotation: Any) -> tuple[frozenset[type], frozenset[str] | None, bool]:
+    """What a field of ``annotation`` takes as it is, read from the annotation."""
+    if annotation is Any:
+        raise AssertionError("no event field is Any")
+    if annotation in (int, float, bool, str):
+        return frozenset((annotation,)), None, False
+    if annotation is None or annotation is NoneType:
+        return frozenset((NoneType,)), None, False
+    origin, args = get_origin(annotation), get_args(annotation)
+    if origin is Literal:
+        return frozenset((str,)), frozenset(args), False
+    if origin is dict:
+        assert args == (str, Any)
+        return frozenset((dict,)), None, False
+    if origin is list:
+        assert args == (dict[str, Any],)
+        return frozenset((list,)), None, True
+    assert origin in (Union, UnionType), annotation
+    parts = [_accepted(a) for a in args]
+    assert all(p[1] is None for p in parts)
+    return frozenset().union(*(p[0] for p in parts)), None, any(p[2] for p in parts)
+
+
+def test_the_table_says_what_the_models_say() -> None:
+    models = {cls.model_fields["type"].default: cls for cls in get_args(get_args(Event)[0])}
+    assert set(FIELDS) == set(models)
+    for kind, cls in models.items():
+        fields = cls.model_fields
+        assert [f[0] for f in FIELDS[kind]] == list(fields), kind
+        for name, types, allowed, of_objects in FIELDS[kind]:
+            assert (types, allowed, of_objects) == _accepted(fields[name].annotation), name
+        for name, default in LEFT_OUT.get(kind, ()):
+            made = default() if callable(default) else default
+            assert made == fields[name].get_default(call_default_factory=True)
+
+
+def _fields(ev: Any) -> bytes:
+    """An event's fields (and extras) as canonical JSON, whatever its class; its ``ts`` left
+    out (a line without one is stamped when read)."""
+    data = dict(vars(ev)) if isinstance(ev, Listed) else ev.model_dump()
+    data.pop("ts", None)
+    return orjson.dumps(data, option=orjson.OPT_SORT_KEYS)
+
+
+def _outcome(load: Any) -> tuple[Any, ...]:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            run = load()
+    except RegistaError as exc:
+        return ("error", type(exc).__name__, str(exc))
+    return ("read", [_fields(ev) for ev in run.events], run.truncated)
+
+
+@pytest.mark.parametrize("path", [*SAMPLES, "odd", "odd-fork", "odd-unfinished", "odd-shuffled"])
+def test_a_listing_reads_the_events_the_models_read(path: Path | str, tmp_path: Path) -> None:
+    if isinstance(path, str):
+        from show_odd import odd_trace
+
+        path = odd_trace(
+            tmp_path / "odd.jsonl",
+            fork="fork" in path,
+            end="unfinished" not in path,
+            shuffled="shuffled" in path,
+        )
+    listing = Listing.load(path)
+    assert _outcome(lambda: listing) == _outcome(lambda: Trace.load(path, messages=False))
+    assert listing.start.type == "session.start" and listing.path == path
+    if path in SAMPLES:  # written by regista: nothing for the models to do
+        assert all(isinstance(ev, Listed) for ev in listing.events)
+
+
+def _line_changes(rng: random.Random, line: dict[str, Any]) -> dict[str, Any]:
+    """``line`` with one top-level field changed the way a hand or another writer would."""
+    keys = list(line)
+    key = rng.choice(keys)
+    value = line[key]
+    out = dict(line)
+    how = rng.randrange(9)
+    if how == 0:
+        del out[key]
+    elif how == 1:
+        out["extra_" + key] = value  # an extra field after the others
+    elif how == 2:
+        out = {key: value, **{k: v for k, v in line.items() if k != key}}  # moved first
+    elif how == 3 and isinstance(value, bool | int | float) and value is not None:
+        out[key] = str(value)
+    elif how == 4 and isinstance(value, int) and not isinstance(value, bool):
+        out[key] = rng.choice([float(value), value + 0.5, bool(value % 2), 2**62])
+    elif how == 5 and isinstance(value, float):
+        out[key] = rng.choice([int(value), True, None])
+    elif how == 6 and isinstance(value, list):
+        out[key] = [*value, rng.choice([1, "x", None, []])]
+    elif how == 7:
+        out[key] = rng.choice([None, "", "live", "policy", "scripted", 0, [], {}, [{}]])
+    else:
+        out[key] = rng.choice([{}, [], None, "edit", -1])
+    return out
+
+
+def test_a_listing_reads_changed_lines_as_the_models_read_them(tmp_path: Path) -> None:
+    """Seeded: one field of one line changed (a type pydantic converts or refuses, a field
+    missing, extra or out of order); the listing gives the models' events or error."""
+    rng = random.Random(int(os.environ.get("REGISTA_FUZZ_SEED", "1212")) + 31)
+    n = int(os.environ.get("REGISTA_FUZZ_ITERATIONS", "150"))
+    sources = [p.read_bytes().splitlines() for p in SAMPLES]
+    path = tmp_path / "t.jsonl"
+    listed_ok = 0
+    for _ in range(n):
+        lines = list(rng.choice(sources))
+        k = rng.randrange(len(lines))
+        lines[k] = orjson.dumps(_line_changes(rng, orjson.loads(lines[k])))
+        path.write_bytes(b"\n".join(lines) + b"\n")
+        models = _outcome(lambda: Trace.load(path, messages=False))
+        assert _outcome(lambda: Listing.load(path)) == models, lines[k][:300]
+        listed_ok += models[0] == "read"
+    assert listed_ok > n // 4  # both ways read many of them, not only refuse
+
+
+def test_extra_fields_are_kept_as_attributes_and_views_are_read_only() -> None:
+    line = orjson.loads(
+        next(ln for ln in SAMPLES[0].read_bytes().splitlines() if b'"llm.response"' in ln)
+    )
+    event = listed({**line, "stream": True, "server": {"address": "127.0.0.1", "port": 9}})
+    assert event is not None
+    assert (event.stream, event.server["port"], event.provider) == (True, 9, line["provider"])
+    with pytest.raises(AttributeError, match="read-only"):
+        event.provider = "x"
+    assert listed({**line, "duration_ms": 3}) is None  # pydantic makes it 3.0: left to it
+    assert listed({**line, "source": "elsewhere"}) is None
+
+
+def test_show_of_a_clean_trace_imports_no_models() -> None:
+    code = (
+        "import sys\n"
+        "from regista.cli.main import main\n"
+        "try:\n"
+        f"    main(['show', {str(SAMPLES[0])!r}])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print(sorted(m for m in ('pydantic', 'regista.trace.events', 'regista.types')"
+        " if m in sys.modules))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert "compaction" in out  # the table was printed
+    assert out.rstrip().endswith("[]")
