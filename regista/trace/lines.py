@@ -101,14 +101,7 @@ def parse_line(
             tools = decoder.validated_tools(data.get("tools"))
             if tools is not None:
                 del data["tools"]  # validated and checked with the line that wrote them
-    event = listed(data) if light else None
-    if event is None:
-        try:
-            event = _validate(data)
-        except ValueError as exc:  # pydantic's ValidationError
-            raise _invalid(exc, data, path, lineno) from None
-        except RecursionError:
-            raise TraceFormatError(path, lineno, "an event nested too deeply") from None
+    event = _event_of(data, path, lineno, light)
     if tools is not None:
         event.__dict__["tools"] = tools
         event.__pydantic_fields_set__.add("tools")
@@ -119,6 +112,21 @@ def parse_line(
         if tools is None and kind == LLM_REQUEST and isinstance(decoder, RequestDecoder):
             decoder.checked(data["tools"], event.tools)
     return event
+
+
+def _event_of(data: dict[str, Any], path: Path, lineno: int, light: bool) -> Any:
+    """The event of line ``lineno`` (decoded as ``data``): a listed view when ``light`` and
+    validation has nothing to do, else its model."""
+    if light:
+        event = listed(data)
+        if event is not None:
+            return event
+    try:
+        return _validate(data)
+    except ValueError as exc:  # pydantic's ValidationError
+        raise _invalid(exc, data, path, lineno) from None
+    except RecursionError:
+        raise TraceFormatError(path, lineno, "an event nested too deeply") from None
 
 
 def _invalid(exc: Any, data: dict[str, Any], path: Path, lineno: int) -> Exception:
@@ -211,12 +219,7 @@ def _without_messages(data: dict[str, Any], path: Path, lineno: int, light: bool
         data["replaced"] = [{} for _ in replaced]
     if data["type"] == LLM_REQUEST:
         data["messages"] = []
-    event = listed(data) if light else None
-    if event is None:
-        try:
-            event = _validate(data)
-        except ValueError as exc:  # pydantic's ValidationError
-            raise _invalid(exc, data, path, lineno) from None
+    event = _event_of(data, path, lineno, light)
     problem = check_event(event, messages=False)
     if problem is not None:
         raise TraceFormatError(path, lineno, f"invalid {event.type!r} event: {problem}")
