@@ -2,9 +2,9 @@
 
 ``regista show`` reads every event of a trace that may be hundreds of megabytes long and
 prints a line per step. For a line written by regista, validating each event into its
-pydantic model has nothing to do: every field is there, in the model's order, of the exact
-type its annotation names; and importing pydantic and building the models costs more than
-reading a small trace. So a listing checks just that, with the table below, and gives such
+pydantic model has nothing to do: every field is there, of the exact type its annotation
+names; and importing pydantic and building the models costs more than reading a small
+trace. So a listing checks just that, with the table below, and gives such
 a line as a :class:`Listed` view: its fields as attributes, the decoded dict itself as their
 store. Any other line (a field missing or of another type, which pydantic would convert or
 refuse; a kind it does not know) is read the usual way, by
@@ -18,6 +18,7 @@ the models' annotations, so the two cannot drift apart. Nested payloads are chec
 
 from __future__ import annotations
 
+from operator import itemgetter
 from pathlib import Path
 from types import NoneType
 from typing import TYPE_CHECKING, Any
@@ -190,20 +191,21 @@ LEFT_OUT: dict[str, tuple[tuple[str, Any], ...]] = {
 class _Kind:
     """What :func:`listed` knows of one kind of event."""
 
-    __slots__ = ("filled", "lists", "literals", "order", "seen", "size", "types")
+    __slots__ = ("filled", "left_out", "lists", "literals", "seen", "types", "values")
 
     def __init__(self, kind: str) -> None:
         left_out = dict(LEFT_OUT.get(kind, ()))
         fields = [f for f in FIELDS[kind] if f[0] not in left_out]
-        #: The fields in order: a listed line's keys begin with these.
-        self.order = tuple(f[0] for f in fields)
-        self.size = len(fields)
+        #: The values of the fields, in order, from a line's dict (``KeyError``: one is
+        #: missing); the fields are at least two (the envelope's).
+        self.values = itemgetter(*(f[0] for f in fields))
         self.types = tuple(f[1] for f in fields)
         #: ``(index, allowed values)`` of the fields whose value is one of a ``Literal``'s.
         self.literals = [(i, f[2]) for i, f in enumerate(fields) if f[2] is not None]
         #: The indexes of the fields whose lists must hold only objects.
         self.lists = [i for i, f in enumerate(fields) if f[3]]
         self.filled = tuple(left_out.items())
+        self.left_out = frozenset(left_out)
         #: The value types of lines found to need no conversion, field by field.
         self.seen: set[tuple[type, ...]] = set()
 
@@ -233,24 +235,21 @@ _set = object.__setattr__
 
 def listed(data: dict[str, Any]) -> Listed | None:
     """``data`` (a decoded, migrated line; for a request, read as :data:`LEFT_OUT` says) as
-    a :class:`Listed` view when its keys begin with its event's fields in order and their
-    values need no conversion; else ``None`` (validate it)."""
+    a :class:`Listed` view when it has every field of its event, each needing no
+    conversion; else ``None`` (validate it). Other keys are extra fields, kept as pydantic
+    keeps them (as attributes)."""
     name = data.get("type")
     kind = _KINDS.get(name) if type(name) is str else None
     if kind is None:
         return None
-    n = kind.size
-    keys = tuple(data)
-    if len(keys) == n:
-        if keys != kind.order:
-            return None
-        values = tuple(data.values())
-    elif keys[:n] != kind.order:  # extra fields come after (they are kept, as attributes)
+    try:
+        values = kind.values(data)
+    except KeyError:
         return None
-    else:
-        values = tuple(data.values())[:n]
     if not kind.accepts(values):
         return None
+    if kind.filled and not kind.left_out.isdisjoint(data):
+        return None  # read whole: the values of these are for the models to judge
     for name, default in kind.filled:
         data[name] = default() if default is list else default
     event = _new(Listed)
