@@ -18,6 +18,8 @@ The recorder decides nothing: the caller says what happened, in order.
 from __future__ import annotations
 
 from collections.abc import Callable
+from itertools import compress, count
+from operator import is_not
 from pathlib import Path
 from typing import Any
 
@@ -42,9 +44,10 @@ __all__ = ["TraceRecorder", "common_prefix", "tool_result_block"]
 
 
 def common_prefix(prev: list[Message], cur: list[Message]) -> int:
-    """How many leading messages ``cur`` shares with ``prev``."""
+    """How many leading messages ``cur`` shares with ``prev``: the same objects (the agent
+    loop passes its history on), told apart at C speed, then equal ones."""
     n = min(len(prev), len(cur))
-    i = 0
+    i: int = next(compress(count(), map(is_not, prev, cur)), n)
     while i < n and prev[i] == cur[i]:
         i += 1
     return i

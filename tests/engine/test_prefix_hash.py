@@ -109,3 +109,31 @@ def test_fuzz_tools_parsed_afresh_hash_as_the_plain_hash() -> None:
             system = rng.choice(["S", "".join(["S"]), "T"])
             req = _request(messages, system=system, tools=tools)
             assert hasher(req) == request_hash(req)
+
+
+def test_fuzz_values_passed_again_or_afresh_hash_as_the_plain_hash() -> None:
+    """The agent loop passes the same system prompt and tools and a new ``params`` dict on
+    every call: the hasher reuses the JSON of a value passed again, and makes that of one
+    passed afresh (equal, or not)."""
+    rng = random.Random(2718)
+    choices: dict[str, list[Any]] = {
+        "system": ["S", "T", None],
+        "tools": [[], [{"name": "a", "n": 1}], [{"name": "a", "n": 1.0}]],
+        "params": [{}, {"temperature": 0.5}, {"temperature": 1}],
+        "tool_choice": [None, {"type": "auto"}],
+        "model": ["m", "n"],
+    }
+    for _ in range(RUNS):
+        hasher = PrefixHasher()
+        messages: list[Any] = []
+        current = {k: rng.choice(v) for k, v in choices.items()}
+        for step in range(rng.randint(1, 12)):
+            messages = [*messages, {"role": "user", "content": f"m{step}"}]
+            for key, options in choices.items():
+                roll = rng.random()  # the same object, an equal copy, or another value
+                if roll < 0.3:
+                    current[key] = copy.deepcopy(current[key])
+                elif roll < 0.45:
+                    current[key] = rng.choice(options)
+            req = {**current, "messages": messages, "max_tokens": 9}
+            assert hasher(req) == request_hash(req)

@@ -4,6 +4,7 @@ from a file's first bytes."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -19,7 +20,7 @@ from regista.trace.formats import (
     register_format,
 )
 from regista.trace.reader import Trace
-from regista.trace.recorder import TraceRecorder
+from regista.trace.recorder import TraceRecorder, common_prefix
 from regista.types import LlmRequest, LlmResponse, Usage
 
 TOOL = {"name": "get_weather", "description": "Weather.", "input_schema": {"type": "object"}}
@@ -155,3 +156,19 @@ def test_a_registered_format_opens_the_files_it_claims(tmp_path: Path) -> None:
         from regista.trace import formats as module
 
         module._formats[:] = list(before)
+
+
+def test_the_shared_history_is_the_same_messages_then_equal_ones() -> None:
+    import copy
+    import random
+
+    rng = random.Random(5)
+    pool: list[Any] = [{"role": "user", "content": c} for c in ("a", "b", 1, 1.0, True, [])]
+    for _ in range(300):
+        prev = [rng.choice(pool) for _ in range(rng.randint(0, 6))]
+        cur = [m if rng.random() < 0.6 else copy.deepcopy(m) for m in prev[: rng.randint(0, 6)]]
+        cur += [rng.choice(pool) for _ in range(rng.randint(0, 3))]
+        plain = 0
+        while plain < min(len(prev), len(cur)) and prev[plain] == cur[plain]:
+            plain += 1
+        assert common_prefix(prev, cur) == plain
