@@ -16,6 +16,11 @@ and ``tools`` list as the request before (the loop passes the last list again wh
 holds the same schemas), a new ``params`` dict, a new list of the new messages, and each
 tool result the very object its ``tool.result`` line was written with.
 
+Events written in a tight loop mostly share a millisecond, whose time stamp the writer makes
+once; in a session, events are milliseconds to seconds apart. The last rows write the tool
+call again as if each came 1 ms, then 2 s, after the one before (the writer's clock is made
+to advance so: ``itertools.count(...).__next__``, a C call like ``time.time_ns``).
+
 A second floor, in the last column, is the issue's words taken literally: ``orjson.dumps``
 + ``write`` to a buffered file + ``flush``. It does a Python call more than the writer
 needs (the writer's file is unbuffered: one ``write`` is one system call), so the ratios
@@ -27,11 +32,14 @@ are given against the first, stricter floor; the second is printed to compare wi
 from __future__ import annotations
 
 import argparse
+import contextlib
+import itertools
 import os
 import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +49,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from realistic_session import TASK, make_agent
 
+from regista.trace import writer as writer_module
 from regista.trace.events import (
     LlmRequestEvent,
     LlmResponseEvent,
@@ -125,8 +134,10 @@ def main(argv: list[str] | None = None) -> None:
             f"{'event':<22} {'redacting':>16} {'not redacting':>16} {'floor':>9}"
             f" {'write+flush':>11} {'redacting vs it':>15}   (medians of {args.rounds})"
         )
-        for name, (cls, f, before) in events.items():
-            writers = [_writer(folder / f"{cls.__name__}-{r}.jsonl", r, args.fsync, before)
+        rows = [(name, *event, 0) for name, event in events.items()]
+        rows += [(f"tool.call, {gap} apart", *events["tool.call"], ns) for gap, ns in _APART]
+        for name, cls, f, before, apart in rows:
+            writers = [_writer(folder / f"{cls.__name__}-{r}-{apart}.jsonl", r, args.fsync, before)
                        for r in (True, False)]  # fmt: skip
             for w in writers:
                 w.write(cls, **f)
@@ -137,8 +148,9 @@ def main(argv: list[str] | None = None) -> None:
                 open(folder / "flushed.jsonl", "ab") as flushed_file,
             ):
                 for _ in range(args.rounds):
-                    times[0].append(time_writer(writers[0], cls, f, n))
-                    times[1].append(time_writer(writers[1], cls, f, n))
+                    with _clock(apart):
+                        times[0].append(time_writer(writers[0], cls, f, n))
+                        times[1].append(time_writer(writers[1], cls, f, n))
                     times[2].append(time_floor(floor_file, data, n, args.fsync))
                     times[3].append(time_flushed(flushed_file, data, n, args.fsync))
             for w in writers:
@@ -152,6 +164,20 @@ def main(argv: list[str] | None = None) -> None:
         print("target: ≤ 2× the floor (the ratios are against the first floor)")
 
 
+@contextlib.contextmanager
+def _clock(apart: int) -> Iterator[None]:
+    """The writer's clock advances ``apart`` ns at each reading (``0``: the real clock)."""
+    if not apart:
+        yield
+        return
+    real = writer_module.time_ns
+    writer_module.time_ns = itertools.count(time.time_ns(), apart).__next__
+    try:
+        yield
+    finally:
+        writer_module.time_ns = real
+
+
 def _writer(path: Path, redact: bool, fsync: bool, before: list[Any]) -> TraceWriter:
     """A writer that has written what the event's compact form refers to."""
     w = TraceWriter(path, "S1", fsync=fsync, redact=redact)
@@ -161,6 +187,7 @@ def _writer(path: Path, redact: bool, fsync: bool, before: list[Any]) -> TraceWr
     return w
 
 
+_APART = [("1 ms", 1_000_000), ("2 s", 2_000_000_000)]
 _STAMPED = ("session_id", "seq")
 _ENVELOPE = ("schema_version", "session_id", "seq", "ts", "type")
 

@@ -53,15 +53,18 @@ __all__ = [
     "ToolCall",
     "ToolResult",
     "now_ts",
+    "second_ts",
 ]
 
 Source = Literal["live", "recorded", "edit"]
 
 
-#: The last millisecond and whole second formatted, each as one tuple (replaced whole:
+#: The last millisecond, whole second and day formatted, each as one tuple (replaced whole:
 #: safe across threads). Formatting a date costs more than writing a small event.
 _milli: list[tuple[int, str]] = [(-1, "")]
 _second: list[tuple[int, str]] = [(-1, "")]
+_day: list[tuple[int, str]] = [(-1, "")]
+_TWO = tuple(f"{n:02d}" for n in range(60))
 
 
 def now_ts() -> str:
@@ -71,12 +74,27 @@ def now_ts() -> str:
     if last[0] == ms:
         return last[1]
     second, milli = divmod(ms, 1000)
-    cached = _second[0]
-    if cached[0] != second:
-        cached = (second, datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%S"))
-        _second[0] = cached
-    text = f"{cached[1]}.{milli:03d}Z"
+    text = f"{second_ts(second)}.{milli:03d}Z"
     _milli[0] = (ms, text)
+    return text
+
+
+def second_ts(second: int) -> str:
+    """A :func:`now_ts` timestamp's whole second (``second``: Unix time), e.g.
+    ``2026-07-02T18:04:11``. The date is formatted once a day (``strftime`` costs more than
+    writing an event, and a session's events are often seconds apart)."""
+    cached = _second[0]
+    if cached[0] == second:
+        return cached[1]
+    day, in_day = divmod(second, 86_400)
+    date = _day[0]
+    if date[0] != day:
+        date = (day, datetime.fromtimestamp(day * 86_400, UTC).strftime("%Y-%m-%dT"))
+        _day[0] = date
+    hours, in_hour = divmod(in_day, 3600)
+    minutes, seconds = divmod(in_hour, 60)
+    text = f"{date[1]}{_TWO[hours]}:{_TWO[minutes]}:{_TWO[seconds]}"
+    _second[0] = (second, text)
     return text
 
 

@@ -39,7 +39,7 @@ from regista.errors import TraceExistsError, TraceWriteError, UserError
 from regista.redact import default as redact_default
 from regista.redact import redact_bytes, secret_finder
 from regista.trace.compact import RequestEncoder
-from regista.trace.events import EventBase, LlmRequestEvent, ToolResult, now_ts
+from regista.trace.events import EventBase, LlmRequestEvent, ToolResult, now_ts, second_ts
 from regista.trace.validate import MAX_DEPTH, deeper, more_brackets, too_deep
 
 __all__ = ["TraceWriter", "too_deep_error"]
@@ -97,10 +97,14 @@ class TraceWriter:
         self._size = 0
         self._listeners: list[Any] = []
         self._requests = RequestEncoder()
-        #: The millisecond (or the clock's ``ts``) of the last line, and its ``,"ts":…``.
+        #: The millisecond (or the clock's ``ts``) of the last line, and its ``,"ts":…`` (the
+        #: default clock's is :func:`~regista.trace.events.now_ts`'s text).
         self._ms = -1
         self._ts: Any = _UNSET
         self._ts_json = b""
+        #: The minute of the last line's millisecond, and ``,"ts":"…`` up to its seconds.
+        self._minute = -1
+        self._minute_json = b""
         self._fast: dict[type[EventBase], _Fast] = {}
         if file is not None:
             self._file = file
@@ -169,9 +173,14 @@ class TraceWriter:
         # then ``fields`` serialised: the very bytes ``_append`` makes, without a dict.
         if self.clock is None:
             ms = time_ns() // 1_000_000
-            if ms != self._ms:
+            if ms != self._ms:  # most events: the last one was at least a millisecond ago
                 self._ms = ms
-                self._ts_json = b',"ts":"' + now_ts().encode() + b'"'
+                minute, in_minute = divmod(ms, 60_000)
+                if minute != self._minute:
+                    self._minute = minute
+                    # ``…THH:MM:`` of the minute's first second, ``00`` left off
+                    self._minute_json = b',"ts":"' + second_ts(minute * 60)[:-2].encode()
+                self._ts_json = self._minute_json + _SECONDS % divmod(in_minute, 1000)
         else:
             ts = self.clock()
             if ts is not self._ts:
@@ -437,6 +446,8 @@ _ENVELOPE = ("schema_version", "session_id", "seq", "ts", "type")
 _PLAIN = frozenset((str, int, float, bool, type(None)))
 _SHAPES: dict[type[EventBase], _Shape] = {}
 _NEWLINE = orjson.OPT_APPEND_NEWLINE
+#: A time stamp's seconds and milliseconds, and its end.
+_SECONDS = b'%02d.%03dZ"'
 _dumps = orjson.dumps
 #: No line this long or shorter can nest too deeply: each level takes two brackets.
 _SHORT = 2 * (MAX_DEPTH + 1)

@@ -416,3 +416,33 @@ def test_a_request_is_judged_by_its_line_not_by_the_results_it_refers_to(tmp_pat
     assert request.messages == messages
     rebuilt = LlmRequest.model_validate(request.canonical())
     assert request_hash(rebuilt.canonical()) == ev.request_hash
+
+
+def test_the_default_clock_stamps_each_line_with_its_utc_millisecond(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Lines a millisecond, seconds, minutes or days apart (the time stamp is made from parts
+    kept per minute and per day) say the time ``datetime`` says."""
+    from datetime import UTC, datetime
+
+    from regista.trace import writer as writer_module
+    from regista.trace.events import second_ts
+
+    rng = random.Random(606)
+    now = 1_780_000_000_000_000_000
+    times = []
+    for _ in range(400):
+        now += rng.choice([0, 1, 999_999, 1_000_000, 59_999_999_999, 86_400 * 10**9, 10**15])
+        times.append(now)
+    monkeypatch.setattr(writer_module, "time_ns", iter(times).__next__)
+    with TraceWriter(tmp_path / "t.jsonl", "S1") as w:
+        for step in range(len(times)):
+            w.append(
+                ToolCall, {"step": step, "turn": 0, "tool_use_id": "t", "name": "f", "input": {}}
+            )
+    stamps = [orjson.loads(x)["ts"] for x in w.path.read_bytes().splitlines()]
+    for ns, ts in zip(times, stamps, strict=True):
+        second, milli = divmod(ns // 1_000_000, 1000)
+        expected = datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%S")
+        assert ts == f"{expected}.{milli:03d}Z"
+        assert second_ts(second) == expected
