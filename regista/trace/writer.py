@@ -102,9 +102,12 @@ class TraceWriter:
         self._ms = -1
         self._ts: Any = _UNSET
         self._ts_json = b""
-        #: The minute of the last line's millisecond, and ``,"ts":"…`` up to its seconds.
-        self._minute = -1
+        #: The millisecond the last line's minute began at, and ``,"ts":"…`` up to its
+        #: seconds.
+        self._minute = -60_000
         self._minute_json = b""
+        if not _MILLI:  # made once, when the first trace is written
+            _MILLI.extend(b'%03dZ"' % milli for milli in range(1000))
         self._fast: dict[type[EventBase], _Fast] = {}
         if file is not None:
             self._file = file
@@ -175,12 +178,14 @@ class TraceWriter:
             ms = time_ns() // 1_000_000
             if ms != self._ms:  # most events: the last one was at least a millisecond ago
                 self._ms = ms
-                minute, in_minute = divmod(ms, 60_000)
-                if minute != self._minute:
-                    self._minute = minute
+                in_minute = ms - self._minute
+                if not 0 <= in_minute < 60_000:
+                    minute, in_minute = divmod(ms, 60_000)
+                    self._minute = ms - in_minute
                     # ``…THH:MM:`` of the minute's first second, ``00`` left off
                     self._minute_json = b',"ts":"' + second_ts(minute * 60)[:-2].encode()
-                self._ts_json = self._minute_json + _SECONDS % divmod(in_minute, 1000)
+                second, milli = divmod(in_minute, 1000)
+                self._ts_json = b"".join((self._minute_json, _SECOND[second], _MILLI[milli]))
         else:
             ts = self.clock()
             if ts is not self._ts:
@@ -446,8 +451,9 @@ _ENVELOPE = ("schema_version", "session_id", "seq", "ts", "type")
 _PLAIN = frozenset((str, int, float, bool, type(None)))
 _SHAPES: dict[type[EventBase], _Shape] = {}
 _NEWLINE = orjson.OPT_APPEND_NEWLINE
-#: A time stamp's seconds and milliseconds, and its end.
-_SECONDS = b'%02d.%03dZ"'
+#: A time stamp's seconds, and its milliseconds with its end, by their number.
+_SECOND = tuple(b"%02d." % second for second in range(60))
+_MILLI: list[bytes] = []
 _dumps = orjson.dumps
 #: No line this long or shorter can nest too deeply: each level takes two brackets.
 _SHORT = 2 * (MAX_DEPTH + 1)
