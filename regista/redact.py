@@ -247,10 +247,10 @@ def redact_bytes(data: bytes, found: Counter[str] | None = None) -> bytes:
         data: The text.
         found: Counts what was replaced, by kind (optional).
     """
-    counts: Counter[str] = found if found is not None else Counter()
     finder = _finder[0] if _finder else _find()
     if not finder.first(data):
         return data
+    counts: Counter[str] = found if found is not None else Counter()
     present = {i for i, _, _ in finder.every(data, overlapping=True)}
     for rule in _RULES:
         for prefix, pattern in rule.patterns:
