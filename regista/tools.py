@@ -73,8 +73,8 @@ class Tool:
     def schema(self) -> dict[str, Any]:
         """The tool as the Messages API expects it: the same dict while the name, the
         description and the input schema are the same objects (a request's tools are then
-        recognised by identity when it is hashed and written; what was sent is never
-        changed afterwards)."""
+        recognised by identity when it is hashed and written). A tool is changed by
+        assigning a new value: what was sent is never changed in place afterwards."""
         if self.raw_schema is not None:
             return self.raw_schema
         made = self._schema
