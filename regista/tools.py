@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import copy
 import inspect
 import re
 from collections.abc import Callable
@@ -56,8 +57,10 @@ class Tool:
     model: type[BaseModel] | None = field(default=None, repr=False)
     #: A recorded schema served verbatim (replays rebuild tools from a trace this way).
     raw_schema: dict[str, Any] | None = field(default=None, repr=False)
-    #: The schema made last, given again while its parts are the same objects.
+    #: The schema made last, given again while its parts are the same objects, and the
+    #: input schema it was copied from.
     _schema: dict[str, Any] | None = field(default=None, init=False, repr=False, compare=False)
+    _copied: Any = field(default=None, init=False, repr=False, compare=False)
 
     @classmethod
     def from_schema(cls, schema: dict[str, Any]) -> Tool:
@@ -66,30 +69,35 @@ class Tool:
             name=str(schema.get("name", "")),
             description=str(schema.get("description", "")),
             input_schema=dict(schema.get("input_schema") or {}),
-            raw_schema=schema,
+            raw_schema=copy.deepcopy(schema),  # sent as it is now, whatever happens to it
         )
 
     @property
     def schema(self) -> dict[str, Any]:
         """The tool as the Messages API expects it: the same dict while the name, the
-        description and the input schema are the same objects (a request's tools are then
-        recognised by identity when it is hashed and written). A tool is changed by
-        assigning a new value: what was sent is never changed in place afterwards."""
+        description and the input schema are the same objects, so a request's tools are
+        recognised by identity when it is hashed and written.
+
+        The input schema is copied when the schema is made: what is sent is what the trace
+        records, even if the dict given is changed in place later (such a change is not
+        sent: a tool is changed by assigning a new value, ``t.input_schema = {...}``). The
+        dict returned is the one sent: it must not be changed.
+        """
         if self.raw_schema is not None:
             return self.raw_schema
         made = self._schema
         if (
             made is None
-            or made.get("name") is not self.name
-            or made.get("description") is not self.description
-            or made.get("input_schema") is not self.input_schema
-            or len(made) != 3
+            or made["name"] is not self.name
+            or made["description"] is not self.description
+            or self._copied is not self.input_schema
         ):
             made = self._schema = {
                 "name": self.name,
                 "description": self.description,
-                "input_schema": self.input_schema,
+                "input_schema": copy.deepcopy(self.input_schema),
             }
+            self._copied = self.input_schema
         return made
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:

@@ -35,7 +35,21 @@ def test_a_tool_gives_the_same_schema_until_a_part_of_it_changes() -> None:
     made.input_schema = {"type": "object", "properties": {}}
     assert made.schema["input_schema"] == {"type": "object", "properties": {}}
     raw = {"name": "r", "description": "", "input_schema": {}, "extra": 1}
-    assert Tool.from_schema(raw).schema is raw
+    recorded = Tool.from_schema(raw)
+    assert recorded.schema == raw and recorded.schema is recorded.schema
+
+
+def test_a_schema_changed_in_place_is_neither_sent_nor_recorded_as_sent() -> None:
+    """What is sent is a copy made with the schema: the trace records what the model saw."""
+    made = tool(note.fn)
+    sent = made.schema
+    made.input_schema["properties"]["text"]["description"] = "changed in place"
+    assert made.schema is sent
+    assert "description" not in sent["input_schema"]["properties"]["text"]
+    raw = {"name": "r", "description": "", "input_schema": {"type": "object"}}
+    recorded = Tool.from_schema(raw)
+    raw["input_schema"]["type"] = "changed"
+    assert recorded.schema["input_schema"] == {"type": "object"}
 
 
 def _request_lines(path: Path) -> list[dict[str, Any]]:
