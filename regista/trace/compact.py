@@ -23,8 +23,10 @@ import orjson
 
 from regista.trace.canonical import same_json
 from regista.trace.names import LLM_REQUEST, TOOL_RESULT
+from regista.trace.validate import MAX_DEPTH, deeper
 
 __all__ = [
+    "REFERABLE_DEPTH",
     "REQUEST_CONTEXT",
     "RESOLVED",
     "RequestDecoder",
@@ -37,6 +39,11 @@ __all__ = [
 
 #: The fields of an ``llm.request`` that are written only when they change.
 REQUEST_CONTEXT = ("system", "tools")
+
+#: How deeply a tool result's content may nest to be referred to by a request: put back,
+#: it sits five levels down (``messages``, a message, its ``content``, a block), and the
+#: request must nest no more than ``MAX_DEPTH`` levels, as every event.
+REFERABLE_DEPTH = MAX_DEPTH - 5
 
 _MISSING: Any = object()
 
@@ -66,8 +73,12 @@ class RequestEncoder:
     both are recognised by identity first. Other values are compared as JSON: ``system``
     and ``tools`` by their serialised bytes (equal bytes are what the reader would put
     back; a system prompt that is a string, as its own text), tool results value by value.
-    The agent loop makes a new ``tools`` list for every call, so the JSON of the tools
-    written last is kept to compare with.
+    A caller may make a new ``tools`` list for every call (a proxy parses each request
+    afresh), so the JSON of the tools written last is kept to compare with.
+
+    A tool result whose content would nest too deeply inside a request (see
+    :data:`REFERABLE_DEPTH`) is never referred to: the request's line then holds it, and
+    is refused as too deep, as the whole request would be.
     """
 
     def __init__(self) -> None:
@@ -84,7 +95,10 @@ class RequestEncoder:
 
     def note_result(self, tool_use_id: str, content: Any) -> None:
         """A ``tool.result`` line was written."""
-        self._results[tool_use_id] = content
+        if type(content) is str or deeper(content, REFERABLE_DEPTH) is False:
+            self._results[tool_use_id] = content
+        else:  # nor may an earlier result with this id be referred to: it is not the latest
+            self._results.pop(tool_use_id, None)
 
     def encode(self, line: dict[str, Any]) -> dict[str, Any]:
         """The compact form of a full ``llm.request`` line (``line`` is not changed)."""
@@ -285,6 +299,11 @@ def fill_results(data: dict[str, Any], refs: Any, lookup: Any) -> None:
         content = lookup(uid)
         if content is None:
             raise TraceRefError(f"result_refs names {uid!r}, which no earlier tool.result has")
+        if type(content) is not str and deeper(content, REFERABLE_DEPTH) is not False:
+            raise TraceRefError(
+                f"result_refs names {uid!r}, whose content would nest more than "
+                f"{MAX_DEPTH} levels deep in the request"
+            )
         contents[uid] = content
     messages = data.get("messages")
     if type(messages) is not list:

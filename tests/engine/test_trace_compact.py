@@ -13,10 +13,10 @@ import orjson
 import pytest
 
 from regista import replay
-from regista.errors import RegistaError, TraceFormatError
+from regista.errors import RegistaError, TraceFormatError, TraceWriteError
 from regista.samples import refund
 from regista.trace.canonical import request_hash
-from regista.trace.compact import RequestDecoder
+from regista.trace.compact import REFERABLE_DEPTH, RequestDecoder
 from regista.trace.events import (
     SCHEMA_VERSION,
     EventAdapter,
@@ -27,6 +27,7 @@ from regista.trace.events import (
 from regista.trace.index import TraceIndex
 from regista.trace.migrations import migrate
 from regista.trace.reader import Trace
+from regista.trace.validate import deeper
 from regista.trace.writer import TraceWriter
 from regista.types import LlmRequest
 
@@ -233,6 +234,50 @@ def test_a_block_without_content_keeps_its_id_inline(tmp_path: Path) -> None:
     (request,) = [x for x in _lines(path) if x["type"] == "llm.request"]
     assert "result_refs" not in request
     _check_every_request(path)
+
+
+def _nested(levels: int) -> list[Any]:
+    """Tool result content that nests ``levels`` levels deep (the list itself is one)."""
+    inner: Any = "leaf"
+    for _ in range(levels - 2):
+        inner = {"k": inner}
+    return [{"type": "text", "text": "t", "k": inner}] if levels > 1 else []
+
+
+@pytest.mark.parametrize("levels", [REFERABLE_DEPTH - 1, REFERABLE_DEPTH, REFERABLE_DEPTH + 1])
+def test_a_result_too_deep_for_a_request_is_not_referred_to(tmp_path: Path, levels: int) -> None:
+    """Put back in a request, a result's content sits five levels down: one that would make
+    the request nest past the limit is written whole, and refused as the request is."""
+    content = _nested(levels)
+    assert deeper(content, levels) is False and deeper(content, levels - 1) is True
+    path = tmp_path / "t.jsonl"
+    with TraceWriter(path, "S") as w:
+        w.write(SessionStart, task="t", model="m", provider="scripted")
+        w.write(ToolResult, step=0, tool_use_id="u", name="f", content=content)
+        messages = [{"role": "user", "content": "go"}, _result_message("u", content)]
+        if levels > REFERABLE_DEPTH:
+            with pytest.raises(TraceWriteError, match="nested more than"):
+                _request(w, 1, [], messages)
+            return
+        _request(w, 1, [], messages)
+    (request,) = [x for x in _lines(path) if x["type"] == "llm.request"]
+    assert request["result_refs"] == ["u"]
+    assert _check_every_request(path) == 1
+
+
+def test_a_reference_to_a_result_too_deep_for_a_request_names_its_line(tmp_path: Path) -> None:
+    """A hand-made line refers to a result that would make its request too deep."""
+    path = _compact_trace(tmp_path)
+    _rewrite(path, 4, lambda d: d.update(content=_nested(REFERABLE_DEPTH + 1)))
+    message = r":5: .*'u2', whose content would nest more than 100 levels deep"
+    with pytest.raises(TraceFormatError, match=message):
+        Trace.load(path)
+    index = TraceIndex(path)
+    index.scan()
+    with pytest.raises(TraceFormatError, match=message):
+        for pos in range(len(index)):
+            index.step(pos)
+    index.close()
 
 
 # -- bad compact lines ----------------------------------------------------------------------

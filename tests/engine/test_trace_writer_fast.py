@@ -382,9 +382,10 @@ def test_a_line_with_many_brackets_but_few_levels_is_written(tmp_path: Path) -> 
     assert Trace.load(tmp_path / "t.jsonl").events[1].input == {"rows": rows}
 
 
-def test_a_request_is_judged_by_its_line_not_by_the_results_it_refers_to(tmp_path: Path) -> None:
+def test_a_request_is_judged_with_the_results_it_would_refer_to(tmp_path: Path) -> None:
     """A tool result nested deep enough to fit its own line, but not a request's message,
-    is referred to: the request's line is shallow, and the reader rebuilds it."""
+    is not referred to: the request's line holds it and is refused, as the whole request
+    nests past the limit; the trace keeps what came before."""
     path = tmp_path / "t.jsonl"
     content = [{"type": "text", "text": "x", "more": _nested(MAX_DEPTH - 5)}]
     messages = [{"role": "user", "content": [
@@ -395,27 +396,24 @@ def test_a_request_is_judged_by_its_line_not_by_the_results_it_refers_to(tmp_pat
         w.write(SessionStart, task="t", model="m", provider="scripted")
         w.append(ToolResult, {"step": 0, "tool_use_id": "u1", "name": "f", "content": content,
                               "is_error": False, "source": "live", "duration_ms": 0.0})  # fmt: skip
-        w.append(
-            LlmRequestEvent,
-            {
-                "step": 1,
-                "turn": 0,
-                "request_hash": request_hash(req.canonical()),
-                "model": "m",
-                "system": "s",
-                "tools": [],
-                "tool_choice": None,
-                "max_tokens": 9,
-                "params": {},
-                "messages_prefix": 0,
-                "messages": messages,
-            },
-        )
-    assert b'"result_refs":["u1"]' in path.read_bytes()
-    ((ev, request),) = Trace.load(path).iter_requests()
-    assert request.messages == messages
-    rebuilt = LlmRequest.model_validate(request.canonical())
-    assert request_hash(rebuilt.canonical()) == ev.request_hash
+        with pytest.raises(TraceWriteError, match="nested more than"):
+            w.append(
+                LlmRequestEvent,
+                {
+                    "step": 1,
+                    "turn": 0,
+                    "request_hash": request_hash(req.canonical()),
+                    "model": "m",
+                    "system": "s",
+                    "tools": [],
+                    "tool_choice": None,
+                    "max_tokens": 9,
+                    "params": {},
+                    "messages_prefix": 0,
+                    "messages": messages,
+                },
+            )
+    assert [ev.type for ev in Trace.load(path).events] == ["session.start", "tool.result"]
 
 
 def test_the_default_clock_stamps_each_line_with_its_utc_millisecond(
