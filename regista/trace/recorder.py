@@ -21,19 +21,24 @@ from collections.abc import Callable
 from itertools import compress, count
 from operator import is_not
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
+
+from pydantic import ValidationError
 
 from regista._version import __version__
+from regista.errors import TraceWriteError
 from regista.pricing import add_costs
 from regista.trace.canonical import PrefixHasher
 from regista.trace.events import (
     ContextCompaction,
     ErrorEvent,
+    EventBase,
     LlmRequestEvent,
     LlmResponseEvent,
     PermissionDecision,
     SessionEnd,
     SessionStart,
+    Source,
     ToolCall,
     ToolResult,
 )
@@ -59,6 +64,22 @@ def tool_result_block(tool_use_id: str, content: Any, is_error: bool) -> dict[st
     if is_error:
         block["is_error"] = True
     return block
+
+
+#: The values of ``source`` and ``by``, and the types of a duration or a cost.
+_SOURCES = frozenset(get_args(Source))
+_BY = frozenset(("policy", "default", "recorded"))
+_NUMBERS = frozenset((float, int))
+
+
+def _objects(value: Any) -> bool:
+    """Whether ``value`` is a list of JSON objects (a tool result's content blocks)."""
+    if type(value) is not list:
+        return False
+    for item in value:  # noqa: SIM110 - no generator made on a result's path
+        if type(item) is not dict:
+            return False
+    return True
 
 
 def _how(stream: bool | None, server: dict[str, Any] | None) -> dict[str, Any]:
@@ -135,6 +156,24 @@ class TraceRecorder:
         self.steps += 1
         return step
 
+    def _check(self, event_cls: type[EventBase], fields: dict[str, Any]) -> None:
+        """Refuse ``fields`` when the event's model refuses them (a value of another type
+        than its field's, which the reader would refuse): nothing is written, and the trace
+        stays readable. The common calls are told apart by a few type tests first."""
+        try:
+            event_cls.model_validate({"session_id": self.session_id, "seq": 0, **fields})
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            kind = event_cls.model_fields["type"].default
+            article = "an" if str(kind)[:1] in "aeiou" else "a"
+            raise TraceWriteError(
+                f"cannot record {article} {kind} event in {self.path}: {where}: {first['msg']}"
+            ) from None
+        except RecursionError:
+            kind = event_cls.model_fields["type"].default
+            raise too_deep_error(str(kind), self.path) from None
+
     def _count(self, source: str) -> None:
         self.sources[source] = self.sources.get(source, 0) + 1
 
@@ -159,8 +198,7 @@ class TraceRecorder:
         metadata: dict[str, Any] | None = None,
     ) -> SessionStart:
         """Write ``session.start``: the configuration the session runs with."""
-        event: SessionStart = self.writer.write(
-            SessionStart,
+        fields = dict(
             task=task,
             instructions=instructions,
             model=model,
@@ -177,6 +215,8 @@ class TraceRecorder:
             metadata=metadata or {},
             regista_version=__version__,
         )
+        self._check(SessionStart, fields)
+        event: SessionStart = self.writer.write(SessionStart, **fields)
         return event
 
     def end(
@@ -189,8 +229,7 @@ class TraceRecorder:
         replay: dict[str, Any] | None = None,
     ) -> SessionEnd:
         """Write ``session.end`` with the totals counted so far, and close the trace."""
-        event: SessionEnd = self.writer.write(
-            SessionEnd,
+        fields = dict(
             stop_reason=stop_reason,
             output=output,
             turns=self.turns,
@@ -202,6 +241,8 @@ class TraceRecorder:
             error=error,
             replay=replay,
         )
+        self._check(SessionEnd, fields)
+        event: SessionEnd = self.writer.write(SessionEnd, **fields)
         self.close()
         return event
 
@@ -209,9 +250,9 @@ class TraceRecorder:
         self, where: str, error_type: str, message: str, *, step: int | None = None
     ) -> ErrorEvent:
         """Write an ``error`` event (``where``: provider, tool, agent or replay)."""
-        event: ErrorEvent = self.writer.write(
-            ErrorEvent, step=step, where=where, error_type=error_type, message=message
-        )
+        fields = dict(step=step, where=where, error_type=error_type, message=message)
+        self._check(ErrorEvent, fields)
+        event: ErrorEvent = self.writer.write(ErrorEvent, **fields)
         return event
 
     # -- model calls -----------------------------------------------------------------------
@@ -275,21 +316,29 @@ class TraceRecorder:
             payload = response.payload()
         except (ValueError, RecursionError):  # nested past what can be serialised
             raise too_deep_error("llm.response", self.path) from None
+        fields = {
+            "step": step,
+            "turn": self.turns,
+            "response": payload,
+            "provider": provider,
+            "source": source,
+            "cost_usd": cost_usd,
+            "duration_ms": duration_ms,
+            "matched": matched,
+            **_how(stream, server),
+        }
+        if not (
+            type(step) is int
+            and type(provider) is str
+            and type(source) is str
+            and source in _SOURCES
+            and (cost_usd is None or type(cost_usd) in _NUMBERS)
+            and type(duration_ms) in _NUMBERS
+            and (matched is None or type(matched) is bool)
+        ):
+            self._check(LlmResponseEvent, fields)
+        self.writer.append(LlmResponseEvent, fields)
         self._account(response.usage, cost_usd, source)
-        self.writer.append(
-            LlmResponseEvent,
-            {
-                "step": step,
-                "turn": self.turns,
-                "response": payload,
-                "provider": provider,
-                "source": source,
-                "cost_usd": cost_usd,
-                "duration_ms": duration_ms,
-                "matched": matched,
-                **_how(stream, server),
-            },
-        )
         self.turns += 1
 
     def model_step(
@@ -355,17 +404,18 @@ class TraceRecorder:
 
     def tool_call(self, tool_use_id: str, name: str, input: dict[str, Any]) -> int:
         """Write ``tool.call`` (of the last model answer) as a new step; return its number."""
-        step = self.next_step()
-        self.writer.append(
-            ToolCall,
-            {
-                "step": step,
-                "turn": self.turns - 1,
-                "tool_use_id": tool_use_id,
-                "name": name,
-                "input": input,
-            },
-        )
+        step = self.steps
+        fields = {
+            "step": step,
+            "turn": self.turns - 1,
+            "tool_use_id": tool_use_id,
+            "name": name,
+            "input": input,
+        }
+        if not (type(tool_use_id) is str and type(name) is str and type(input) is dict):
+            self._check(ToolCall, fields)
+        self.writer.append(ToolCall, fields)
+        self.next_step()
         self.tool_calls += 1
         return step
 
@@ -373,16 +423,23 @@ class TraceRecorder:
         self, step: int, tool_use_id: str, *, allowed: bool, reason: str | None, by: str
     ) -> None:
         """Write ``permission.decision`` (``by``: policy, default or recorded)."""
-        self.writer.append(
-            PermissionDecision,
-            {
-                "step": step,
-                "tool_use_id": tool_use_id,
-                "allowed": allowed,
-                "reason": reason,
-                "by": by,
-            },
-        )
+        fields = {
+            "step": step,
+            "tool_use_id": tool_use_id,
+            "allowed": allowed,
+            "reason": reason,
+            "by": by,
+        }
+        if not (
+            type(step) is int
+            and type(tool_use_id) is str
+            and type(allowed) is bool
+            and (reason is None or type(reason) is str)
+            and type(by) is str
+            and by in _BY
+        ):
+            self._check(PermissionDecision, fields)
+        self.writer.append(PermissionDecision, fields)
 
     def tool_result(
         self,
@@ -396,19 +453,28 @@ class TraceRecorder:
         duration_ms: float = 0.0,
     ) -> None:
         """Write ``tool.result``; it ends the tool step."""
+        fields = {
+            "step": step,
+            "tool_use_id": tool_use_id,
+            "name": name,
+            "content": content,
+            "is_error": is_error,
+            "source": source,
+            "duration_ms": duration_ms,
+        }
+        if not (
+            type(step) is int
+            and type(tool_use_id) is str
+            and type(name) is str
+            and (type(content) is str or _objects(content))
+            and type(is_error) is bool
+            and type(source) is str
+            and source in _SOURCES
+            and type(duration_ms) in _NUMBERS
+        ):
+            self._check(ToolResult, fields)
+        self.writer.append(ToolResult, fields)
         self._count(source)
-        self.writer.append(
-            ToolResult,
-            {
-                "step": step,
-                "tool_use_id": tool_use_id,
-                "name": name,
-                "content": content,
-                "is_error": is_error,
-                "source": source,
-                "duration_ms": duration_ms,
-            },
-        )
 
     def tool_step(
         self,

@@ -7,8 +7,10 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 
 from regista import replay
+from regista.errors import TraceWriteError
 from regista.pricing import add_costs
 from regista.trace.formats import (
     REGISTA,
@@ -172,3 +174,46 @@ def test_the_shared_history_is_the_same_messages_then_equal_ones() -> None:
         while plain < min(len(prev), len(cur)) and prev[plain] == cur[plain]:
             plain += 1
         assert common_prefix(prev, cur) == plain
+
+
+def _bad_calls(rec: TraceRecorder) -> list[tuple[str, Any]]:
+    """Calls with a value of another type than the event's field (as untyped code may make)."""
+    bad: Any = None
+    return [
+        ("input", lambda: rec.tool_call("toolu_9", "f", bad)),
+        ("name", lambda: rec.tool_call("toolu_9", bad, {})),
+        ("content", lambda: rec.tool_result(0, "toolu_9", "f", [1, 2])),
+        ("source", lambda: rec.tool_result(0, "toolu_9", "f", "x", source="elsewhere")),
+        ("duration_ms", lambda: rec.tool_result(0, "toolu_9", "f", "x", duration_ms="slow")),
+        ("by", lambda: rec.decision(0, "toolu_9", allowed=True, reason=None, by=["me"])),
+        ("where", lambda: rec.error("nowhere", "E", "m")),
+        ("provider", lambda: rec.response(0, LlmResponse(model="m"), provider=bad)),
+        ("task", lambda: rec.start(task=bad, model="m", provider="p")),
+        ("stop_reason", lambda: rec.end(bad)),
+    ]
+
+
+def test_a_value_the_reader_would_refuse_is_refused_and_the_trace_stays_whole(
+    tmp_path: Path,
+) -> None:
+    """A call that gives a value of another type is refused with one clear error, nothing is
+    written, and the recording goes on: the trace never holds a line the reader refuses."""
+    path = tmp_path / "t.jsonl"
+    with TraceRecorder.create(path, "01JCHECKS000000000000000000") as rec:
+        rec.start(task="t", model="m", provider="p")
+        for field, call in _bad_calls(rec):
+            size = path.stat().st_size
+            with pytest.raises(
+                TraceWriteError, match=rf"cannot record an? [a-z.]+ event in .*: {field}"
+            ):
+                call()
+            assert path.stat().st_size == size, field
+        step = rec.tool_call("toolu_1", "f", {"q": 1})
+        rec.decision(step, "toolu_1", allowed=True, reason=None, by="policy")
+        rec.tool_result(step, "toolu_1", "f", [{"type": "text", "text": "ok"}], duration_ms=3)
+        rec.end("end_turn")
+    trace = Trace.load(path)
+    assert [ev.type for ev in trace.events] == [
+        "session.start", "tool.call", "permission.decision", "tool.result", "session.end"
+    ]  # fmt: skip
+    assert trace.events[1].step == 0 and trace.events[3].duration_ms == 3.0
