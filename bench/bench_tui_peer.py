@@ -6,12 +6,16 @@
 - Step move: one key press at a time, the screen settled between presses; milliseconds
   from ``send-keys`` until the pane shows the move (regista-tui: the step counter in the
   timeline's title, and the step view redrawn after its settle delay counts as part of the
-  move; the bare app: a counter in a label that the key press updates). Median and p95.
+  move; the bare app: a counter in a label that the key press updates, and the cursor of
+  an ``OptionList`` of 1,000 lines, Textual's own list of many lines, which moves with it:
+  after the first screenful both lists scroll).
+  Both apps run at once and take their presses in turn, as many each. Median and p95, and
+  the same for each stretch of 40 presses (the first ones move within the first screen).
 
 The bare app pays the same terminal, tmux and polling costs: the ratios are what regista
 adds. Made with ``bench/realistic.py`` if missing.
 
-    .venv/bin/python bench/bench_tui_peer.py [--starts 7] [--moves 40]
+    .venv/bin/python bench/bench_tui_peer.py [--starts 7] [--moves 160]
 """
 
 from __future__ import annotations
@@ -28,33 +32,38 @@ from pathlib import Path
 from realistic import DIR, realistic_trace
 
 BARE = """
+import sys
+
 from textual.app import App
-from textual.widgets import Footer, Header, Label, ListItem, ListView
+from textual.widgets import Footer, Header, Label, OptionList
 
 
 class Bare(App[None]):
+    CSS = "OptionList { height: 1fr; }"
     BINDINGS = [("j", "down", "Down"), ("k", "up", "Up"), ("q", "quit", "Quit")]
 
     def compose(self):
         yield Header()
-        yield Label("Steps · 1/30", id="where")
-        yield ListView(*(ListItem(Label(f"row {i} of the bare app")) for i in range(30)))
+        yield Label(f"Steps · 1/{ROWS}", id="where")
+        yield OptionList(*(f"row {i} of the bare app" for i in range(ROWS)))
         yield Footer()
 
     def on_mount(self):
         self.n = 1
+        self.query_one(OptionList).highlighted = 0
 
     def action_down(self):
         self.n += 1
-        self.query_one("#where", Label).update(f"Steps · {self.n}/30")
-        self.query_one(ListView).action_cursor_down()
+        self.query_one("#where", Label).update(f"Steps · {self.n}/{ROWS}")
+        self.query_one(OptionList).action_cursor_down()
 
     def action_up(self):
         self.n -= 1
-        self.query_one("#where", Label).update(f"Steps · {self.n}/30")
-        self.query_one(ListView).action_cursor_up()
+        self.query_one("#where", Label).update(f"Steps · {self.n}/{ROWS}")
+        self.query_one(OptionList).action_cursor_up()
 
 
+ROWS = int(sys.argv[1]) if len(sys.argv) > 1 else 30
 Bare().run()
 """
 
@@ -98,25 +107,26 @@ def first_screen(command: str, needles: list[str], tag: str) -> float:
         _kill(name)
 
 
-def moves(
-    command: str, ready: list[str], where: list[str], total: int, count: int, tag: str
-) -> list[float]:
-    """Milliseconds per single ``j`` press until every ``where`` (formatted with the
-    1-based position ``n``, the ``step`` number and the ``total``) shows."""
-    name = f"peer{os.getpid()}-m{tag}"
-    t0 = _start(name, command)
-    out = []
+def moves(apps: list[tuple[str, list[str], list[str]]], count: int) -> list[list[float]]:
+    """Milliseconds per single ``j`` press, for each app (its command, what shows when it
+    is ready, and what shows when the ``i``-th press is done: formatted with the 1-based
+    position ``n`` and the ``step`` number), the apps pressed in turn."""
+    names = [f"peer{os.getpid()}-m{k}" for k in range(len(apps))]
+    out: list[list[float]] = [[] for _ in apps]
     try:
-        _wait(name, ready, t0)
+        for name, (command, ready, _) in zip(names, apps, strict=True):
+            _wait(name, ready, _start(name, command))
         time.sleep(1.5)  # the background index scan
         for i in range(count):
-            t = time.perf_counter()
-            subprocess.run(["tmux", "send-keys", "-t", name, "j"], check=True)
-            _wait(name, [w.format(n=i + 2, step=i + 1, total=total) for w in where], t)
-            out.append((time.perf_counter() - t) * 1000)
-            time.sleep(0.15)  # settled: a person reads before the next press
+            for k, (name, (_, _, where)) in enumerate(zip(names, apps, strict=True)):
+                t = time.perf_counter()
+                subprocess.run(["tmux", "send-keys", "-t", name, "j"], check=True)
+                _wait(name, [w.format(n=i + 2, step=i + 1) for w in where], t)
+                out[k].append((time.perf_counter() - t) * 1000)
+                time.sleep(0.15)  # settled: a person reads before the next press
     finally:
-        _kill(name)
+        for name in names:
+            _kill(name)
     return out
 
 
@@ -127,7 +137,7 @@ def _p95(values: list[float]) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--starts", type=int, default=7)
-    parser.add_argument("--moves", type=int, default=40)
+    parser.add_argument("--moves", type=int, default=160)
     parser.add_argument("--mb", type=float, default=200.0)
     args = parser.parse_args()
     path = realistic_trace(DIR / f"real-{args.mb:g}.jsonl", args.mb)
@@ -154,9 +164,22 @@ def main() -> None:
     r, b = statistics.median(ours), statistics.median(theirs)
     print(f"  first screen   regista-tui {r:6.3f} s   bare app {b:6.3f} s   {r / b:5.2f}×")
 
-    bm = moves(peer, ["row 29"], ["Steps · {n}/{total}"], 30, min(args.moves, 28), "b")
+    rows = 1000
     # The move is done when the timeline's counter and the step view's title both say so.
-    rm = moves(tui, [marker, "Steps"], ["· {n}/{total}", "Step {step} ·"], steps, args.moves, "r")
+    rm, bm = moves(
+        [
+            (tui, [marker, "Steps"], ["· {n}/" + str(steps), "Step {step} ·"]),
+            (f"{peer} {rows}", ["row 29"], ["Steps · {n}/" + str(rows)]),
+        ],
+        min(args.moves, rows - 1),
+    )
+    for a in range(0, len(rm), 40):
+        r, b = rm[a : a + 40], bm[a : a + 40]
+        mr, mb = statistics.median(r), statistics.median(b)
+        print(
+            f"  presses {a + 1:>3}-{a + len(r):<3}  median {mr:5.1f} / {mb:5.1f} ms"
+            f"  {mr / mb:4.2f}×   p95 {_p95(r):5.1f} / {_p95(b):5.1f} ms  {_p95(r) / _p95(b):4.2f}×"
+        )
     for label, f in (("median", statistics.median), ("p95", _p95)):
         r, b = f(rm), f(bm)
         print(f"  move {label:6}    regista-tui {r:6.1f} ms  bare app {b:6.1f} ms  {r / b:5.2f}×")
