@@ -165,7 +165,9 @@ class _Run:
             system=c.instructions,
             messages=list(messages),
             tools=self._tools(),
-            tool_choice=c.tool_choice,
+            # the caller's dicts are copied: one changed in place later (between two
+            # calls) is hashed and written as it is then, not known by identity
+            tool_choice=None if c.tool_choice is None else dict(c.tool_choice),
             max_tokens=c.max_tokens,
             params=dict(c.params),
         )

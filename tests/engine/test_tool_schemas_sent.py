@@ -86,3 +86,20 @@ def test_a_tool_changed_during_a_session_is_sent_changed(tmp_path: Path) -> None
     assert sent == ["Keep a note.", "Keep a note.", "Keep a note, briefly."]
     assert ["tools" in x for x in _request_lines(result.trace_path)] == [True, False, True]
     _all_verified(result.trace_path)
+
+
+def test_a_tool_choice_changed_in_place_between_calls_is_hashed_as_sent(tmp_path: Path) -> None:
+    choice: dict[str, Any] = {"type": "auto"}
+
+    def switch(request: LlmRequest) -> dict[str, Any]:
+        choice["type"] = "any"  # the agent's own dict, changed during the session
+        return reply(use("toolu_2", "note", text="b"))
+
+    script = [reply(use("toolu_1", "note", text="a")), switch, reply(text="Done.")]
+    provider = ScriptedProvider(script)
+    made = tool(note.fn)
+    run = agent(tmp_path, script, provider=provider, tools=[made], tool_choice=choice)
+    result = run.run_sync("go")
+    sent = [r.tool_choice["type"] for r in provider.requests if r.tool_choice]
+    assert sent == ["auto", "auto", "any"]
+    _all_verified(result.trace_path)
