@@ -4,12 +4,11 @@
 prints a line per step. For a line written by regista, validating each event into its
 pydantic model has nothing to do: every field is there, of the exact type its annotation
 names; and importing pydantic and building the models costs more than reading a small
-trace. So a listing checks just that, with the table below, and gives such
-a line as a :class:`Listed` view: its fields as attributes, the decoded dict itself as their
-store. Any other line (a field missing or of another type, which pydantic would convert or
-refuse; a kind it does not know) is read the usual way, by
-:func:`regista.trace.lines.parse_line` (which imports the models then): its event is the
-model's, its error the model's.
+trace. So a listing checks just that, with the table below, and gives such a line as a
+:class:`Listed` view: its fields as attributes, the decoded dict itself as their store. Any
+other line (a field missing or of another type, which pydantic would convert or refuse; a
+kind it does not know) is read the usual way, by :func:`regista.trace.lines.parse_line`
+(which imports the models then): its event is the model's, its error the model's.
 
 :data:`FIELDS` restates each model's fields and types; a test derives the same table from
 the models' annotations, so the two cannot drift apart. Nested payloads are checked by
