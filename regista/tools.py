@@ -75,13 +75,14 @@ class Tool:
     @property
     def schema(self) -> dict[str, Any]:
         """The tool as the Messages API expects it: the same dict while the name, the
-        description and the input schema are the same objects, so a request's tools are
-        recognised by identity when it is hashed and written.
+        description and the input schema are the same (the schema's contents compared with
+        what was sent), so a request's tools are recognised by identity when it is hashed
+        and written.
 
         The input schema is copied when the schema is made: what is sent is what the trace
-        records, even if the dict given is changed in place later (such a change is not
-        sent: a tool is changed by assigning a new value, ``t.input_schema = {...}``). The
-        dict returned is the one sent: it must not be changed.
+        records. A schema changed in place later is seen by the comparison and sent (and
+        recorded) changed, as is a new value assigned. The dict returned is the one sent:
+        it must not be changed.
         """
         if self.raw_schema is not None:
             return self.raw_schema
@@ -91,6 +92,7 @@ class Tool:
             or made["name"] is not self.name
             or made["description"] is not self.description
             or self._copied is not self.input_schema
+            or made["input_schema"] != self.input_schema
         ):
             made = self._schema = {
                 "name": self.name,

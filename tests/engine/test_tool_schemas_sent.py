@@ -39,17 +39,39 @@ def test_a_tool_gives_the_same_schema_until_a_part_of_it_changes() -> None:
     assert recorded.schema == raw and recorded.schema is recorded.schema
 
 
-def test_a_schema_changed_in_place_is_neither_sent_nor_recorded_as_sent() -> None:
-    """What is sent is a copy made with the schema: the trace records what the model saw."""
+def test_a_schema_changed_in_place_is_sent_changed_and_what_was_sent_stays() -> None:
+    """What is sent is a copy made with the schema: a change in place is seen, and sent as a
+    new schema; the one sent before is left as it was (the trace recorded it)."""
     made = tool(note.fn)
     sent = made.schema
     made.input_schema["properties"]["text"]["description"] = "changed in place"
-    assert made.schema is sent
+    changed = made.schema
+    assert changed is not sent
+    assert changed["input_schema"]["properties"]["text"]["description"] == "changed in place"
     assert "description" not in sent["input_schema"]["properties"]["text"]
+    assert made.schema is changed
     raw = {"name": "r", "description": "", "input_schema": {"type": "object"}}
     recorded = Tool.from_schema(raw)
-    raw["input_schema"]["type"] = "changed"
+    raw["input_schema"]["type"] = "changed"  # a recorded schema is served as recorded
     assert recorded.schema["input_schema"] == {"type": "object"}
+
+
+def test_a_schema_changed_in_place_during_a_session_is_sent_and_recorded(tmp_path: Path) -> None:
+    made = tool(note.fn)
+
+    def widen(request: LlmRequest) -> dict[str, Any]:
+        made.input_schema["properties"]["text"]["maxLength"] = 10  # in place
+        return reply(use("toolu_2", "note", text="b"))
+
+    script = [reply(use("toolu_1", "note", text="a")), widen, reply(text="Done.")]
+    provider = ScriptedProvider(script)
+    result = agent(tmp_path, script, provider=provider, tools=[made]).run_sync("go")
+    sent = [
+        "maxLength" in r.tools[0]["input_schema"]["properties"]["text"] for r in provider.requests
+    ]
+    assert sent == [False, False, True]
+    assert ["tools" in x for x in _request_lines(result.trace_path)] == [True, False, True]
+    _all_verified(result.trace_path)
 
 
 def _request_lines(path: Path) -> list[dict[str, Any]]:
