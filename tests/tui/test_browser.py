@@ -6,13 +6,15 @@ import io
 from pathlib import Path
 
 from rich.console import Console
-from textual.widgets import TabbedContent
 
 from regista.trace.index import TraceIndex
+from regista_tui.__main__ import open_index
 from regista_tui.app import RegistaApp
 from regista_tui.screens.browser import BrowserScreen
 from regista_tui.screens.help import HelpScreen
 from regista_tui.search import search_steps
+from regista_tui.widgets.step.body import StepBody
+from regista_tui.widgets.step.step_view import StepView
 from regista_tui.widgets.timeline.timeline import Timeline
 
 
@@ -185,7 +187,7 @@ async def test_search_ignores_tool_schemas(browser_app: RegistaApp) -> None:
 async def test_request_diff_tab(browser_app: RegistaApp) -> None:
     async with browser_app.run_test(size=(120, 40)) as pilot:
         await pilot.press("j", "j", "v", "v")
-        assert browser_app.screen.query_one(TabbedContent).active == "tab-diff"
+        assert browser_app.screen.query_one(StepView).active_tab == "tab-diff"
         await browser_app.workers.wait_for_complete()
         await pilot.pause()
         text = _text(browser_app, "#diff-body")
@@ -197,7 +199,7 @@ async def test_raw_json_tab(browser_app: RegistaApp) -> None:
     async with browser_app.run_test(size=(120, 40)) as pilot:
         await pilot.press("j", "v")
         await pilot.pause()
-        assert browser_app.screen.query_one(TabbedContent).active == "tab-raw"
+        assert browser_app.screen.query_one(StepView).active_tab == "tab-raw"
 
 
 async def test_help_lists_the_keys(browser_app: RegistaApp) -> None:
@@ -237,3 +239,36 @@ def test_search_matches_what_the_step_view_shows_not_the_json_around_it(
         assert search_steps(index, hidden) == [], hidden
     assert search_steps(index, "user")  # a message's role is shown ("[0] user")
     assert search_steps(index, '"order_id"')  # tool inputs are drawn as JSON
+
+
+def _app(path: Path) -> RegistaApp:
+    index, notice = open_index(path)
+    return RegistaApp(index, notice=notice, settle_s=0)
+
+
+async def test_the_step_pane_says_which_lines_are_in_view(trace_path: Path) -> None:
+    """The pane has no scroll bar: its border says "lines a–b of n" when the step is
+    taller than the pane, follows a scroll and another tab, and says nothing when it fits."""
+    browser_app = _app(trace_path)
+    async with browser_app.run_test(size=(100, 14)) as pilot:
+        await pilot.pause()
+        view = browser_app.screen.query_one(StepView)
+        body = view.query_one("#step-body", StepBody)
+        total = len(body._lines)
+        height = body.scrollable_content_region.height
+        assert total > height
+        assert view.border_subtitle == f"lines 1–{height} of {total}"
+        body.scroll_to(y=2, animate=False, immediate=True)
+        await pilot.pause()
+        assert view.border_subtitle == f"lines 3–{height + 2} of {total}"
+        await pilot.press("v")  # the raw JSON of the step: longer
+        await pilot.pause()
+        raw = view.query_one("#raw-body", StepBody)
+        assert view.border_subtitle == f"lines 1–{height} of {len(raw._lines)}"
+        assert len(raw._lines) != total
+    browser_app = _app(trace_path)
+    async with browser_app.run_test(size=(200, 60)) as pilot:
+        await pilot.pause()
+        view = browser_app.screen.query_one(StepView)
+        assert len(view.query_one("#step-body", StepBody)._lines) < 40
+        assert not view.border_subtitle

@@ -19,6 +19,7 @@ from rich.style import Style
 from rich.text import Text
 from textual import events
 from textual.geometry import Size
+from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.selection import Selection
 from textual.strip import Strip
@@ -29,15 +30,34 @@ __all__ = ["StepBody"]
 #: Rendered texts kept per pane (a step's lines at one width: a few hundred KB at most).
 _KEPT = 8
 
-#: A text rendered: its lines of segments, and of plain text (for selections).
-_Lines = tuple[list[list[Segment]], list[str]]
+#: A text rendered: its lines of segments, of plain text (for selections), and the strips
+#: drawn from them so far (made once per line, and ahead of time for a text kept unseen).
+_Lines = tuple[list[list[Segment]], list[str], list[Strip | None]]
 
 
 class StepBody(ScrollView, can_focus=True):
-    """Shows one rich renderable, scrolled vertically, wrapped to the pane's width."""
+    """Shows one rich renderable, scrolled vertically, wrapped to the pane's width.
+
+    It has no scroll bar: :meth:`where` says which lines are in view, for a border to show
+    (a scroll bar is drawn again, every line of it, each time a step is shown).
+    """
+
+    class Moved(Message):
+        """The lines in view changed: another text, or a scroll."""
+
+        def __init__(self, body: StepBody) -> None:
+            super().__init__()
+            self.body = body
+
+        @property
+        def control(self) -> StepBody:
+            return self.body
 
     DEFAULT_CSS = """
-    StepBody { width: 1fr; height: 1fr; overflow-x: hidden; overflow-y: auto; }
+    StepBody {
+        width: 1fr; height: 1fr; overflow-x: hidden; overflow-y: auto;
+        scrollbar-size-vertical: 0;
+    }
     """
 
     def __init__(self, *, id: str | None = None) -> None:
@@ -46,6 +66,7 @@ class StepBody(ScrollView, can_focus=True):
         self._key: Hashable | None = None
         self._lines: list[list[Segment]] = []
         self._plain: list[str] = []
+        self._strips: list[Strip | None] = []
         self._width = -1
         self._kept: OrderedDict[tuple[Hashable, int], _Lines] = OrderedDict()
 
@@ -73,7 +94,10 @@ class StepBody(ScrollView, can_focus=True):
         pane is likely to show next, drawn while the screen is idle)."""
         width = self._width_now()
         if width > 0 and (key, width) not in self._kept:
-            self._store(key, width, self._lines_of(content, width))
+            kept = self._lines_of(content, width)
+            for row in range(min(len(kept[0]), self.size.height)):
+                self._strip(kept, row, width)
+            self._store(key, width, kept)
 
     def show_kept(self, key: Hashable) -> bool:
         """Show the kept lines of ``key`` again (False when none are kept)."""
@@ -82,12 +106,25 @@ class StepBody(ScrollView, can_focus=True):
             return False
         self._kept.move_to_end((key, self._width_now()))
         self._key = key
-        self._lines, self._plain = kept
+        self._lines, self._plain, self._strips = kept
         self._width = self._width_now()
         self._set_height(len(self._lines))
         self.scroll_to(0, 0, animate=False, immediate=True)
         self.refresh()
         return True
+
+    def where(self) -> str:
+        """Which lines are in view, as "lines 1–30 of 120" ("" when they all are)."""
+        total, height = len(self._lines), self.scrollable_content_region.height
+        if height <= 0 or total <= height:
+            return ""
+        top = min(self.scroll_offset.y, total - 1)
+        return f"lines {top + 1}–{min(top + height, total)} of {total}"
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        if round(old_value) != round(new_value):
+            self.post_message(self.Moved(self))
 
     # -- rendering -----------------------------------------------------------------------
 
@@ -105,7 +142,7 @@ class StepBody(ScrollView, can_focus=True):
             kept = self._lines_of(self._content, width)
             if self._key is not None:
                 self._store(self._key, width, kept)
-        self._lines, self._plain = kept
+        self._lines, self._plain, self._strips = kept
         self._set_height(len(self._lines))
 
     def _lines_of(self, content: RenderableType, width: int) -> _Lines:
@@ -116,7 +153,18 @@ class StepBody(ScrollView, can_focus=True):
         lines = list(
             Segment.split_and_crop_lines(segments, width, include_new_lines=False, pad=False)
         )
-        return lines, ["".join(seg.text for seg in line) for line in lines]
+        return lines, ["".join(seg.text for seg in line) for line in lines], [None] * len(lines)
+
+    @staticmethod
+    def _strip(kept: _Lines, row: int, width: int) -> Strip:
+        """Line ``row`` of a rendered text, as a strip (made once)."""
+        strip = kept[2][row]
+        if strip is None:
+            # Offsets (for selecting text) on the text only; Textual pads the line to the
+            # pane's width in the pane's background, as it does a Static's.
+            strip = Strip(kept[0][row]).crop(0, width).simplify().apply_offsets(0, row)
+            kept[2][row] = strip
+        return strip
 
     def _store(self, key: Hashable, width: int, lines: _Lines) -> None:
         self._kept[(key, width)] = lines
@@ -131,25 +179,24 @@ class StepBody(ScrollView, can_focus=True):
         if size != self.virtual_size:
             self.set_reactive(Widget.virtual_size, size)
             self._scroll_update(size)
+        self.post_message(self.Moved(self))
 
     def on_resize(self, event: events.Resize) -> None:
         self._relayout()
+        self.post_message(self.Moved(self))
 
     def render_line(self, y: int) -> Strip:
-        if self._width != self._width_now():
+        width = self._width_now()
+        if self._width != width:
             self._relayout()
-        scroll_y = self.scroll_offset.y
-        row = scroll_y + y
+        row = self.scroll_offset.y + y
         if row >= len(self._lines):
             return Strip([], 0)
-        width = self._width_now()
-        segments = self._lines[row]
         selection = self.text_selection
         if selection is not None and (span := selection.get_span(row)) is not None:
-            segments = self._selected(row, segments, span)
-        # Offsets (for selecting text) on the text only; Textual pads the line to the
-        # pane's width in the pane's background, as it does a Static's.
-        return Strip(segments).crop(0, width).simplify().apply_offsets(0, row)
+            segments = self._selected(row, self._lines[row], span)
+            return Strip(segments).crop(0, width).simplify().apply_offsets(0, row)
+        return self._strip((self._lines, self._plain, self._strips), row, width)
 
     def _selected(self, row: int, segments: list[Segment], span: tuple[int, int]) -> list[Segment]:
         start, end = span

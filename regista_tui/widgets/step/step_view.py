@@ -15,7 +15,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.timer import Timer
-from textual.widgets import TabbedContent, TabPane
+from textual.widgets import Tab, Tabs
 
 from regista.diff.structural import Change
 from regista.errors import RegistaError
@@ -35,6 +35,8 @@ _BASE_LIMIT = 2000
 _DIFF_WIDTH = 120
 #: How long after a step is drawn its neighbours are drawn (unseen), for the next move.
 _PREFETCH_S = 0.03
+#: The tabs, each over a pane of its own (``step-body``, ``raw-body``, ``diff-body``).
+_TABS = ("tab-step", "tab-raw", "tab-diff")
 
 
 class StepView(QuickBorderLabels, Vertical):
@@ -68,13 +70,17 @@ class StepView(QuickBorderLabels, Vertical):
         self._prefetch: Timer | None = None
 
     def compose(self) -> ComposeResult:
-        with TabbedContent(initial="tab-step"):
-            with TabPane("Step", id="tab-step"):
-                yield StepBody(id="step-body")
-            with TabPane("Raw JSON", id="tab-raw"):
-                yield StepBody(id="raw-body")
-            with TabPane("Request diff", id="tab-diff"):
-                yield StepBody(id="diff-body")
+        # Tabs over three panes, not a TabbedContent: every widget that overlaps a line is
+        # drawn when the line changes, and a TabbedContent puts three more under the pane.
+        yield Tabs(
+            Tab("Step", id="tab-step"),
+            Tab("Raw JSON", id="tab-raw"),
+            Tab("Request diff", id="tab-diff"),
+        )
+        for name in _TABS:
+            body = StepBody(id=f"{name.removeprefix('tab-')}-body")
+            body.display = name == "tab-step"
+            yield body
 
     # -- showing -------------------------------------------------------------------------
 
@@ -107,7 +113,7 @@ class StepView(QuickBorderLabels, Vertical):
 
     @property
     def active_tab(self) -> str:
-        return self.query_one(TabbedContent).active or "tab-step"
+        return self.query_one(Tabs).active or "tab-step"
 
     def _step(self) -> Step | RenderableType:
         assert self.position is not None
@@ -231,8 +237,17 @@ class StepView(QuickBorderLabels, Vertical):
             width = _DIFF_WIDTH * self.limit // _BASE_LIMIT
             target.update(Group(head, render_changes(changes, width=width)))
 
-    @on(TabbedContent.TabActivated)
+    @on(StepBody.Moved)
+    def _body_moved(self, event: StepBody.Moved) -> None:
+        event.stop()
+        if event.body.display:
+            self.set_border_labels(subtitle=event.body.where())
+
+    @on(Tabs.TabActivated)
     def _tab_changed(self) -> None:
+        active = self.active_tab
+        for name in _TABS:
+            self._body(f"#{name.removeprefix('tab-')}-body").display = name == active
         self.refresh_active()
 
     def action_show_more(self) -> None:
@@ -240,6 +255,4 @@ class StepView(QuickBorderLabels, Vertical):
         self.refresh_active()
 
     def action_next_tab(self) -> None:
-        tabs = ["tab-step", "tab-raw", "tab-diff"]
-        content = self.query_one(TabbedContent)
-        content.active = tabs[(tabs.index(self.active_tab) + 1) % len(tabs)]
+        self.query_one(Tabs).active = _TABS[(_TABS.index(self.active_tab) + 1) % len(_TABS)]
