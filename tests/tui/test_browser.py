@@ -199,7 +199,15 @@ async def test_raw_json_tab(browser_app: RegistaApp) -> None:
     async with browser_app.run_test(size=(120, 40)) as pilot:
         await pilot.press("j", "v")
         await pilot.pause()
-        assert browser_app.screen.query_one(StepView).active_tab == "tab-raw"
+        view = browser_app.screen.query_one(StepView)
+        assert view.active_tab == "tab-raw"
+        shown = [body.id for body in view.query(StepBody) if body.display]
+        assert shown == ["raw-body"]
+        assert '"type": "tool.call"' in _text(browser_app, "#raw-body")
+        await pilot.click("#tab-step")  # a click on a tab shows its pane, and only it
+        await pilot.pause()
+        assert view.active_tab == "tab-step"
+        assert [body.id for body in view.query(StepBody) if body.display] == ["step-body"]
 
 
 async def test_help_lists_the_keys(browser_app: RegistaApp) -> None:
