@@ -106,6 +106,9 @@ class TraceWriter:
         #: seconds.
         self._minute = -60_000
         self._minute_json = b""
+        #: The same for the last line's second: the millisecond it began at, and up to it.
+        self._second = -1000
+        self._second_json = b""
         if not _MILLI:  # made once, when the first trace is written
             _MILLI.extend(b'%03dZ"' % milli for milli in range(1000))
         self._fast: dict[type[EventBase], _Fast] = {}
@@ -178,14 +181,18 @@ class TraceWriter:
             ms = time_ns() // 1_000_000
             if ms != self._ms:  # most events: the last one was at least a millisecond ago
                 self._ms = ms
-                in_minute = ms - self._minute
-                if not 0 <= in_minute < 60_000:
-                    minute, in_minute = divmod(ms, 60_000)
-                    self._minute = ms - in_minute
-                    # ``…THH:MM:`` of the minute's first second, ``00`` left off
-                    self._minute_json = b',"ts":"' + second_ts(minute * 60)[:-2].encode()
-                second, milli = divmod(in_minute, 1000)
-                self._ts_json = b"".join((self._minute_json, _SECOND[second], _MILLI[milli]))
+                milli = ms - self._second
+                if not 0 <= milli < 1000:  # another second (in line: 1 s apart is common)
+                    in_minute = ms - self._minute
+                    if not 0 <= in_minute < 60_000:
+                        minute, in_minute = divmod(ms, 60_000)
+                        self._minute = ms - in_minute
+                        # ``…THH:MM:`` of the minute's first second, ``00`` left off
+                        self._minute_json = b',"ts":"' + second_ts(minute * 60)[:-2].encode()
+                    second, milli = divmod(in_minute, 1000)
+                    self._second = ms - milli
+                    self._second_json = self._minute_json + _SECOND[second]
+                self._ts_json = self._second_json + _MILLI[milli]
         else:
             ts = self.clock()
             if ts is not self._ts:

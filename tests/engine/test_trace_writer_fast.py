@@ -416,11 +416,17 @@ def test_a_request_is_judged_with_the_results_it_would_refer_to(tmp_path: Path) 
     assert [ev.type for ev in Trace.load(path).events] == ["session.start", "tool.result"]
 
 
+#: How far a clock moves between two lines: forward, and back (a clock set back).
+_STEPS_NS = [0, 1, 999_999, 1_000_000, 59_999_999_999, 86_400 * 10**9, 10**15]
+_STEPS_NS += [-1_000_000, -999_000_000, -61 * 10**9]
+
+
 def test_the_default_clock_stamps_each_line_with_its_utc_millisecond(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Lines a millisecond, seconds, minutes or days apart (the time stamp is made from parts
-    kept per minute and per day) say the time ``datetime`` says."""
+    """Lines a millisecond, seconds, minutes or days apart, or back in time (a clock set
+    back), say the time ``datetime`` says: the time stamp is made from parts kept per
+    second, per minute and per day."""
     from datetime import UTC, datetime
 
     from regista.trace import writer as writer_module
@@ -430,7 +436,7 @@ def test_the_default_clock_stamps_each_line_with_its_utc_millisecond(
     now = 1_780_000_000_000_000_000
     times = []
     for _ in range(400):
-        now += rng.choice([0, 1, 999_999, 1_000_000, 59_999_999_999, 86_400 * 10**9, 10**15])
+        now += rng.choice(_STEPS_NS)
         times.append(now)
     monkeypatch.setattr(writer_module, "time_ns", iter(times).__next__)
     with TraceWriter(tmp_path / "t.jsonl", "S1") as w:
