@@ -6,6 +6,7 @@ import io
 from pathlib import Path
 
 from rich.console import Console
+from textual import events
 
 from regista.trace.index import TraceIndex
 from regista_tui.__main__ import open_index
@@ -269,6 +270,14 @@ async def test_the_step_pane_says_which_lines_are_in_view(trace_path: Path) -> N
         body.scroll_to(y=2, animate=False, immediate=True)
         await pilot.pause()
         assert view.border_subtitle == f"lines 3–{height + 2} of {total}"
+        # the mouse wheel scrolls the pane without a scroll bar to grab
+        body.post_message(events.MouseScrollDown(body, 1, 1, 0, 1, 0, False, False, False))
+        await pilot.pause()
+        await pilot.wait_for_scheduled_animations()  # the wheel scrolls smoothly
+        await pilot.pause()
+        assert body.scroll_offset.y > 2
+        top = body.scroll_offset.y
+        assert view.border_subtitle == f"lines {top + 1}–{top + height} of {total}"
         await pilot.press("v")  # the raw JSON of the step: longer
         await pilot.pause()
         raw = view.query_one("#raw-body", StepBody)
