@@ -278,8 +278,8 @@ class ForkProvider(TapeProvider):
         if rec.step <= self.first_edit and request.hash != rec.request_hash:
             m = mismatch(rec, request.canonical(), others=self.unplayed_after(rec))
             raise ReplayDivergence(
-                f"{self.label}: the agent no longer reproduces the recording before the "
-                f"edit, at step {rec.step}: {m.detail}{m.nearest_note}",
+                f"{self.label}: diverged at step {rec.step} (before the edit, the agent no "
+                f"longer reproduces the recording): {m.detail}{m.nearest_note}",
                 step=rec.step,
                 diffs=m.changes,
             )
@@ -430,7 +430,8 @@ async def fork(
     Raises:
         InvalidEditError: A step does not exist, or an edit does not fit its step.
         UserError: A live half is needed and no agent can be found.
-        ReplayDivergence: The agent no longer reproduces the recording before the edit.
+        ReplayDivergence: The agent no longer reproduces the recording before the edit
+            ("diverged at step N (before the edit, …)": a line, then the differences).
     """
     trace = trace_path if isinstance(trace_path, Trace) else Trace.load(trace_path)
     check_rebuilt(trace)

@@ -10,8 +10,10 @@ from mutate import mutations
 from regista.cli.main import main
 
 #: (seed, index, command): a recall index given a step number past SQLite's integers; a
-#: request delta whose tool_result's tool_use_id is an object.
-FOUND = [(7, 77, "recall"), (31, 712, "show"), (32, 368, "diff")]
+#: request delta whose tool_result's tool_use_id is an object; a fork whose recording no longer
+#: matches before its edit (a tool's schema changed in the first request), reported as a
+#: divergence: a line, then the differences.
+FOUND = [(7, 77, "recall"), (31, 712, "show"), (32, 368, "diff"), (90212, 1706, "fork")]
 
 
 @pytest.mark.parametrize(("seed", "index", "command"), FOUND)
@@ -32,6 +34,14 @@ def test_once_failing_variant(
         "recall": ["recall", "order refund", str(tmp_path)],
         "show": ["show", str(path)],
         "diff": ["diff", str(original), str(path)],
+        "fork": [
+            *("fork", str(path), "--at", "1", "--tool-result", "edited", "--loose"),
+            *("--trace-dir", str(tmp_path / "out")),
+        ],
     }[command]
     assert main(argv) in (0, 1, 2)
-    assert "Traceback" not in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    if command == "fork":
+        assert err.startswith("regista: ")
+        assert "diverged at step 0 (before the edit" in err.split("\n")[0]
