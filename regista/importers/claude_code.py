@@ -110,11 +110,20 @@ def _result_content(value: Any) -> str | list[dict[str, Any]]:
 
 
 def _blocks(content: Any) -> list[dict[str, Any]]:
+    """A message's content blocks: objects with a ``type`` (a block without one is not a
+    block the API knows; ``_survey`` says how many were left out)."""
     if isinstance(content, str):
         return [{"type": "text", "text": content}]
     if isinstance(content, list):
-        return [b for b in content if isinstance(b, dict)]
+        return [b for b in content if isinstance(b, dict) and isinstance(b.get("type"), str)]
     return []
+
+
+def _untyped(content: Any) -> int:
+    """How many of a message's content blocks ``_blocks`` leaves out."""
+    if not isinstance(content, list):
+        return 0
+    return sum(1 for b in content if not (isinstance(b, dict) and isinstance(b.get("type"), str)))
 
 
 def _is_prompt(obj: dict[str, Any]) -> bool:
@@ -449,8 +458,12 @@ def _survey(lines: Lines, report: ImportReport) -> dict[str, list[dict[str, Any]
                 groups.setdefault(mid, []).append(obj)
     pending: set[str] = set()
     done: set[str] = set()
+    untyped = 0
     for _, obj in lines:
         kind = obj.get("type")
+        if kind in ("user", "assistant"):
+            message = obj.get("message")
+            untyped += _untyped(message.get("content")) if isinstance(message, dict) else 0
         if kind == "user":
             if obj.get("isCompactSummary"):
                 continue
@@ -483,6 +496,10 @@ def _survey(lines: Lines, report: ImportReport) -> dict[str, list[dict[str, Any]
                 report.skip(f"system/{subtype}")
         elif kind != "summary":
             report.skip(str(kind))
+    if untyped:
+        report.notes.append(
+            f"{untyped} content block{'s' if untyped > 1 else ''} without a 'type' left out"
+        )
     return groups
 
 

@@ -276,3 +276,29 @@ def test_the_format_registry_knows_claude_code(tmp_path: Path) -> None:
     path = basic_session().write(tmp_path / "s.jsonl")
     assert detect_format(path).name == "claude-code"
     assert len(load_any(path).steps()) == 6
+
+
+def test_a_content_block_without_a_type_is_left_out_and_said(tmp_path: Path) -> None:
+    s = CCSession()
+    s.prompt("Fix it.")
+    s.answer(
+        text("Looking."),
+        {"tyXe": "text", "text": "a block whose type was lost"},
+        tool_use("toolu_01A", "Bash", command="ls"),
+    )
+    s.raw(
+        {
+            "type": "user",
+            "message": {"role": "user", "content": ["stray", {"type": 3}]},
+            "uuid": "u-stray",
+            "timestamp": s._ts(),
+        }
+    )
+    s.tool_result("toolu_01A", "refund.py")
+    s.answer(text("Done."), stop_reason="end_turn")
+    conv = convert(s.write(tmp_path / "s.jsonl"))
+    trace = _trace(conv.main.to_bytes())  # every line valid
+    response = trace.steps()[0].response
+    assert response is not None
+    assert [b["type"] for b in response.content] == ["text", "tool_use"]
+    assert "3 content blocks without a 'type' left out" in conv.report.notes
