@@ -27,6 +27,7 @@ from regista.importers._common import (
     report_of,
 )
 from regista.trace.names import USAGE_COUNTS
+from regista.trace.validate import block_problem
 
 __all__ = ["Job", "convert", "discover", "looks_like"]
 
@@ -110,20 +111,37 @@ def _result_content(value: Any) -> str | list[dict[str, Any]]:
 
 
 def _blocks(content: Any) -> list[dict[str, Any]]:
-    """A message's content blocks: objects with a ``type`` (a block without one is not a
-    block the API knows; ``_survey`` says how many were left out)."""
+    """A message's content blocks, each one a trace's reader accepts: a block that is not
+    (no ``type``, a ``tool_use_id`` that is not a string, …) is left out, and so is a
+    tool result's inner block that is not (``_survey`` says how many were left out)."""
     if isinstance(content, str):
         return [{"type": "text", "text": content}]
-    if isinstance(content, list):
-        return [b for b in content if isinstance(b, dict) and isinstance(b.get("type"), str)]
-    return []
+    if not isinstance(content, list):
+        return []
+    out = []
+    for b in content:
+        if type(b) is dict and b.get("type") == "tool_result":
+            inner = b.get("content")
+            if isinstance(inner, list):
+                b = {**b, "content": [x for x in inner if block_problem(x) is None]}
+        if block_problem(b) is None:
+            out.append(b)
+    return out
 
 
-def _untyped(content: Any) -> int:
-    """How many of a message's content blocks ``_blocks`` leaves out."""
+def _left_out(content: Any) -> int:
+    """How many of a message's content blocks (and of its tool results' inner blocks)
+    ``_blocks`` leaves out."""
     if not isinstance(content, list):
         return 0
-    return sum(1 for b in content if not (isinstance(b, dict) and isinstance(b.get("type"), str)))
+    n = 0
+    for b in content:
+        inner = b.get("content") if type(b) is dict and b.get("type") == "tool_result" else None
+        if isinstance(inner, list):
+            n += sum(1 for x in inner if block_problem(x) is not None)
+            b = {**b, "content": []}
+        n += block_problem(b) is not None
+    return n
 
 
 def _is_prompt(obj: dict[str, Any]) -> bool:
@@ -458,12 +476,12 @@ def _survey(lines: Lines, report: ImportReport) -> dict[str, list[dict[str, Any]
                 groups.setdefault(mid, []).append(obj)
     pending: set[str] = set()
     done: set[str] = set()
-    untyped = 0
+    left_out = 0
     for _, obj in lines:
         kind = obj.get("type")
         if kind in ("user", "assistant"):
             message = obj.get("message")
-            untyped += _untyped(message.get("content")) if isinstance(message, dict) else 0
+            left_out += _left_out(message.get("content")) if isinstance(message, dict) else 0
         if kind == "user":
             if obj.get("isCompactSummary"):
                 continue
@@ -496,9 +514,9 @@ def _survey(lines: Lines, report: ImportReport) -> dict[str, list[dict[str, Any]
                 report.skip(f"system/{subtype}")
         elif kind != "summary":
             report.skip(str(kind))
-    if untyped:
+    if left_out:
         report.notes.append(
-            f"{untyped} content block{'s' if untyped > 1 else ''} without a 'type' left out"
+            f"{left_out} malformed content block{'s' if left_out > 1 else ''} left out"
         )
     return groups
 

@@ -28,6 +28,7 @@ from regista.trace.names import (
 __all__ = [
     "MAX_DEPTH",
     "NOTHING_NESTED",
+    "block_problem",
     "check_event",
     "check_messages",
     "check_response",
@@ -202,6 +203,16 @@ def _block(block: Any, where: str, i: int) -> None:
             _str(block.get("data"), f"{where}[{i}].data")
     elif not isinstance(kind, str):
         raise _Bad(f"{where}[{i}].type: expected a string, found {_kind(kind)}")
+
+
+def block_problem(block: Any) -> str | None:
+    """What is wrong with a content block as a trace's reader sees it (``None``: nothing).
+    Importers keep only the blocks that pass, so what they write reads back."""
+    try:
+        _block(block, "block", 0)
+    except _Bad as exc:
+        return str(exc)
+    return None
 
 
 #: A tool_use block without ``input`` has an empty one.

@@ -1,7 +1,8 @@
 """Seeded mutations of transcripts for the importers' fuzz tests.
 
 ``REGISTA_FUZZ_CASES`` sets how many mutated inputs each fuzz test tries (default 150;
-raise it for a long run, e.g. ``REGISTA_FUZZ_CASES=20000``).
+raise it for a long run, e.g. ``REGISTA_FUZZ_CASES=20000``); ``REGISTA_FUZZ_SEED`` gives
+them other mutations than the default ones.
 """
 
 from __future__ import annotations
@@ -13,6 +14,13 @@ from typing import Any
 import orjson
 
 CASES = int(os.environ.get("REGISTA_FUZZ_CASES", "150"))
+_SEED = os.environ.get("REGISTA_FUZZ_SEED")
+
+
+def rng_for(name: str) -> random.Random:
+    """The seeded generator of the fuzz test ``name`` (``REGISTA_FUZZ_SEED`` changes it)."""
+    return random.Random(f"regista-{name}" + (f"-{_SEED}" if _SEED else ""))
+
 
 _ODD: list[Any] = [None, 0, -1, 1.5, "", "x", [], {}, [1, "a"], {"type": "text"}, True, "\x00"]
 

@@ -278,12 +278,13 @@ def test_the_format_registry_knows_claude_code(tmp_path: Path) -> None:
     assert len(load_any(path).steps()) == 6
 
 
-def test_a_content_block_without_a_type_is_left_out_and_said(tmp_path: Path) -> None:
+def test_a_malformed_content_block_is_left_out_and_said(tmp_path: Path) -> None:
     s = CCSession()
     s.prompt("Fix it.")
     s.answer(
         text("Looking."),
         {"tyXe": "text", "text": "a block whose type was lost"},
+        {"type": "thinking", "thinking": None},
         tool_use("toolu_01A", "Bash", command="ls"),
     )
     s.raw(
@@ -294,11 +295,25 @@ def test_a_content_block_without_a_type_is_left_out_and_said(tmp_path: Path) -> 
             "timestamp": s._ts(),
         }
     )
-    s.tool_result("toolu_01A", "refund.py")
+    s.tool_result("toolu_01A", [{"type": "text", "text": "refund.py"}, {"type": "text"}])
+    s.raw(
+        {
+            "type": "user",
+            "message": {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": True, "content": "x"}],
+            },
+            "uuid": "u-bad-result",
+            "timestamp": s._ts(),
+        }
+    )
     s.answer(text("Done."), stop_reason="end_turn")
     conv = convert(s.write(tmp_path / "s.jsonl"))
-    trace = _trace(conv.main.to_bytes())  # every line valid
-    response = trace.steps()[0].response
+    trace = _trace(conv.main.to_bytes())  # every line reads back
+    steps = trace.steps()
+    response = steps[0].response
     assert response is not None
     assert [b["type"] for b in response.content] == ["text", "tool_use"]
-    assert "3 content blocks without a 'type' left out" in conv.report.notes
+    result = steps[1].result
+    assert result is not None and result.content == [{"type": "text", "text": "refund.py"}]
+    assert "6 malformed content blocks left out" in conv.report.notes

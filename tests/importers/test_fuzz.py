@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import random
 import warnings
 from pathlib import Path
 
@@ -14,7 +13,7 @@ from regista.trace.reader import Trace
 
 from .cc_fixtures import CCSession, basic_session, text, tool_use
 from .codex_fixtures import basic_rollout, spawning_rollout
-from .fuzzing import CASES, mutate
+from .fuzzing import CASES, mutate, rng_for
 
 
 def _claude_code_seed() -> bytes:
@@ -46,7 +45,7 @@ SEEDS = {"claude-code": _claude_code_seed, "codex": _codex_seed}
 @pytest.mark.parametrize("fmt", sorted(SEEDS))
 def test_fuzzed_transcripts_convert_to_valid_traces(fmt: str, tmp_path: Path) -> None:
     seed = SEEDS[fmt]()
-    rng = random.Random(f"regista-{fmt}")
+    rng = rng_for(fmt)
     path = tmp_path / "t.jsonl"
     for case in range(CASES):
         data = mutate(rng, seed)

@@ -330,10 +330,10 @@ def test_older_attribute_styles_and_spans_without_content() -> None:
 
 
 def test_fuzzed_otlp_bodies_give_runs_or_one_clear_error() -> None:
-    from .fuzzing import CASES, _mutate_value
+    from .fuzzing import CASES, _mutate_value, rng_for
 
     seed = _body(Trace.load(SAMPLES / "refund_denied_compaction.jsonl"))
-    rng = random.Random("regista-otlp")
+    rng = rng_for("otlp")
     for case in range(CASES):
         body = seed
         for _ in range(rng.randint(1, 4)):
