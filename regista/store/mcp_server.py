@@ -38,6 +38,11 @@ def _clip(value: Any, limit: int = _MAX_STRING) -> Any:
     return value
 
 
+def _named(run: str) -> str:
+    """A run's name as given, quoted, cut short: an error message goes back to a model."""
+    return repr(run) if len(run) <= 80 else repr(run[:80]) + f"… ({len(run):,} characters)"
+
+
 class RunsTools:
     """The tools, as plain methods (the MCP server and the tests call the same code)."""
 
@@ -54,10 +59,12 @@ class RunsTools:
             resolved = candidate.resolve()
             if resolved.is_relative_to(self.folder):
                 return resolved
-            raise UserError(f"{run}: not in the traces folder {self.folder}")
+            raise UserError(f"{_named(run)}: not in the traces folder {self.folder}")
         hit = list_runs(self.folder).by_id(run)
         if hit is None:
-            raise UserError(f"no single run {run!r} in {self.folder} (give an id or its start)")
+            raise UserError(
+                f"no single run {_named(run)} in {self.folder} (give an id or its start)"
+            )
         return hit.path
 
     def list_runs(
@@ -73,7 +80,7 @@ class RunsTools:
         if forks_of:
             parent = listing.by_id(forks_of)
             if parent is None:
-                raise UserError(f"no single run {forks_of!r} in the folder")
+                raise UserError(f"no single run {_named(forks_of)} in the folder")
         runs = filter_runs(
             listing.runs,
             failed=failed,
@@ -91,7 +98,8 @@ class RunsTools:
         s = trace.summary()
         end = trace.end
         steps = trace.steps()
-        window = steps[max(0, offset) : max(0, offset) + _MAX_ITEMS]
+        offset = min(max(0, offset), len(steps))  # a model may send any number
+        window = steps[offset : offset + _MAX_ITEMS]
         return _clip_dict(
             {
                 "session_id": s.session_id,
@@ -114,8 +122,8 @@ class RunsTools:
                     {"step": st.index, "kind": st.kind, "summary": step_summary(st, 100)}
                     for st in window
                 ],
-                "step_list_offset": max(0, offset),
-                "more_steps": max(0, len(steps) - max(0, offset) - len(window)),
+                "step_list_offset": offset,
+                "more_steps": len(steps) - offset - len(window),
             }
         )
 

@@ -323,7 +323,10 @@ def parse_since(value: str, now: datetime | None = None) -> str:
     now = now or datetime.now(UTC)
     m = _RELATIVE.match(value.strip())
     if m:
-        when = now - timedelta(**{_UNITS[m.group(2)]: int(m.group(1))})
+        try:
+            when = now - timedelta(**{_UNITS[m.group(2)]: int(m.group(1))})
+        except OverflowError:  # longer ago than the calendar goes: every run
+            return _EARLIEST
     else:
         try:
             when = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
@@ -334,7 +337,15 @@ def parse_since(value: str, now: datetime | None = None) -> str:
             ) from None
         if when.tzinfo is None:
             when = when.replace(tzinfo=UTC)
-    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    try:
+        when = when.astimezone(UTC)
+    except OverflowError:  # the first hours of year 1 east of UTC, or the last of 9999 west
+        return _EARLIEST if when.year == 1 else "9999-12-31T23:59:59.999Z"
+    return f"{when.year:04d}" + when.strftime("-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+#: ``parse_since`` of a time before the calendar's first day: every run is since it.
+_EARLIEST = "0001-01-01T00:00:00.000Z"
 
 
 def filter_runs(

@@ -81,6 +81,11 @@ def test_parse_since() -> None:
     assert parse_since("3d") < parse_since("2h")
     with pytest.raises(UserError, match="--since 'yesterday'"):
         parse_since("yesterday")
+    # past the calendar's ends: every run, or none, never an overflow
+    assert parse_since("99999999999d") == "0001-01-01T00:00:00.000Z"
+    assert parse_since("0001-01-01T00:00+01:00") == "0001-01-01T00:00:00.000Z"
+    assert parse_since("0001-01-02") == "0001-01-02T00:00:00.000Z"  # four digits of year
+    assert parse_since("9999-12-31T23:59-05:00") == "9999-12-31T23:59:59.999Z"
 
 
 async def test_cli_table_and_json(lib: Library, capsys: pytest.CaptureFixture[str]) -> None:
