@@ -146,6 +146,7 @@ def _run(args: argparse.Namespace) -> int:
     # moment per answer, so a fork of a sample trace visibly streams in.
     samples.demo_delay = 0.35
     try:
+        args.traces = [_spooled(path) for path in args.traces]
         if len(args.traces) == 0 or (len(args.traces) == 1 and args.traces[0].is_dir()):
             app = _runs_app(args)
         elif len(args.traces) == 2:
@@ -166,6 +167,20 @@ def _run(args: argparse.Namespace) -> int:
         warnings.simplefilter("ignore")
         app.run()
     return app.return_code or 0
+
+
+def _spooled(path: Path) -> Path:
+    """``path``, or for a pipe (``<(zcat trace.jsonl.gz)``) an in-memory file of its bytes:
+    a pipe can be read only once, and the viewer reads a trace many times (a fork reads it
+    again). A device is refused when it is read."""
+    from regista.trace.formats import is_pipe
+
+    if not is_pipe(path):
+        return path
+    from regista.importers._common import read_source
+    from regista.importers.memory import RUNS
+
+    return RUNS.keep(path.name, read_source(path))
 
 
 def _runs_app(args: argparse.Namespace) -> Any:

@@ -40,6 +40,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def run(args: argparse.Namespace) -> int:
     from regista.importers import convert, discover, write_runs
     from regista.importers._common import read_source
+    from regista.trace.formats import is_pipe
 
     try:
         files = discover(args.format, list(args.paths))
@@ -48,10 +49,12 @@ def run(args: argparse.Namespace) -> int:
     if not files:
         raise UserError(f"no {args.format} sessions under {', '.join(map(str, args.paths))}")
     given = {Path(p) for p in args.paths}
+    # a pipe (``<(zcat session.jsonl.gz)``) can be read only once: it is read here, whole
+    piped = {path: read_source(path) for path in files if is_pipe(path)}
     sources: list[Path] = []
     strays = 0
     for path in files:  # every file is checked before anything is written
-        found = _format_of(path, args.format)
+        found = _format_of(path, args.format, piped.get(path))
         if found != args.format:
             if path in given:
                 if found == "regista":
@@ -69,7 +72,8 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"no {args.format} sessions under {', '.join(map(str, args.paths))}")
     sessions = runs = 0
     for path in sources:
-        conv = convert(args.format, path, read_source(path))
+        data = piped.pop(path, None)
+        conv = convert(args.format, path, read_source(path) if data is None else data)
         written = write_runs(conv, args.trace_dir)
         sessions += 1
         runs += len(written)
@@ -87,8 +91,9 @@ def run(args: argparse.Namespace) -> int:
 _HEAD = 4 << 20
 
 
-def _format_of(path: Path, wanted: str) -> str | None:
-    """The format ``path`` holds (``None``: none regista knows), from its content.
+def _format_of(path: Path, wanted: str, data: bytes | None = None) -> str | None:
+    """The format ``path`` holds (``None``: none regista knows), from its content
+    (``data``: its bytes, already read).
 
     The first lines usually say; when they do not, every line is asked whether it is one
     of ``wanted`` (a transcript whose first lines are damaged is still one).
@@ -98,12 +103,15 @@ def _format_of(path: Path, wanted: str) -> str | None:
     from regista.importers._common import read_source
     from regista.importers.detect import detect, detect_object
 
-    try:
-        with open(path, "rb") as f:
-            head = f.read(_HEAD)
-            whole = len(head) < _HEAD
-    except OSError:
-        return wanted  # the import itself says why it cannot be read
+    if data is not None:
+        head, whole = data, True
+    else:
+        try:
+            with open(path, "rb") as f:
+                head = f.read(_HEAD)
+                whole = len(head) < _HEAD
+        except OSError:
+            return wanted  # the import itself says why it cannot be read
     found = detect(head)
     if found is not None or wanted == "otlp":  # an OTLP file's importer says what is wrong
         return found or wanted

@@ -61,7 +61,7 @@ from regista.diff.align import align_levels
 from regista.diff.runfile import RunFile, StepFacts
 from regista.diff.steps import DiffKind, classify, signature, step_changes, step_summary
 from regista.diff.structural import Change
-from regista.trace.formats import HEAD_BYTES, is_regista_trace
+from regista.trace.formats import HEAD_BYTES, is_pipe, is_regista_trace
 from regista.trace.reader import Trace
 from regista.trace.steps import Step
 from regista.vocab import KINDS, LABELS
@@ -321,7 +321,9 @@ def _load(run: Trace | str | Path) -> Trace:
 
 def _read(path: str | Path) -> RunFile | None:
     """``path`` read for a diff, or ``None`` when it is another tool's session (which
-    ``Trace.load`` converts)."""
+    ``Trace.load`` converts) or a pipe (which ``Trace.load`` reads once, whatever it holds)."""
+    if is_pipe(path):
+        return None
     try:
         with open(path, "rb") as f:
             head = f.read(HEAD_BYTES)

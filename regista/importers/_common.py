@@ -10,6 +10,7 @@ import orjson
 
 from regista.errors import TraceError
 from regista.importers._builder import ImportReport, events_bytes
+from regista.trace.formats import device_error
 
 __all__ = [
     "Conversion",
@@ -62,7 +63,10 @@ class Conversion:
 def read_source(path: Path) -> bytes:
     """The bytes of a transcript, with one clear error when it cannot be read."""
     try:
-        return path.read_bytes()
+        with open(path, "rb") as f:
+            if (device := device_error(path, f.fileno())) is not None:
+                raise TraceError(device)
+            return f.read()
     except FileNotFoundError:
         raise TraceError(f"{path}: no such file") from None
     except IsADirectoryError:

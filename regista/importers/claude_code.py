@@ -750,7 +750,7 @@ def discover(paths: Iterable[Path]) -> list[Path]:
     out: list[Path] = []
     for p in paths:
         p = Path(p)
-        if p.is_file():
+        if p.is_file() or (p.exists() and not p.is_dir()):  # a pipe too; a device is refused
             out.append(p)
             continue
         if not p.is_dir():

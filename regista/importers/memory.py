@@ -108,6 +108,13 @@ class InMemoryRuns:
         """The transcript a converted run came from."""
         return self._sources.get(session_id)
 
+    def keep(self, name: str, data: bytes) -> Path:
+        """``data`` in an in-memory file of its own, readable by path while this process
+        lives (a pipe's bytes, which can be read only once, for a viewer that reads its
+        trace many times)."""
+        with self._lock:
+            return self._materialize(name, data)
+
     def _materialize(self, name: str, data: bytes) -> Path:
         memfd = getattr(os, "memfd_create", None)
         if memfd is not None and os.path.isdir("/proc/self/fd"):

@@ -9,6 +9,8 @@ of other formats join with :func:`register_format`.
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +26,9 @@ __all__ = [
     "REGISTA",
     "TraceFormat",
     "detect_format",
+    "device_error",
     "formats",
+    "is_pipe",
     "is_regista_trace",
     "load_any",
     "read_head",
@@ -90,12 +94,33 @@ def formats() -> tuple[TraceFormat, ...]:
 
 
 def read_head(path: str | Path, size: int = HEAD_BYTES) -> bytes:
-    """The first ``size`` bytes of ``path`` (empty when it cannot be read)."""
+    """The first ``size`` bytes of ``path`` (empty when it cannot be read, and for a pipe,
+    which can be read only once: its reader reads it whole)."""
+    if is_pipe(path):
+        return b""
     try:
         with open(path, "rb") as f:
             return f.read(size)
     except OSError:
         return b""
+
+
+def is_pipe(path: str | Path) -> bool:
+    """Whether ``path`` is a pipe (``<(zcat trace.jsonl.gz)``): bytes that can be read once,
+    from the start, and not looked at first."""
+    try:
+        return stat.S_ISFIFO(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def device_error(path: str | Path, fd: int) -> str | None:
+    """What to say of the open file ``fd`` when it is a device, not a file (``/dev/zero``
+    never ends; a disk is not a trace); ``None`` for a file or a pipe."""
+    mode = os.fstat(fd).st_mode
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return f"{path}: is a device, not a trace file"
+    return None
 
 
 def detect_format(path: str | Path) -> TraceFormat:

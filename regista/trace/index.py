@@ -15,10 +15,13 @@ thread while any number of others read the steps already indexed.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import tempfile
 import threading
 from collections import OrderedDict
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
@@ -27,6 +30,7 @@ import orjson
 
 from regista._gc import paused_gc
 from regista.errors import TraceError, TraceFormatError, UnsupportedSchemaVersion
+from regista.trace.formats import device_error, is_pipe
 from regista.trace.names import (
     CONTEXT_COMPACTION,
     ERROR,
@@ -129,11 +133,37 @@ def open_trace_file(path: Path) -> BinaryIO:
 
         raise TraceError(not_a_trace_file(path))
     try:
-        return open(path, "rb")
+        file = open(path, "rb")  # noqa: SIM115 - the caller keeps it open
     except FileNotFoundError:
         raise TraceError(f"{path}: no such trace file") from None
     except OSError as exc:
         raise TraceError(f"{path}: cannot read ({exc.strerror})") from None
+    with _closed_on_error(file):
+        if (device := device_error(path, file.fileno())) is not None:
+            raise TraceError(device)
+        if not is_pipe(path):
+            return file
+        # A pipe can be read once, from the start: its bytes are kept in an unnamed
+        # temporary file (gone when it is closed), which the index reads like any file.
+        spool = tempfile.TemporaryFile()  # noqa: SIM115 - returned, kept open
+        with _closed_on_error(spool):
+            try:
+                while chunk := file.read(1 << 20):
+                    spool.write(chunk)
+                spool.flush()
+            except OSError as exc:
+                raise TraceError(f"{path}: cannot read ({exc.strerror})") from None
+        file.close()
+        return spool
+
+
+@contextlib.contextmanager
+def _closed_on_error(file: BinaryIO) -> Iterator[None]:
+    try:
+        yield
+    except BaseException:
+        file.close()
+        raise
 
 
 class TraceIndex:

@@ -22,7 +22,7 @@ import orjson
 from regista._gc import paused_gc
 from regista.errors import TraceError, TraceFormatError, TraceWarning, UnsupportedSchemaVersion
 from regista.trace.compact import RESOLVED, RequestDecoder, Resolver, TraceRefError
-from regista.trace.formats import HEAD_BYTES, is_regista_trace
+from regista.trace.formats import HEAD_BYTES, device_error, is_regista_trace
 from regista.trace.listing import listed
 from regista.trace.migrations import migrate
 from regista.trace.names import CONTEXT_COMPACTION, LLM_REQUEST, SCHEMA_VERSION, SESSION_START
@@ -367,6 +367,8 @@ def read_events(
     path = Path(path)
     try:
         with open(path, "rb", buffering=0) as file:
+            if (device := device_error(path, file.fileno())) is not None:
+                raise TraceError(device)
             head = file.read(CHUNK)
             if not is_regista_trace(head[:HEAD_BYTES]):
                 data = head + file.read()
