@@ -40,7 +40,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def run(args: argparse.Namespace) -> int:
     from regista.importers import convert, discover, write_runs
     from regista.importers._common import read_source
-    from regista.trace.formats import is_pipe
+    from regista.trace.formats import compressed_error, is_pipe, read_head
 
     try:
         files = discover(args.format, list(args.paths))
@@ -60,6 +60,9 @@ def run(args: argparse.Namespace) -> int:
                 if found == "regista":
                     raise UserError(f"{path} is already a regista trace: nothing to import")
                 if found is None:
+                    head = piped.get(path) or read_head(path)
+                    if (compressed := compressed_error(path, head)) is not None:
+                        raise UserError(compressed)
                     raise UserError(f"{path} holds no {args.format} session: nothing to import")
                 raise UserError(
                     f"{path} holds a {found} session, not {args.format}: "

@@ -25,6 +25,7 @@ __all__ = [
     "HEAD_BYTES",
     "REGISTA",
     "TraceFormat",
+    "compressed_error",
     "detect_format",
     "device_error",
     "formats",
@@ -112,6 +113,25 @@ def is_pipe(path: str | Path) -> bool:
         return stat.S_ISFIFO(os.stat(path).st_mode)
     except (OSError, ValueError):
         return False
+
+
+#: Leading bytes of compressed files, and the command that prints what they hold.
+_COMPRESSED = (
+    (b"\x1f\x8b", "gzip", "zcat"),
+    (b"\x28\xb5\x2f\xfd", "zstd", "zstdcat"),
+    (b"\xfd7zXZ\x00", "xz", "xzcat"),
+    (b"BZh", "bzip2", "bzcat"),
+    (b"PK\x03\x04", "zip", "unzip -p"),
+)
+
+
+def compressed_error(path: str | Path, head: bytes) -> str | None:
+    """What to say of a file whose first bytes ``head`` are a compressed file's (it is read
+    through a pipe: ``<(zcat run.jsonl.gz)``); ``None`` for anything else."""
+    for magic, kind, command in _COMPRESSED:
+        if head.startswith(magic):
+            return f"{path}: is {kind}-compressed; give it through a pipe: <({command} {path})"
+    return None
 
 
 def device_error(path: str | Path, fd: int) -> str | None:

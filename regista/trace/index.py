@@ -30,7 +30,7 @@ import orjson
 
 from regista._gc import paused_gc
 from regista.errors import TraceError, TraceFormatError, UnsupportedSchemaVersion
-from regista.trace.formats import device_error, is_pipe
+from regista.trace.formats import compressed_error, device_error, is_pipe
 from regista.trace.names import (
     CONTEXT_COMPACTION,
     ERROR,
@@ -142,6 +142,8 @@ def open_trace_file(path: Path) -> BinaryIO:
         if (device := device_error(path, file.fileno())) is not None:
             raise TraceError(device)
         if not is_pipe(path):
+            if (compressed := compressed_error(path, pread(file.fileno(), 8, 0))) is not None:
+                raise TraceError(compressed)
             return file
         # A pipe can be read once, from the start: its bytes are kept in an unnamed
         # temporary file (gone when it is closed), which the index reads like any file.

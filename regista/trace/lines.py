@@ -22,7 +22,7 @@ import orjson
 from regista._gc import paused_gc
 from regista.errors import TraceError, TraceFormatError, TraceWarning, UnsupportedSchemaVersion
 from regista.trace.compact import RESOLVED, RequestDecoder, Resolver, TraceRefError
-from regista.trace.formats import HEAD_BYTES, device_error, is_regista_trace
+from regista.trace.formats import HEAD_BYTES, compressed_error, device_error, is_regista_trace
 from regista.trace.listing import listed
 from regista.trace.migrations import migrate
 from regista.trace.names import CONTEXT_COMPACTION, LLM_REQUEST, SCHEMA_VERSION, SESSION_START
@@ -370,6 +370,8 @@ def read_events(
             if (device := device_error(path, file.fileno())) is not None:
                 raise TraceError(device)
             head = file.read(CHUNK)
+            if (compressed := compressed_error(path, head)) is not None:
+                raise TraceError(compressed)
             if not is_regista_trace(head[:HEAD_BYTES]):
                 data = head + file.read()
             else:

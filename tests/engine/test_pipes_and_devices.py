@@ -123,3 +123,34 @@ def test_a_device_is_refused_at_once(capsys: pytest.CaptureFixture[str]) -> None
         assert done.returncode in (1, 2), (argv, done.stderr)  # diff: 1 is "they differ"
         assert done.stderr.strip().endswith("/dev/zero: is a device, not a trace file"), argv
         assert len(done.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("suffix", "pack", "command"),
+    [
+        (".gz", "gzip", "zcat"),
+        (".bz2", "bz2", "bzcat"),
+        (".xz", "lzma", "xzcat"),
+    ],
+)
+def test_a_compressed_trace_says_how_to_read_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], suffix: str, pack: str, command: str
+) -> None:
+    import importlib
+
+    path = tmp_path / f"run.jsonl{suffix}"
+    path.write_bytes(importlib.import_module(pack).compress(HAPPY.read_bytes()))
+    said = f"{path}: is {'bzip2' if pack == 'bz2' else 'xz' if pack == 'lzma' else 'gzip'}"
+    said += f"-compressed; give it through a pipe: <({command} {path})"
+    with pytest.raises(TraceError) as info:
+        Trace.load(path)
+    assert str(info.value) == said
+    with pytest.raises(TraceError, match="compressed"):
+        TraceIndex(path)
+    for argv in (["show", str(path)], ["diff", str(path), str(HAPPY)], ["verify", str(path)]):
+        assert main(argv) in (1, 2)
+        assert capsys.readouterr().err == f"regista: {said}\n"
+    transcript = tmp_path / f"session.jsonl{suffix}"
+    transcript.write_bytes(path.read_bytes())
+    assert main(["import", "claude-code", str(transcript), "--trace-dir", str(tmp_path)]) == 2
+    assert "-compressed; give it through a pipe" in capsys.readouterr().err
