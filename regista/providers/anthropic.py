@@ -232,8 +232,10 @@ def to_sdk_kwargs(request: LlmRequest) -> dict[str, Any]:
         kwargs["system"] = request.system
     if request.tools:
         kwargs["tools"] = request.tools
-    if request.tool_choice is not None:
-        kwargs["tool_choice"] = request.tool_choice
+    choice = request.tool_choice
+    if choice is not None and choice.get("type") != "openai_tool_choice":
+        # a choice recorded from OpenAI keeps its original under ``openai``: not the API's
+        kwargs["tool_choice"] = {k: v for k, v in choice.items() if k != "openai"}
     if request.params:
         kwargs["extra_body"] = dict(request.params)
     return kwargs

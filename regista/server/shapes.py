@@ -27,6 +27,7 @@ __all__ = [
     "openai_body",
     "openai_request",
     "openai_response",
+    "openai_tool_choice",
     "sdk_digest",
 ]
 
@@ -181,6 +182,26 @@ def _arguments(raw: Any) -> dict[str, Any]:
     return raw if isinstance(raw, dict) else {}
 
 
+_CHOICES = {"auto": "auto", "required": "any", "none": "none"}
+
+
+def openai_tool_choice(choice: Any) -> dict[str, Any] | None:
+    """An OpenAI ``tool_choice`` in the Messages shape, the original kept under ``openai``
+    (what a replay or a live call sends back): ``auto`` → ``{"type": "auto"}``, ``required``
+    → ``any``, ``none`` → ``none``, a named function → ``{"type": "tool", "name": …}``.
+    A shape with no Messages equivalent is kept verbatim, marked ``openai_tool_choice``."""
+    if choice is None:
+        return None
+    if isinstance(choice, str) and choice in _CHOICES:
+        return {"type": _CHOICES[choice], "openai": choice}
+    if isinstance(choice, dict) and choice.get("type") == "function":
+        fn = choice.get("function")
+        name = fn.get("name") if isinstance(fn, dict) else None
+        if isinstance(name, str):
+            return {"type": "tool", "name": name, "openai": choice}
+    return {"type": "openai_tool_choice", "openai": choice}
+
+
 def openai_request(body: dict[str, Any]) -> LlmRequest:
     """A chat completions request, normalised to the Messages shape.
 
@@ -238,13 +259,12 @@ def openai_request(body: dict[str, Any]) -> LlmRequest:
                 "input_schema": fn.get("parameters", {}),
             }
         )
-    choice = body.get("tool_choice")
     return LlmRequest(
         model=str(body.get("model") or ""),
         system="\n\n".join(system) or None,
         messages=messages,
         tools=tools,
-        tool_choice={"openai": choice} if choice is not None else None,
+        tool_choice=openai_tool_choice(body.get("tool_choice")),
         max_tokens=_max_tokens(body, "max_completion_tokens", "max_tokens"),
         params={k: body[k] for k in _OPENAI_PARAMS if k in body},
     )
