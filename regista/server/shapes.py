@@ -55,8 +55,10 @@ _FINISH_TO_STOP = {
 _STOP_TO_FINISH = {
     "end_turn": "stop",
     "stop_sequence": "stop",
+    "pause_turn": "stop",
     "tool_use": "tool_calls",
     "max_tokens": "length",
+    "model_context_window_exceeded": "length",
     "refusal": "content_filter",
 }
 
@@ -144,7 +146,15 @@ def anthropic_body(response: LlmResponse) -> dict[str, Any]:
     body.setdefault("type", "message")
     if not body.get("id"):
         body["id"] = "msg_regista_replay"
+    if body.get("stop_reason") is None:  # a source that did not say (an imported transcript)
+        body["stop_reason"] = derived_stop_reason(response)
     return body
+
+
+def derived_stop_reason(response: LlmResponse) -> str:
+    """The stop reason of an answer whose source did not record one: ``tool_use`` beside
+    tool calls (the client's loop runs them and calls again), else ``end_turn``."""
+    return "tool_use" if response.tool_uses else "end_turn"
 
 
 # -- OpenAI chat completions -----------------------------------------------------------------
@@ -288,7 +298,7 @@ def openai_response(body: dict[str, Any]) -> LlmResponse:
                 "input": _arguments(fn.get("arguments")),
             }
         )
-    usage = body.get("usage") or {}
+    usage = body.get("usage")
     finish = choice.get("finish_reason")
     kept = {k: v for k, v in body.items() if k not in ("choices",)}
     kept["finish_reason"] = finish
@@ -300,12 +310,49 @@ def openai_response(body: dict[str, Any]) -> LlmResponse:
         model=body.get("model"),
         content=content,
         stop_reason=_FINISH_TO_STOP.get(str(finish), "end_turn"),
-        usage=Usage(
-            input_tokens=int(usage.get("prompt_tokens") or 0),
-            output_tokens=int(usage.get("completion_tokens") or 0),
-        ),
+        usage=openai_usage(usage),
         openai=kept,
     )
+
+
+def _count(d: Any, key: str) -> int:
+    value = d.get(key) if isinstance(d, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def openai_usage(usage: Any) -> Usage:
+    """OpenAI's usage counted as the trace counts it (Anthropic's way): ``input_tokens``
+    without the cached prompt tokens, which are ``cache_read_input_tokens``; reasoning
+    tokens (part of the output) also as ``reasoning_output_tokens``."""
+    if not isinstance(usage, dict):
+        usage = {}
+    cached = _count(usage.get("prompt_tokens_details"), "cached_tokens")
+    reasoning = _count(usage.get("completion_tokens_details"), "reasoning_tokens")
+    counts = {
+        "input_tokens": max(_count(usage, "prompt_tokens") - cached, 0),
+        "output_tokens": _count(usage, "completion_tokens"),
+        "cache_read_input_tokens": cached,
+    }
+    if reasoning:
+        counts["reasoning_output_tokens"] = reasoning
+    return Usage.model_validate(counts)
+
+
+def usage_body(u: Usage) -> dict[str, Any]:
+    """A chat completion's ``usage`` for counts kept the trace's way: ``prompt_tokens``
+    include the cached ones (read and written), as OpenAI counts them."""
+    cached = u.cache_read_input_tokens
+    prompt = u.input_tokens + cached + u.cache_creation_input_tokens
+    reasoning = (u.model_extra or {}).get("reasoning_output_tokens")
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": u.output_tokens,
+        "total_tokens": prompt + u.output_tokens,
+        "prompt_tokens_details": {"cached_tokens": cached},
+        "completion_tokens_details": {
+            "reasoning_tokens": reasoning if isinstance(reasoning, int) else 0
+        },
+    }
 
 
 def openai_body(response: LlmResponse, model: str) -> dict[str, Any]:
@@ -334,8 +381,12 @@ def openai_body(response: LlmResponse, model: str) -> dict[str, Any]:
     message["content"] = None if (was_null and not text) else text
     if tool_calls:
         message["tool_calls"] = tool_calls
-    finish = kept.pop("finish_reason", None) or _STOP_TO_FINISH.get(
-        response.stop_reason or "end_turn", "stop"
+    finish = kept.pop("finish_reason", None) or (
+        _STOP_TO_FINISH.get(response.stop_reason, "stop")
+        if response.stop_reason is not None
+        else "tool_calls"
+        if tool_calls
+        else "stop"
     )
     body: dict[str, Any] = {
         "id": response.id or "chatcmpl-regista-replay",
@@ -345,11 +396,6 @@ def openai_body(response: LlmResponse, model: str) -> dict[str, Any]:
     }
     body.update(kept)
     body["choices"] = [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}]
-    if "usage" not in kept:
-        u = response.usage
-        body["usage"] = {
-            "prompt_tokens": u.input_tokens,
-            "completion_tokens": u.output_tokens,
-            "total_tokens": u.input_tokens + u.output_tokens,
-        }
+    if "usage" not in kept:  # else as recorded (null: a stream that did not ask for it)
+        body["usage"] = usage_body(response.usage)
     return body
