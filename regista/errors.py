@@ -16,6 +16,7 @@ Every error derives from :class:`RegistaError`, so one ``except`` catches them a
     ├── TraceWriteError            a trace could not be written (e.g. the disk is full)
     ├── ProviderError              the model provider failed (network, HTTP, bad response)
     ├── ReplayDivergence           a live request left the recorded path (carries step and diff)
+    │   ├── ContentNotRecorded     the recorded answer of a step has no content to serve
     │   └── TapeMismatch           a tape test's agent left its tape (regista.testing)
     └── RecordedEnding             a replay reached where its recording was cancelled or its
                                    caller's code raised (the loop ends the replay the same way)
@@ -34,6 +35,7 @@ from typing import Any
 
 __all__ = [
     "AgentLoadError",
+    "ContentNotRecorded",
     "InvalidEditError",
     "MissingCredentialsError",
     "PricingWarning",
@@ -163,6 +165,20 @@ class ReplayDivergence(RegistaError):
         self.kind = kind
         self.diffs = list(diffs or [])
         self.trace_path = trace_path
+
+
+class ContentNotRecorded(ReplayDivergence):
+    """A replay reached a model call whose answer was recorded without its content (spans
+    from an instrumentation with content capture off): there is nothing to serve."""
+
+    @staticmethod
+    def message_for(step: int) -> str:
+        """What names the step, and says why it cannot be served."""
+        return (
+            f"step {step} cannot be replayed: its answer's content was not recorded (the "
+            "spans it came from did not capture content); record it with content capture "
+            "on, or fork the step with an answer"
+        )
 
 
 class RecordedEnding(RegistaError):

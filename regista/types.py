@@ -159,6 +159,12 @@ class LlmResponse(BaseModel):
         return text_of(self.content)
 
     @property
+    def captured(self) -> bool:
+        """False for an answer recorded without its content (``"content_captured": false``:
+        spans whose instrumentation did not capture content), which cannot be replayed."""
+        return (self.model_extra or {}).get("content_captured") is not False
+
+    @property
     def tool_uses(self) -> list[ContentBlock]:
         return tool_uses_of(self.content)
 

@@ -66,11 +66,15 @@ def run_child(args: argparse.Namespace) -> int:
 
 
 def replay_line(replay: Any) -> str:
-    """Steps served, matched, and the first divergence, in one line."""
+    """Steps served, matched, requests rejected (answered 409: a client that retries
+    anyway sends each again), and the first divergence, in one line."""
     line = (
         f"replayed: {replay.served} of {len(replay.tape)} model calls served, "
         f"{replay.matched} matched"
     )
+    rejected = replay.rejected
+    if rejected:
+        line += f", {rejected} request{'s' if rejected != 1 else ''} rejected"
     div = replay.divergence
     if div is not None:
         first = div["diff"][0] if div["diff"] else "the request differs"

@@ -31,6 +31,7 @@ from typing import Any, NoReturn
 from regista.context import ContextConfig, compaction_request
 from regista.diff.structural import Change
 from regista.errors import (
+    ContentNotRecorded,
     ProviderError,
     RecordedEnding,
     ReplayDivergence,
@@ -343,6 +344,12 @@ class ReplayProvider(TapeProvider):
     async def _serve(
         self, rec: RecordedCall, on_text: TextCallback | None, matched: bool | None = None
     ) -> LlmResponse:
+        if not rec.response.captured:
+            raise ContentNotRecorded(
+                f"{self.label}: {ContentNotRecorded.message_for(rec.step)}",
+                step=rec.step,
+                trace_path=self.trace.path,
+            )
         response = rec.answer(matched)
         await stream_recorded(on_text, response)
         return response

@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from regista.errors import InvalidEditError
+from regista.errors import ContentNotRecorded, InvalidEditError
 from regista.fork import ModelAnswerEdit, validate_model_edit
 from regista.providers.replay import RecordedCall, recorded_calls
 from regista.providers.tape import Tape, mismatch
@@ -223,11 +223,25 @@ class SdkReplay:
         self.served = 0
         self.matched = 0
         self.live_calls = 0
+        #: Requests answered with a 409 (a divergence, past the live point, or an answer
+        #: recorded without its content): a client that retries anyway sends each again.
+        self.rejected = 0
         self.divergence: dict[str, Any] | None = None
         self._tools_served: set[str] = set()
         self._lock = threading.Lock()
-        #: Where a fork that goes live through the proxy writes its trace.
-        self.book: SessionBook | None = None
+        self._book: SessionBook | None = None
+
+    @property
+    def book(self) -> SessionBook | None:
+        """Where a fork that goes live through the proxy writes its trace (its sessions'
+        ``session.end`` counts the requests this replay rejected)."""
+        return self._book
+
+    @book.setter
+    def book(self, book: SessionBook | None) -> None:
+        if book is not None:
+            book.rejected = lambda: self.rejected
+        self._book = book
 
     def _check_edits(self) -> None:
         n = len(self.steps)
@@ -268,8 +282,9 @@ class SdkReplay:
             if i is not None:
                 rec = self.tape.calls[i]
                 if self.live_from is None or rec.step < self.live_from:
+                    served = self._serve(rec, matched=True, shape=shape)
                     self.tape.play(i)
-                    return self._serve(rec, matched=True)
+                    return served
             expected = self.tape.expected()
             if expected is None or (self.live_from is not None and expected.step >= self.live_from):
                 if self.live_from is not None:
@@ -278,15 +293,28 @@ class SdkReplay:
                 return self._diverge(request, digest, None, shape)
             loose_after_edit = self.last_edit is not None and expected.step > self.last_edit
             if self.spec.mode is SdkReplayMode.LOOSE or loose_after_edit:
+                served = self._serve(expected, matched=False, shape=shape)
                 self._note(request, expected)
                 self.tape.play(self.tape.next_index)
-                return self._serve(expected, matched=False)
+                return served
             return self._diverge(request, digest, expected, shape)
 
-    def _serve(self, rec: RecordedCall, matched: bool) -> Served:
+    def _serve(self, rec: RecordedCall, matched: bool, shape: ErrorShape) -> Served:
+        """What answers ``rec`` (raises a 409 when its answer's content was not recorded:
+        the step is not consumed)."""
+        edit = self.spec.answers.get(rec.step)
+        if edit is None and not rec.response.captured:
+            self.rejected += 1
+            raise HttpError(
+                409,
+                ContentNotRecorded.message_for(rec.step),
+                type="content_not_recorded",
+                shape=shape,
+                extra={"step": rec.step},
+                headers={"x-should-retry": "false"},
+            )
         self.served += 1
         self.matched += matched
-        edit = self.spec.answers.get(rec.step)
         if edit is not None:
             response = LlmResponse(
                 id=f"msg_edit_{rec.step}",
@@ -302,6 +330,7 @@ class SdkReplay:
         self.live_calls += 1
         if self.spec.live == "proxy":
             return LIVE
+        self.rejected += 1
         raise HttpError(
             409,
             "the replay is past its live point: send this call, and every later one, to the "
@@ -336,6 +365,7 @@ class SdkReplay:
         self, request: LlmRequest, digest: str, expected: RecordedCall | None, shape: ErrorShape
     ) -> Served:
         note = self._note(request, expected)
+        self.rejected += 1
         if expected is None:
             message = (
                 f"the run made model call {self.tape.played + 1}, but the recording has only "
@@ -410,6 +440,7 @@ class SdkReplay:
             "served": self.served,
             "matched": self.matched,
             "live_calls": self.live_calls,
+            "rejected": self.rejected,
             "live_from": self.live_from,
             "tool_edits": self.tool_edits,
             "tool_errors": self.tool_errors,

@@ -116,6 +116,9 @@ class SessionBook:
         #: Answered calls not written yet (see :meth:`begin`).
         self._pending = 0
         self._written = threading.Condition(self._lock)
+        #: For a fork's book: the requests its replay rejected so far (answered 409), which
+        #: each session's ``session.end`` gives under ``replay.rejected``.
+        self.rejected: Callable[[], int] | None = None
 
     @property
     def paths(self) -> list[Path]:
@@ -249,7 +252,7 @@ class SessionBook:
         ended = 0
         for s in self.sessions:
             if not s.rec.closed and now - s.last_seen >= self.idle_seconds:
-                self._end(s)
+                self._end(s, self.rejected)
                 ended += 1
         if ended:  # a long-running server keeps only the latest ended sessions in memory
             done = [s for s in self.sessions if s.rec.closed]
@@ -270,10 +273,10 @@ class SessionBook:
             self._wait_written(timeout)
             for s in self.sessions:
                 if not s.rec.closed:
-                    self._end(s)
+                    self._end(s, self.rejected)
 
     @staticmethod
-    def _end(s: SdkSession) -> None:
+    def _end(s: SdkSession, rejected: Callable[[], int] | None = None) -> None:
         if not s.started:
             s.rec.close()
             return
@@ -283,5 +286,8 @@ class SessionBook:
             stop,
             output=last.text if last is not None else None,
             duration_ms=max(s.last_seen - s.first_at, 0.0) * 1000,
+            replay=None
+            if rejected is None
+            else {**s.rec.sources, "diverged_at": None, "rejected": rejected()},
         )
         # the prefix is still needed to tell a continuation from a new conversation
