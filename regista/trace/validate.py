@@ -378,9 +378,7 @@ def _check(event: Any, messages: bool, tools: bool) -> None:
     elif kind == SESSION_END:
         _usage(event.usage, "usage")
         if event.replay is not None:
-            _counts(
-                event.replay, "replay", ("recorded", "edit", "live", "diverged_at", "rejected")
-            )
+            _counts(event.replay, "replay", ("recorded", "edit", "live", "diverged_at", "rejected"))
 
 
 def check_event(event: Any, *, messages: bool = True, tools: bool = True) -> str | None:
