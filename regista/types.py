@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, Self, TypeAlias
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
 from regista.trace.canonical import request_hash
 
@@ -51,6 +51,18 @@ class Usage(BaseModel):
     output_tokens: int = 0
     cache_creation_input_tokens: int = 0
     cache_read_input_tokens: int = 0
+
+    @field_validator(
+        "input_tokens",
+        "output_tokens",
+        "cache_creation_input_tokens",
+        "cache_read_input_tokens",
+        mode="before",
+    )
+    @classmethod
+    def _none_is_zero(cls, value: Any) -> Any:
+        # the API sends null for a count it has nothing to say of (no cache use)
+        return 0 if value is None else value
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(

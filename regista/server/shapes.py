@@ -31,20 +31,6 @@ __all__ = [
     "sdk_digest",
 ]
 
-_ANTHROPIC_PARAMS = ("temperature", "top_p", "top_k", "stop_sequences", "thinking", "metadata")
-_OPENAI_PARAMS = (
-    "temperature",
-    "top_p",
-    "stop",
-    "seed",
-    "n",
-    "presence_penalty",
-    "frequency_penalty",
-    "logit_bias",
-    "response_format",
-    "reasoning_effort",
-    "parallel_tool_calls",
-)
 _FINISH_TO_STOP = {
     "stop": "end_turn",
     "tool_calls": "tool_use",
@@ -101,6 +87,30 @@ def _messages(body: dict[str, Any], shape: ErrorShape) -> list[dict[str, Any]]:
     return messages
 
 
+#: Request fields that are part of the normalised request, or of how it was sent
+#: (``stream``: the answer says whether it streamed).
+_MODELLED = frozenset(
+    (
+        "model",
+        "system",
+        "messages",
+        "tools",
+        "tool_choice",
+        "max_tokens",
+        "max_completion_tokens",
+        "stream",
+        "stream_options",
+    )
+)
+
+
+def _params(body: dict[str, Any]) -> dict[str, Any]:
+    """Every other field of a request, verbatim under its own name: the sampling
+    parameters, and the fields regista has no model for (``service_tier``, ``container``,
+    ``mcp_servers``, a field newer than this regista, …), which are kept, never dropped."""
+    return {k: v for k, v in body.items() if k not in _MODELLED}
+
+
 def _max_tokens(body: dict[str, Any], *names: str) -> int:
     for name in names:
         value = body.get(name)
@@ -135,7 +145,7 @@ def anthropic_request(body: dict[str, Any]) -> LlmRequest:
         tools=tools if isinstance(tools, list) else [],
         tool_choice=tool_choice if isinstance(tool_choice, dict) else None,
         max_tokens=_max_tokens(body, "max_tokens"),
-        params={k: body[k] for k in _ANTHROPIC_PARAMS if k in body},
+        params=_params(body),
     )
 
 
@@ -276,7 +286,7 @@ def openai_request(body: dict[str, Any]) -> LlmRequest:
         tools=tools,
         tool_choice=openai_tool_choice(body.get("tool_choice")),
         max_tokens=_max_tokens(body, "max_completion_tokens", "max_tokens"),
-        params={k: body[k] for k in _OPENAI_PARAMS if k in body},
+        params=_params(body),
     )
 
 

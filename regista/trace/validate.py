@@ -10,6 +10,7 @@ built): loading stays about as fast as decoding.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from regista.trace.names import (
@@ -30,6 +31,7 @@ __all__ = [
     "NOTHING_NESTED",
     "block_problem",
     "check_event",
+    "check_fields",
     "check_messages",
     "check_response",
     "deeper",
@@ -349,36 +351,42 @@ def _counts(value: Any, where: str, keys: tuple[str, ...]) -> None:
 NOTHING_NESTED = frozenset((TOOL_CALL, PERMISSION_DECISION, ERROR))
 
 
-def _check(event: Any, messages: bool, tools: bool) -> None:
-    kind = event.type
+def _check(kind: Any, get: Any, messages: bool, tools: bool) -> None:
+    """Check the nested payloads of an event of type ``kind`` whose fields ``get(name)``
+    gives."""
     if kind == LLM_RESPONSE:
-        _response(event.response, "response")
+        _response(get("response"), "response")
     elif kind == LLM_REQUEST:
         if messages:
-            _messages(event.messages, "messages")
+            _messages(get("messages"), "messages")
             if tools:
-                _tools(event.tools, "tools")
-        if event.messages_prefix < 0:
+                _tools(get("tools"), "tools")
+        prefix = get("messages_prefix")
+        if _is_int(prefix) and prefix < 0:
             raise _Bad("messages_prefix: must not be negative")
         # ``tool_choice`` is any object (its model says so): each provider has its own
         # shapes, and one regista has no model for is kept as it was sent
     elif kind == TOOL_RESULT:
-        if not isinstance(event.content, str):
-            _content(event.content, "content")
+        content = get("content")
+        if not isinstance(content, str):
+            _content(content, "content")
     elif kind == CONTEXT_COMPACTION:
         if messages:
-            _messages(event.replaced, "replaced")
-        _usage(event.usage, "usage")
+            _messages(get("replaced"), "replaced")
+        _usage(get("usage"), "usage")
     elif kind == SESSION_START:
-        _tools(event.tools, "tools")
-        if event.context is not None:
-            _counts(event.context, "context", ("max_tokens", "keep_last"))
-        if event.forked_from is not None:
-            _counts(event.forked_from, "forked_from", ("at_step",))
+        _tools(get("tools"), "tools")
+        context = get("context")
+        if context is not None:
+            _counts(context, "context", ("max_tokens", "keep_last"))
+        forked_from = get("forked_from")
+        if forked_from is not None:
+            _counts(forked_from, "forked_from", ("at_step",))
     elif kind == SESSION_END:
-        _usage(event.usage, "usage")
-        if event.replay is not None:
-            _counts(event.replay, "replay", ("recorded", "edit", "live", "diverged_at", "rejected"))
+        _usage(get("usage"), "usage")
+        replay = get("replay")
+        if replay is not None:
+            _counts(replay, "replay", ("recorded", "edit", "live", "diverged_at", "rejected"))
 
 
 def check_event(event: Any, *, messages: bool = True, tools: bool = True) -> str | None:
@@ -386,9 +394,41 @@ def check_event(event: Any, *, messages: bool = True, tools: bool = True) -> str
     (``messages=False``: the messages of requests and compactions are not looked at;
     ``tools=False``: nor the tool schemas of a request, checked with an earlier one)."""
     try:
-        _check(event, messages, tools)
+        _check(event.type, partial(getattr, event), messages, tools)
     except _Bad as exc:
         return str(exc)
     except RecursionError:
         return "nested too deeply"
     return None
+
+
+def check_fields(
+    kind: str, fields: dict[str, Any], defaults: dict[str, Any], *, tools: bool = True
+) -> str | None:
+    """:func:`check_event` for an event about to be written: its ``fields`` (``defaults``
+    for those not given). Every writer asks it, so what is written reads back: a shape the
+    reader would refuse is refused when written, saying what and where. ``tools=False``:
+    a request's tool schemas are the ones of a request checked before."""
+    if kind in NOTHING_NESTED:
+        return None
+
+    def get(name: str) -> Any:
+        if name in fields:
+            return fields[name]
+        if name in defaults:
+            return defaults[name]
+        raise _Missing  # the event's model says a required field is missing, when made
+
+    try:
+        _check(kind, get, True, tools)
+    except _Bad as exc:
+        return str(exc)
+    except _Missing:
+        return None
+    except RecursionError:
+        return "nested too deeply"
+    return None
+
+
+class _Missing(Exception):
+    """A field with no default was not given."""

@@ -40,7 +40,15 @@ from regista.redact import default as redact_default
 from regista.redact import redact_bytes, secret_finder
 from regista.trace.compact import RequestEncoder
 from regista.trace.events import EventBase, LlmRequestEvent, ToolResult, now_ts, second_ts
-from regista.trace.validate import MAX_DEPTH, deeper, more_brackets, too_deep
+from regista.trace.names import LLM_REQUEST
+from regista.trace.validate import (
+    MAX_DEPTH,
+    NOTHING_NESTED,
+    check_fields,
+    deeper,
+    more_brackets,
+    too_deep,
+)
 
 __all__ = ["TraceWriter", "too_deep_error"]
 
@@ -112,6 +120,8 @@ class TraceWriter:
         if not _MILLI:  # made once, when the first trace is written
             _MILLI.extend(b'%03dZ"' % milli for milli in range(1000))
         self._fast: dict[type[EventBase], _Fast] = {}
+        #: The tool schemas of the last request written (checked then).
+        self._tools: Any = None
         if file is not None:
             self._file = file
             return
@@ -159,6 +169,25 @@ class TraceWriter:
         """
         return _event(event_cls, self._append(event_cls, fields))
 
+    def _check(self, event_cls: type[EventBase], fields: dict[str, Any]) -> None:
+        """Refuse an event whose nested payloads the reader would refuse (the reader's own
+        check, :func:`~regista.trace.validate.check_fields`): nothing is written, and the
+        error says what is wrong and where. A request's tool schemas that are the very
+        list of the request before are not looked at again."""
+        shape = _SHAPES.get(event_cls) or _shape(event_cls)
+        if not shape.checked:
+            return
+        tools = fields.get("tools")
+        fresh = tools is None or tools is not self._tools
+        problem = check_fields(shape.type, fields, shape.defaults, tools=fresh)
+        if problem is not None:
+            raise TraceWriteError(
+                f"cannot record a {shape.type} event in {self.path}: {problem} (it would "
+                "not read back)"
+            )
+        if shape.type == LLM_REQUEST:
+            self._tools = tools
+
     def append(self, event_cls: type[EventBase], fields: dict[str, Any]) -> None:
         """:meth:`write` without making the event (what the recorder uses; an event is made
         only for listeners). ``fields`` is not changed."""
@@ -203,6 +232,7 @@ class TraceWriter:
                     self._append(event_cls, fields, ts)
                     return
                 self._ts = ts
+        self._check(event_cls, fields)
         try:
             data = self._requests.encode(fields) if role is _REQUEST else fields
             body = _dumps(data, option=_NEWLINE)
@@ -287,6 +317,7 @@ class TraceWriter:
         self, event_cls: type[EventBase], fields: dict[str, Any], ts: Any = _UNSET
     ) -> dict[str, Any]:
         """Append the event of ``fields`` made as a dict first; return the dict."""
+        self._check(event_cls, fields)
         shape = _SHAPES.get(event_cls) or _shape(event_cls)
         # The line's dict: every field in the model's order (defaults filled in), then extras.
         # The engine's own callers pass fields of the right types, and the reader validates
@@ -394,6 +425,15 @@ class _Shape:
         ]
         self.names = frozenset(fields)
         self.width = len(fields)
+        #: The event's ``type``, and whether it has nested payloads to check.
+        self.type = str(self.template.get("type"))
+        self.checked = self.type not in NOTHING_NESTED
+        #: The value of each field that has a default (what an event not given it holds).
+        self.defaults = {
+            name: f.default if f.default_factory is None else f.default_factory()  # type: ignore[call-arg]
+            for name, f in fields.items()
+            if not f.is_required()
+        }
         #: The fields whose values may be objects or lists (the others cannot nest).
         self.nestable = tuple(name for name, f in fields.items() if _nests(f.annotation))
         #: The fields after the envelope, in order.

@@ -7,7 +7,8 @@ content chunks, tool-call deltas, the ``finish_reason`` chunk, the usage chunk w
 
 Script items (answered in order): ``{"content": "text"}`` and/or ``{"tool_calls":
 [{"id": "call_1", "name": "f", "arguments": "{\\"x\\": 1}"}]}``, or a callable taking the
-request body and returning one. Usage::
+request body and returning one; ``message`` (more fields of the message), ``finish_reason``,
+``usage`` and ``extra`` (more fields of the completion) are optional. Usage::
 
     with FakeOpenAIServer() as server:
         server.script({"content": "hi"})
@@ -110,6 +111,8 @@ class FakeOpenAIServer:
         }
         if calls:
             message["tool_calls"] = calls
+        message.update(partial.get("message", {}))  # other fields (annotations, audio, …)
+        finish = partial.get("finish_reason") or ("tool_calls" if calls else "stop")
         return {
             "id": f"chatcmpl-fake{n:04d}",
             "object": "chat.completion",
@@ -120,11 +123,13 @@ class FakeOpenAIServer:
                 {
                     "index": 0,
                     "message": message,
-                    "finish_reason": "tool_calls" if calls else "stop",
+                    "finish_reason": finish,
                     "logprobs": None,
                 }
             ],
-            "usage": {"prompt_tokens": 11 + n, "completion_tokens": 7, "total_tokens": 18 + n},
+            "usage": partial.get("usage")
+            or {"prompt_tokens": 11 + n, "completion_tokens": 7, "total_tokens": 18 + n},
+            **partial.get("extra", {}),
         }
 
     def chunks(self, completion: dict[str, Any], include_usage: bool) -> Iterator[bytes]:
