@@ -144,3 +144,37 @@ def test_an_answer_edit_serves_the_step(trace: Path) -> None:
         ]  # fmt: skip
         last = client.messages.create(model="m", max_tokens=64, messages=messages)  # type: ignore[arg-type]
         assert [b.text for b in last.content if b.type == "text"] == ["Edited."]
+
+
+def test_a_forks_session_end_counts_the_rejected_requests(trace: Path) -> None:
+    from fakes.anthropic_server import FakeAnthropicServer
+
+    store = trace.parent / "fork-store"
+    store.mkdir(exist_ok=True)
+    (store / trace.name).write_bytes(trace.read_bytes())
+    with FakeAnthropicServer() as fake, regista_server(store, anthropic=fake.url) as server:
+        fake.script({"content": [{"type": "text", "text": "Rainy, then."}]})
+        rp = new_replay(
+            server,
+            Trace.load(trace).session_id,
+            edits=[{"step": 1, "tool_result": "rainy in Paris"}],
+            live="proxy",
+        )
+        client = anthropic.Anthropic(api_key="k", base_url=rp["anthropic_base_url"], max_retries=0)
+        ask: dict[str, Any] = dict(model="claude-sonnet-4-6", max_tokens=64)
+        messages: list[dict[str, Any]] = [{"role": "user", "content": "Weather in Paris?"}]
+        with pytest.raises(anthropic.ConflictError):
+            client.messages.create(**ask, system="You are a poet.", messages=messages)
+        first = client.messages.create(**ask, system="You are a weather bot.", messages=messages)
+        said = [b.model_dump(exclude_none=True) for b in first.content]
+        messages += [
+            {"role": "assistant", "content": said},
+            {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "toolu_1", "content": "sunny in Paris"}]},
+        ]  # fmt: skip
+        client.messages.create(**ask, system="You are a weather bot.", messages=messages)
+        assert server.http.delete(f"/v1/replays/{rp['id']}").status_code == 204
+    (fork,) = [p for p in store.glob("*.jsonl") if p.name != trace.name]
+    end = Trace.load(fork).end
+    assert end is not None and end.replay is not None
+    assert end.replay["rejected"] == 1
