@@ -281,6 +281,9 @@ def _plain_blocks(content: list[Any]) -> bool:
                 or b.get("is_error") not in (None, True, False)
             ):
                 return False
+        elif kind == "thinking":
+            if type(b.get("thinking")) is not str:
+                return False
         else:
             return False
     return True
@@ -302,27 +305,47 @@ def check_response(payload: Any, where: str = "response") -> None:
 
 
 def _response(payload: Any, where: str) -> None:
-    # Places are named only on failure: this runs for every answer of a trace.
-    r = _dict(payload, where)
-    content = r.get("content", [])
+    # Places are named only on failure: this runs for every answer of a trace, read or
+    # written, so the usual answer is told good by a few type tests, in line.
+    if type(payload) is not dict:
+        _dict(payload, where)
+    r: dict[str, Any] = payload
+    get = r.get
+    content = get("content", _NO_BLOCKS)
     if type(content) is not list:
         _list(content, f"{where}.content")
     if content and not _plain_blocks(content):
         inner = f"{where}.content"
         for i, block in enumerate(content):
             _block(block, inner, i)
-    usage = r.get("usage", _NO_INPUT)
+    usage = get("usage", _NO_INPUT)
     if type(usage) is not dict:
         _usage(usage, f"{where}.usage")
-    for key in USAGE_COUNTS:
-        if type(usage.get(key, 0)) is not int:
-            _usage(usage, f"{where}.usage")
-    for key in ("id", "model", "stop_reason", "stop_sequence"):
-        value = r.get(key)
-        if value is not None and type(value) is not str:
-            _str(value, f"{where}.{key}")
-    if r.get("role", "assistant") != "assistant":
+    counts = usage.get
+    if not (  # USAGE_COUNTS, in line
+        type(counts("input_tokens", 0)) is int
+        and type(counts("output_tokens", 0)) is int
+        and type(counts("cache_creation_input_tokens", 0)) is int
+        and type(counts("cache_read_input_tokens", 0)) is int
+    ):
+        _usage(usage, f"{where}.usage")
+    ident, model, stop, sequence = get("id"), get("model"), get("stop_reason"), get("stop_sequence")
+    if not (
+        (ident is None or type(ident) is str)
+        and (model is None or type(model) is str)
+        and (stop is None or type(stop) is str)
+        and (sequence is None or type(sequence) is str)
+    ):
+        for key in ("id", "model", "stop_reason", "stop_sequence"):
+            value = get(key)
+            if value is not None and type(value) is not str:
+                _str(value, f"{where}.{key}")
+    if get("role", "assistant") != "assistant":
         raise _Bad(f"{where}.role: expected 'assistant'")
+
+
+#: A response without ``content`` has none.
+_NO_BLOCKS: list[Any] = []
 
 
 def _tools(tools: Any, where: str) -> None:
@@ -411,6 +434,22 @@ def check_fields(
     a request's tool schemas are the ones of a request checked before."""
     if kind in NOTHING_NESTED:
         return None
+    try:  # the events written most, without the lookups of the general case
+        if kind == LLM_RESPONSE and "response" in fields:
+            _response(fields["response"], "response")
+            return None
+        if kind == TOOL_RESULT and type(fields.get("content")) is str:
+            return None
+        if kind == LLM_REQUEST and not tools and "messages" in fields:
+            _messages(fields["messages"], "messages")
+            prefix = fields.get("messages_prefix", 0)
+            if _is_int(prefix) and prefix < 0:
+                raise _Bad("messages_prefix: must not be negative")
+            return None
+    except _Bad as exc:
+        return str(exc)
+    except RecursionError:
+        return "nested too deeply"
 
     def get(name: str) -> Any:
         if name in fields:

@@ -48,7 +48,10 @@ def rng_for(name: str) -> random.Random:
 
 
 #: A 1×1 PNG, base64.
-PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYGD4DwABBAEAwS2OUAAAAABJRU5ErkJggg=="
+PNG = (
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYGD4DwABBAEAwS2OUAAAAABJRU5E"
+    "rkJggg=="
+)
 #: Answer blocks of the Messages API that regista has no model for, as the API sends them.
 ANSWER_BLOCKS: list[dict[str, Any]] = [
     {"type": "server_tool_use", "id": "srvtoolu_01", "name": "web_search",
