@@ -202,6 +202,23 @@ def _arguments(raw: Any) -> dict[str, Any]:
     return raw if isinstance(raw, dict) else {}
 
 
+#: The fields of an OpenAI message that its normalised form holds.
+_MESSAGE_FIELDS = frozenset(("role", "content", "tool_calls", "tool_call_id"))
+
+
+def _kept(message: dict[str, Any], raw: dict[str, Any]) -> dict[str, Any]:
+    """``message`` with the other fields of the OpenAI message it came from (``refusal``,
+    ``audio``, ``name``, …) kept verbatim under ``openai``; empty ones are left out."""
+    extra = {
+        k: v
+        for k, v in raw.items()
+        if k not in _MESSAGE_FIELDS and v is not None and v != [] and v != {}
+    }
+    if extra:
+        message["openai"] = extra
+    return message
+
+
 _CHOICES = {"auto": "auto", "required": "any", "none": "none"}
 
 
@@ -266,9 +283,11 @@ def openai_request(body: dict[str, Any]) -> LlmRequest:
                         "input": _arguments(fn.get("arguments")),
                     }
                 )
-            messages.append({"role": "assistant", "content": content})
+            messages.append(_kept({"role": "assistant", "content": content}, m))
         else:
-            messages.append({"role": "user", "content": _openai_content(m.get("content"))})
+            messages.append(
+                _kept({"role": "user", "content": _openai_content(m.get("content"))}, m)
+            )
     tools = []
     for t in body.get("tools") or []:
         fn = t.get("function", {}) if isinstance(t, dict) else {}

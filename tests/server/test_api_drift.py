@@ -242,8 +242,11 @@ def test_the_openai_proxy_keeps_every_shape(tmp_path: Path) -> None:
             )
             body: dict[str, Any] = dict(
                 model="gpt-4o",
-                messages=[{"role": "user", "content": [
-                    {"type": "text", "text": f"case {case}"}, *rng.sample(parts, 2)]}],
+                messages=[{"role": "user", "name": "ann", "content": [
+                    {"type": "text", "text": f"case {case}"}, *rng.sample(parts, 2)]},
+                    {"role": "assistant", "content": None, "refusal": "No.",
+                     "audio": {"id": "audio_0"}},
+                    {"role": "user", "content": "Please?"}],
                 extra_body=_fields(rng, {"modalities": ["text", "audio"],
                                          "audio": {"voice": "alloy", "format": "wav"},
                                          "web_search_options": {}, "prediction": None}),
@@ -259,6 +262,8 @@ def test_the_openai_proxy_keeps_every_shape(tmp_path: Path) -> None:
             ((request, _),) = trace.llm_calls()
             case = int(request.messages[0]["content"][0]["text"].split()[1])
             body, got = bodies[case]
+            assert request.messages[0]["openai"] == {"name": "ann"}
+            assert request.messages[1]["openai"] == {"refusal": "No.", "audio": {"id": "audio_0"}}
             rp = new_replay(server, trace.session_id)
             r = server.http.post(
                 f"/v1/replays/{rp['id']}/openai/v1/chat/completions",
