@@ -33,15 +33,21 @@ def tool_loop(llm: Any, system: str) -> str:
     raise AssertionError("the agent did not finish")
 
 
-def _run(base_url: str, system: str) -> str:
-    from langchain_openai import ChatOpenAI
+def _runner(stream: bool) -> Any:
+    def run(base_url: str, system: str) -> str:
+        from langchain_openai import ChatOpenAI
 
-    return tool_loop(ChatOpenAI(model="gpt-4o", base_url=base_url, api_key="k"), system)
+        llm = ChatOpenAI(model="gpt-4o", base_url=base_url, api_key="k", streaming=stream)  # type: ignore[arg-type]
+        return tool_loop(llm, system)
+
+    return run
 
 
-def test_langchain_openai(tmp_path: Path, capsys: Any) -> None:
-    r = row("langchain-openai", pkg_version("langchain-openai"))
-    conform(r, "openai", _run, tmp_path, capsys)
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
+def test_langchain_openai(tmp_path: Path, capsys: Any, stream: bool) -> None:
+    name = "langchain-openai" + (" (stream)" if stream else "")
+    r = row(name, pkg_version("langchain-openai"))
+    conform(r, "openai", _runner(stream), tmp_path, capsys)
 
 
 RETRYING = """
