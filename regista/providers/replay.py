@@ -316,6 +316,14 @@ class ReplayProvider(TapeProvider):
         if self.went_live:
             return await self._live(request, on_text)
         rec = self.tape.take(request.hash, in_order=True)
+        if (
+            rec is not None
+            and not rec.response.captured
+            and self.mode is ReplayMode.HYBRID
+            and self.live is not None
+        ):  # nothing to serve here: live from this step on
+            self.diverge(rec.step)
+            return await self._live(request, on_text)
         if rec is not None:
             # Loose (warn) playback records whether each call matched; strict needs no note.
             return await self._serve(rec, on_text, True if self.mode is ReplayMode.WARN else None)

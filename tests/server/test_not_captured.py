@@ -178,3 +178,13 @@ def test_a_forks_session_end_counts_the_rejected_requests(trace: Path) -> None:
     end = Trace.load(fork).end
     assert end is not None and end.replay is not None
     assert end.replay["rejected"] == 1
+
+
+async def test_a_hybrid_replay_goes_live_at_the_step(trace: Path, tmp_path: Path) -> None:
+    from regista.replay import replay
+
+    live = ScriptedProvider([{"content": [{"type": "text", "text": "Live answer."}]}])
+    result = await replay(trace, "hybrid", fallback=live, trace_dir=tmp_path)
+    assert result.output == "Live answer."
+    end = Trace.load(result.trace_path).end
+    assert end is not None and end.replay is not None and end.replay["diverged_at"] == STEP
