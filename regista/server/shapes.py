@@ -239,6 +239,31 @@ def openai_tool_choice(choice: Any) -> dict[str, Any] | None:
     return {"type": "openai_tool_choice", "openai": choice}
 
 
+#: The fields of an OpenAI function tool that its normalised form holds.
+_FUNCTION_FIELDS = frozenset(("name", "description", "parameters"))
+
+
+def _openai_tool(tool: Any) -> dict[str, Any]:
+    """An OpenAI tool as a Messages tool (name, description, input schema). What that
+    leaves out — a function's ``strict``, a tool of another type (``custom``, a built-in
+    one), … — is kept verbatim under ``openai``."""
+    t = tool if isinstance(tool, dict) else {}
+    fn = t.get("function")
+    if t.get("type", "function") == "function" and isinstance(fn, dict):
+        out = {
+            "name": str(fn.get("name", "")),
+            "description": fn.get("description", ""),
+            "input_schema": fn.get("parameters", {}),
+        }
+        if set(fn) - _FUNCTION_FIELDS or set(t) - {"type", "function"}:
+            out["openai"] = tool
+        return out
+    kind = t.get("type")
+    named = t.get(kind) if isinstance(kind, str) else None
+    name = named.get("name") if isinstance(named, dict) else None
+    return {"name": str(name if name is not None else kind or ""), "openai": tool}
+
+
 def openai_request(body: dict[str, Any]) -> LlmRequest:
     """A chat completions request, normalised to the Messages shape.
 
@@ -288,16 +313,7 @@ def openai_request(body: dict[str, Any]) -> LlmRequest:
             messages.append(
                 _kept({"role": "user", "content": _openai_content(m.get("content"))}, m)
             )
-    tools = []
-    for t in body.get("tools") or []:
-        fn = t.get("function", {}) if isinstance(t, dict) else {}
-        tools.append(
-            {
-                "name": fn.get("name", ""),
-                "description": fn.get("description", ""),
-                "input_schema": fn.get("parameters", {}),
-            }
-        )
+    tools = [_openai_tool(t) for t in body.get("tools") or []]
     return LlmRequest(
         model=str(body.get("model") or ""),
         system="\n\n".join(system) or None,

@@ -247,6 +247,9 @@ def test_the_openai_proxy_keeps_every_shape(tmp_path: Path) -> None:
                     {"role": "assistant", "content": None, "refusal": "No.",
                      "audio": {"id": "audio_0"}},
                     {"role": "user", "content": "Please?"}],
+                tools=[{"type": "function", "function": {"name": "f", "parameters": {},
+                                                         "strict": True}},
+                       {"type": "custom", "custom": {"name": "grep", "description": "g"}}],
                 extra_body=_fields(rng, {"modalities": ["text", "audio"],
                                          "audio": {"voice": "alloy", "format": "wav"},
                                          "web_search_options": {}, "prediction": None}),
@@ -263,6 +266,8 @@ def test_the_openai_proxy_keeps_every_shape(tmp_path: Path) -> None:
             case = int(request.messages[0]["content"][0]["text"].split()[1])
             body, got = bodies[case]
             assert request.messages[0]["openai"] == {"name": "ann"}
+            assert [t["name"] for t in request.tools] == ["f", "grep"]
+            assert [t["openai"] for t in request.tools] == body["tools"]
             assert request.messages[1]["openai"] == {"refusal": "No.", "audio": {"id": "audio_0"}}
             rp = new_replay(server, trace.session_id)
             r = server.http.post(
