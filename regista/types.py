@@ -65,6 +65,12 @@ class Usage(BaseModel):
         return 0 if value is None else value
 
     def __add__(self, other: Usage) -> Usage:
+        from regista.tokens import tokens_of
+
+        if "cache_creation" in (self.model_extra or {}) or "cache_creation" in (
+            other.model_extra or {}
+        ):  # keep the split of cache writes (5 minutes / 1 hour): they are priced apart
+            return Usage(**(tokens_of(self) + tokens_of(other)).usage_dict())
         return Usage(
             input_tokens=self.input_tokens + other.input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,

@@ -29,6 +29,7 @@ import orjson
 from ulid import ULID
 
 from regista.pricing import add_costs, price_for
+from regista.tokens import tokens_of
 from regista.redact import redact_bytes
 from regista.trace.events import (
     CONTEXT_COMPACTION,
@@ -90,6 +91,7 @@ def derived_session_id(source_id: str, started: str | None) -> str:
 
 
 @dataclass
+
 class ImportReport:
     """What an import skipped or could not read.
 
@@ -193,6 +195,7 @@ class RunBuilder:
         self._prefix = 0  # messages already stored by earlier requests
         self.usage = Usage()
         self.cost: float | None = 0.0
+        self.model = model
         self.tool_calls = 0
         self.last_text: str | None = None
         self.last_stop: str | None = None
@@ -307,18 +310,9 @@ class RunBuilder:
         self._prefix = len(self.messages)
         usage = Usage.model_validate(response.get("usage") or {})
         price = price_for(model)
-        cost: float | None = None
-        if price is not None and response.get("usage") is not None:
-            cost = round(
-                (
-                    usage.input_tokens * price.input
-                    + usage.output_tokens * price.output
-                    + usage.cache_creation_input_tokens * price.cache_write
-                    + usage.cache_read_input_tokens * price.cache_read
-                )
-                / 1_000_000,
-                10,
-            )
+        has_usage = response.get("usage") is not None
+        cost = price.cost(tokens_of(usage)) if price is not None and has_usage else None
+        self.model = model
         self.usage = self.usage + usage
         self.cost = add_costs(self.cost, cost)
         a, b = ts_millis(request_ts), ts_millis(response_ts)
@@ -418,12 +412,13 @@ class RunBuilder:
             provider=self.provider,
             source="live",
             usage=usage or {},
-            cost_usd=None,
+            cost_usd=(cost := _compaction_cost(self.model, usage)),
             duration_ms=0.0,
             **(extra or {}),
         )
         if usage:
             self.usage = self.usage + Usage.model_validate(usage)
+        self.cost = add_costs(self.cost, cost)  # a compaction's cost is its run's
         self.messages = []
         self._hasher = _Hasher(0)
         self._prefix = 0
@@ -515,3 +510,12 @@ def events_bytes(events: list[dict[str, Any]]) -> bytes:
     if not events:
         return b""
     return RunEncoder(str(events[0]["session_id"])).encode(events)
+
+
+def _compaction_cost(model: str, usage: dict[str, Any] | None) -> float | None:
+    """What a compaction's summarising call cost: unknown without a price for the model;
+    nothing when the source records no usage for it (Codex bills it in the next call's)."""
+    if not usage:
+        return 0.0
+    price = price_for(model)
+    return None if price is None else price.cost(tokens_of(usage))
