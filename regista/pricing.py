@@ -193,7 +193,9 @@ _SHIPPED = dict(PRICES)
 _FROM: dict[str, str] = {}
 
 _DATE_SUFFIX = re.compile(r"(-\d{8}|-\d{4}-\d{2}-\d{2}|-latest)$")
-_BEDROCK = re.compile(r"^(?:(?:us|eu|apac|au|jp|ca|us-gov|global)\.)?anthropic\.(.+?)(?:-v\d+(?::\d+)?)?$")
+_BEDROCK = re.compile(
+    r"^(?:(?:us|eu|apac|au|jp|ca|us-gov|global)\.)?anthropic\.(.+?)(?:-v\d+(?::\d+)?)?$"
+)
 _warned: set[str] = set()
 
 
@@ -356,8 +358,7 @@ def parse_prices(data: bytes | str, where: str = "prices") -> dict[str, Price]:
             f"{type(doc).__name__}"
         )
     return {
-        model: _parse_price(where, model, spec, _SHIPPED.get(model) if isinstance(model, str) else None)
-        for model, spec in doc.items()
+        model: _parse_price(where, model, spec, _SHIPPED.get(model)) for model, spec in doc.items()
     }
 
 

@@ -19,7 +19,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from regista.types import Usage
 
 __all__ = ["Tokens", "token_totals", "tokens_of"]
 
@@ -55,6 +58,12 @@ class Tokens:
             self.cache_write_1h + other.cache_write_1h,
             self.reasoning + other.reasoning,
         )
+
+    def as_usage(self) -> Usage:
+        """The counts as a :class:`~regista.types.Usage` (what ``usage`` fields hold)."""
+        from regista.types import Usage
+
+        return Usage(**self.usage_dict())
 
     def as_dict(self) -> dict[str, int]:
         """The counts for JSON output (``show --json``, ``runs --json``, MCP)."""

@@ -29,8 +29,8 @@ import orjson
 from ulid import ULID
 
 from regista.pricing import add_costs, price_for
-from regista.tokens import tokens_of
 from regista.redact import redact_bytes
+from regista.tokens import tokens_of
 from regista.trace.events import (
     CONTEXT_COMPACTION,
     ERROR,
@@ -91,7 +91,6 @@ def derived_session_id(source_id: str, started: str | None) -> str:
 
 
 @dataclass
-
 class ImportReport:
     """What an import skipped or could not read.
 
@@ -426,6 +425,15 @@ class RunBuilder:
             self._append(message)
         return step
 
+    def late_usage(self, event: dict[str, Any], usage: dict[str, Any]) -> None:
+        """The usage of a model call the source reports after the call's step was closed:
+        it joins the call (priced) and the run's totals."""
+        event["response"]["usage"] = usage
+        price = price_for(self.model)
+        event["cost_usd"] = None if price is None else price.cost(tokens_of(usage))
+        self.usage = self.usage + Usage.model_validate(usage)
+        self.cost = None  # summed again from the calls at the end
+
     def error(self, *, message: str, error_type: str, ts: str | None, step: int | None) -> None:
         self._emit(ts, ERROR, step=step, where="provider", error_type=error_type, message=message)
 
@@ -443,6 +451,9 @@ class RunBuilder:
             ended: When it ended, when the source says (else its last event's time).
             duration_ms: How long it ran, when the source says (else first to last event).
         """
+        if self.cost is None:  # a call priced late: the sum of every call's cost
+            costs = [e["cost_usd"] for e in self.events if e["type"] in _PRICED]
+            self.cost = None if None in costs else sum(costs, 0.0)
         a, b = ts_millis(self.first_ts), ts_millis(self.last_ts)
         if duration_ms is None:
             duration_ms = float(max(b - a, 0)) if a is not None and b is not None else 0.0
@@ -519,3 +530,6 @@ def _compaction_cost(model: str, usage: dict[str, Any] | None) -> float | None:
         return 0.0
     price = price_for(model)
     return None if price is None else price.cost(tokens_of(usage))
+
+
+_PRICED = (LLM_RESPONSE, CONTEXT_COMPACTION)

@@ -26,7 +26,7 @@ from regista.errors import UserError
 from regista.pricing import add_costs
 from regista.savings import Savings
 from regista.trace.events import ContextCompaction, LlmRequestEvent, LlmResponseEvent
-from regista.trace.reader import Trace
+from regista.trace.reader import Trace, cost_and_tokens
 from regista.trace.steps import Step
 from regista.types import LlmRequest
 from regista.vocab import step_label as step_summary
@@ -123,7 +123,7 @@ def _run_data(trace: Trace) -> dict[str, Any]:
         "tool_calls": s.tool_calls,
         "errors": s.errors,
         "denials": s.denials,
-        "cost_usd": s.cost_usd,
+        **cost_and_tokens(s),
         "duration_ms": end.duration_ms if end else None,
         "output": s.output,
         "error": end.error if end else None,
