@@ -42,6 +42,9 @@ OnText: TypeAlias = Callable[[int, str], "object | Awaitable[object]"]
 AgentSpec: TypeAlias = "Agent | str"
 
 
+_SPLIT = frozenset(("cache_creation", "reasoning_output_tokens"))
+
+
 class Usage(BaseModel):
     """Token counts of one model call."""
 
@@ -67,9 +70,9 @@ class Usage(BaseModel):
     def __add__(self, other: Usage) -> Usage:
         from regista.tokens import tokens_of
 
-        if "cache_creation" in (self.model_extra or {}) or "cache_creation" in (
-            other.model_extra or {}
-        ):  # keep the split of cache writes (5 minutes / 1 hour): they are priced apart
+        if _SPLIT.intersection(self.model_extra or ()) or _SPLIT.intersection(
+            other.model_extra or ()
+        ):  # keep the split of cache writes (priced apart) and the reasoning count
             return Usage(**(tokens_of(self) + tokens_of(other)).usage_dict())
         return Usage(
             input_tokens=self.input_tokens + other.input_tokens,
