@@ -43,6 +43,7 @@ __all__ = [
     "price_for",
     "register_price",
     "round_cost",
+    "run_cost_basis",
 ]
 
 #: When the table was last checked against :data:`SOURCE`.
@@ -261,6 +262,14 @@ def cost_basis(cost: float | None, model: str | None = None, *, recorded: bool =
     entry = _entry(model or "")
     where = _FROM.get(entry or "", f"price table {DATE}")
     return f"{where}: {entry}" if entry else where
+
+
+def run_cost_basis(cost: float | None, model: str) -> str:
+    """The basis of a run's recorded cost (``model``: the run's): ``recorded``, or why it is
+    unknown."""
+    if cost is None and price_for(model) is not None:
+        return "unknown: a call's model has no price"
+    return cost_basis(cost, model)
 
 
 @dataclass(frozen=True)

@@ -425,6 +425,12 @@ class RunBuilder:
             self._append(message)
         return step
 
+    def price(self, model: str, usage: dict[str, Any] | None) -> float | None:
+        """What a call of ``model`` with ``usage`` cost, from the price table; ``None``
+        (unknown) without a price or without a usage."""
+        price = price_for(model)
+        return None if price is None or usage is None else price.cost(tokens_of(usage))
+
     def late_usage(self, event: dict[str, Any], usage: dict[str, Any]) -> None:
         """The usage of a model call the source reports after the call's step was closed:
         it joins the call (priced) and the run's totals."""
@@ -451,9 +457,12 @@ class RunBuilder:
             ended: When it ended, when the source says (else its last event's time).
             duration_ms: How long it ran, when the source says (else first to last event).
         """
-        if self.cost is None:  # a call priced late: the sum of every call's cost
-            costs = [e["cost_usd"] for e in self.events if e["type"] in _PRICED]
-            self.cost = None if None in costs else sum(costs, 0.0)
+        # The run's cost is the sum of its calls' and compactions', whoever wrote them
+        # (a call priced late, an importer that emits its own): one unknown makes it unknown.
+        self.cost = 0.0
+        for e in self.events:
+            if e["type"] in _PRICED:
+                self.cost = add_costs(self.cost, e.get("cost_usd"))
         a, b = ts_millis(self.first_ts), ts_millis(self.last_ts)
         if duration_ms is None:
             duration_ms = float(max(b - a, 0)) if a is not None and b is not None else 0.0

@@ -109,16 +109,15 @@ class RunInfo:
     @property
     def cost_basis(self) -> str:
         """How :attr:`cost_usd` was made (see :func:`regista.pricing.cost_basis`)."""
-        from regista.pricing import cost_basis, price_for
+        from regista.pricing import run_cost_basis
 
         if not self.complete:
             return "unknown: the run has not ended"
-        if self.cost_usd is None and price_for(self.model) is not None:
-            return "unknown: a call's model has no price"
-        return cost_basis(self.cost_usd, self.model)
+        return run_cost_basis(self.cost_usd, self.model)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape of ``regista runs --json`` (one object per run)."""
+        from regista.pricing import round_cost
         from regista.trace.reader import cost_and_tokens
 
         parent = self.parent
@@ -140,7 +139,7 @@ class RunInfo:
             "parent_id": self.parent_id,
             "fork_step": self.fork_step,
             "parent_outcome": parent.outcome if parent else None,
-            "parent_cost_usd": parent.cost_usd if parent else None,
+            "parent_cost_usd": round_cost(parent.cost_usd) if parent else None,
             "savings": self.savings.to_dict() if self.savings else None,
         }
 

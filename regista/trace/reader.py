@@ -86,11 +86,9 @@ class TraceSummary:
     @property
     def cost_basis(self) -> str:
         """How :attr:`cost_usd` was made (see :func:`regista.pricing.cost_basis`)."""
-        from regista.pricing import cost_basis, price_for
+        from regista.pricing import run_cost_basis
 
-        if self.cost_usd is None and price_for(self.model) is not None:
-            return "unknown: a call's model has no price"
-        return cost_basis(self.cost_usd, self.model)
+        return run_cost_basis(self.cost_usd, self.model)
 
     @classmethod
     def of(cls, start: Any, end: Any, **counts: Any) -> TraceSummary:

@@ -46,7 +46,15 @@ def _sessions() -> list[CCSession]:
     haiku = CCSession(session_id="22222222-3333-4444-8555-666666666666", model="claude-haiku-4-5")
     haiku.prompt("hi")
     haiku.answer(text("hello"), stop_reason="end_turn")
-    sessions = [basic_session(), opus, haiku]
+    compacted = CCSession(
+        session_id="33333333-4444-4555-8666-777777777777", model="claude-sonnet-4-6"
+    )
+    compacted.prompt("Keep going")
+    compacted.answer(text("one"), usage=OPUS_1H, stop_reason="end_turn")
+    compacted.compact("The story so far")
+    compacted.prompt("and then?")
+    compacted.answer(text("two"), usage=OPUS_1H, stop_reason="end_turn")
+    sessions = [basic_session(), opus, haiku, compacted]
     for s in sessions:  # the fixtures number message ids alike in every session
         for line in s.lines:
             msg = line.get("message")
@@ -69,6 +77,17 @@ def test_tokens_and_cost_agree_with_ccusage(tmp_path: Path) -> None:
     ours = {}
     for s in _sessions():
         path = s.write(project / f"{s.session_id}.jsonl")
+        if s.session_id.startswith("3333"):  # its compaction's summarising call
+            c = CCSession(
+                session_id=s.session_id, agent_id="acompact-e1f845", sidechain=True, model=s.model
+            )
+            c.prompt("Your task is to create a detailed summary of the conversation so far.")
+            c.answer(text("<summary>The story so far</summary>"), usage=dict(OPUS_1H))
+            for line in c.lines:
+                if "message" in line and "id" in line["message"]:
+                    line["message"]["id"] += "c"
+                    line["requestId"] += "c"
+            c.write(path.parent / path.stem / "subagents" / "agent-acompact-e1f845.jsonl")
         ours[s.session_id] = _trace(convert("claude-code", path).main.to_bytes()).summary()
     env = {
         "PATH": os.environ.get("PATH", ""),
@@ -96,3 +115,38 @@ def test_tokens_and_cost_agree_with_ccusage(tmp_path: Path) -> None:
         ), sid
         assert s.cost_usd is not None
         assert s.cost_usd == pytest.approx(c["totalCost"], rel=0.01), sid
+
+
+def test_codex_tokens_and_cost_agree_with_ccusage(tmp_path: Path) -> None:
+    from .codex_fixtures import basic_rollout, rollout_name
+
+    exe = _ccusage()
+    home = tmp_path / "home"
+    day = home / ".codex" / "sessions" / "2026" / "02" / "11"
+    path = basic_rollout().write(day / rollout_name("t1"))
+    s = _trace(convert("codex", path).main.to_bytes()).summary()
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": str(home),
+        "CODEX_HOME": str(home / ".codex"),
+        "NO_COLOR": "1",
+    }
+    out = subprocess.run(
+        [exe, "codex", "session", "--json", "--offline"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    [c] = json.loads(out.stdout)["sessions"]
+    t = s.tokens
+    assert (t.input, t.output, t.cache_read, t.reasoning, t.total) == (
+        c["inputTokens"],
+        c["outputTokens"],
+        c["cacheReadTokens"],
+        c["reasoningOutputTokens"],
+        c["totalTokens"],
+    )
+    assert s.cost_usd is not None
+    assert s.cost_usd == pytest.approx(c["costUSD"], rel=0.01)

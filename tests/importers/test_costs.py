@@ -298,3 +298,41 @@ def test_fuzz_the_price_file_reader() -> None:
         else:
             for price in prices.values():
                 assert price.input >= 0 and price.output >= 0, (seed, i, data)
+
+
+def _otlp_chat(span_id: str, start: int, model: str) -> dict:
+    from .test_otlp import _span
+
+    return _span(
+        span_id,
+        f"chat {model}",
+        start,
+        {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.request.model": model,
+            "gen_ai.usage.input_tokens": 1000,
+            "gen_ai.usage.output_tokens": 100,
+        },
+    )
+
+
+def test_an_imported_run_s_cost_is_its_calls_cost(tmp_path: Path) -> None:
+    """An OTLP import said $0.0000 for the run while its steps said "cost unknown"; a span
+    without a recorded cost is priced from the table."""
+    from regista.importers.otlp import convert_request
+    from regista.trace.reader import Trace
+
+    from .test_otlp import _request
+
+    def run(*models: str) -> Trace:
+        spans = [_otlp_chat(f"eee19b7ec3c1b1{i:02d}", 1000 * i, m) for i, m in enumerate(models)]
+        data = convert_request(_request(*spans)).main.to_bytes()
+        return Trace.from_bytes(data, "<otlp>")
+
+    unknown = run("gpt-4o-mini", "my-own-model")
+    costs = [ev.cost_usd for ev in unknown.events if ev.type == "llm.response"]
+    assert costs == [pytest.approx(0.00021), None]
+    assert unknown.end is not None and unknown.end.cost_usd is None
+    assert unknown.summary().cost_usd is None
+    known = run("gpt-4o-mini", "gpt-4o-mini")
+    assert known.end is not None and known.end.cost_usd == pytest.approx(0.00042)
