@@ -107,11 +107,7 @@
       kv(body, "stop reason", r.stop_reason);
       kv(body, "answered by", ev.provider + " (" + ev.source + ")");
       kv(body, "cost / time", cost(ev.cost_usd) + " · " + secs(ev.duration_ms));
-      if (r.usage) {
-        var u = r.usage;
-        kv(body, "tokens", (u.input_tokens || 0) + " in · " + (u.output_tokens || 0) + " out · " +
-          (u.cache_read_input_tokens || 0) + " cache read · " + (u.cache_creation_input_tokens || 0) + " cache write");
-      }
+      if (ev.tokens) kv(body, "tokens", tokens(ev.tokens));
       blocks(body, r.content);
     } else if (ev.type === "tool.call") {
       kv(body, "tool", ev.name + " (" + ev.tool_use_id + ")");

@@ -336,3 +336,33 @@ def test_an_imported_run_s_cost_is_its_calls_cost(tmp_path: Path) -> None:
     assert unknown.summary().cost_usd is None
     known = run("gpt-4o-mini", "gpt-4o-mini")
     assert known.end is not None and known.end.cost_usd == pytest.approx(0.00042)
+
+
+def test_the_tui_counts_every_token(tmp_path: Path) -> None:
+    """The token column counted input plus output only; the header showed no tokens; the
+    step view showed no cost for a step whose cost is unknown."""
+    from rich.console import Console
+
+    from regista.trace.reader import Trace
+    from regista_tui.__main__ import open_index
+    from regista_tui.rows import row_of
+    from regista_tui.widgets.header.session_header import _header_text
+    from regista_tui.widgets.step.render import render_step
+
+    path = _import(tmp_path, _opus_session())
+    trace = Trace.load(path)
+    [step] = trace.steps()
+    assert row_of(step).tokens == tokens_of(OPUS_1H).total == 53110
+    index, _ = open_index(path)
+    index.warm()
+    assert "10/100+53k tok" in _header_text(index, "", "").plain
+    index.close()
+
+    s = CCSession(session_id="44444444-5555-4666-8777-888888888888", model="my-own-model")
+    s.prompt("hi")
+    s.answer(text("hello"), stop_reason="end_turn")
+    [step] = Trace.load(_import(tmp_path, s)).steps()
+    console = Console(width=300, record=True)
+    console.print(render_step(step))
+    shown = console.export_text()
+    assert "cost unknown" in shown and "cache read 15,120" in shown
