@@ -95,15 +95,14 @@ class Tokens:
             usage["reasoning_output_tokens"] = self.reasoning
         return usage
 
-    def text(self) -> str:
+    def text(self, *, brief: bool = False) -> str:
         """``in 180 · out 28,763 · cache read 12,301,544 · cache write 5m 0 / 1h 41,220``,
-        with reasoning when there is some."""
-        parts = [
-            f"in {self.input:,}",
-            f"out {self.output:,}",
-            f"cache read {self.cache_read:,}",
-            f"cache write 5m {self.cache_write_5m:,} / 1h {self.cache_write_1h:,}",
-        ]
+        with reasoning when there is some; ``brief``: without the cache parts that are 0."""
+        parts = [f"in {self.input:,}", f"out {self.output:,}"]
+        if self.cache_read or not brief:
+            parts.append(f"cache read {self.cache_read:,}")
+        if self.cache_write or not brief:
+            parts.append(f"cache write 5m {self.cache_write_5m:,} / 1h {self.cache_write_1h:,}")
         if self.reasoning:
             parts.append(f"reasoning {self.reasoning:,}")
         return " · ".join(parts)

@@ -355,7 +355,7 @@ def test_the_tui_counts_every_token(tmp_path: Path) -> None:
     assert row_of(step).tokens == tokens_of(OPUS_1H).total == 53110
     index, _ = open_index(path)
     index.warm()
-    assert "10/100+53k tok" in _header_text(index, "", "").plain
+    assert "10/100+53k tokens" in _header_text(index, "", "").plain
     index.close()
 
     s = CCSession(session_id="44444444-5555-4666-8777-888888888888", model="my-own-model")

@@ -124,19 +124,12 @@ def _header_text(ix: TraceIndex, label: str, notice: str, now: float | None = No
     line2.append(model_label(ix), "cyan")
     if end is not None:
         from regista.savings import Savings
-        from regista.tokens import tokens_of
         from regista.vocab import cost_text
 
         style = "green" if end.stop_reason == "end_turn" else "bold red"
         line2.append("  ● ", style).append(end.stop_reason, style)
         # No price for the model (or a step's) means the cost is not known, not $0.
         line2.append(f" · {cost_text(end.cost_usd)}", "" if end.cost_usd is not None else "dim")
-        try:
-            tokens = tokens_of(end.usage)
-        except ValueError:  # an odd usage: the header shows none rather than fail
-            tokens = None
-        if tokens is not None and tokens.total:
-            line2.append(f" · {tokens.short()} tok", "dim")
         saved = Savings.from_dict((end.replay or {}).get("saved"))
         if saved is not None and saved.calls:
             what = cost_text(saved.cost_usd)
@@ -161,6 +154,15 @@ def _header_text(ix: TraceIndex, label: str, notice: str, now: float | None = No
         f"{_count(tools, 'tool call')}",
         "",
     )
+    if end is not None:  # last: a narrow screen keeps the counts
+        from regista.tokens import tokens_of
+
+        try:
+            tokens = tokens_of(end.usage)
+        except ValueError:  # an odd usage: the header shows none rather than fail
+            tokens = None
+        if tokens is not None and tokens.total:
+            line2.append(f" · {tokens.short()} tokens", "dim")
     text = Text("\n").join([line1, line2])
     text.no_wrap = True
     text.overflow = "ellipsis"

@@ -103,7 +103,7 @@ def _model(step: Step, limit: int, model_label: str | None) -> list[RenderableTy
         from regista.vocab import cost_text
 
         try:
-            tokens = f"tokens {tokens_of(resp.response.get('usage')).text()}"
+            tokens = f"tokens {tokens_of(resp.response.get('usage')).text(brief=True)}"
         except ValueError:  # an odd usage: say so rather than fail
             tokens = "tokens unreadable"
         model = model_label or resp.response.get("model") or resp.provider
