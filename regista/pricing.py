@@ -34,7 +34,6 @@ __all__ = [
     "DATE",
     "PRICES",
     "SOURCE",
-    "Cost",
     "Price",
     "add_costs",
     "cost_basis",
@@ -270,23 +269,6 @@ def run_cost_basis(cost: float | None, model: str) -> str:
     if cost is None and price_for(model) is not None:
         return "unknown: a call's model has no price"
     return cost_basis(cost, model)
-
-
-@dataclass(frozen=True)
-class Cost:
-    """A cost figure and how it was made (see :func:`cost_basis`)."""
-
-    usd: float | None
-    basis: str
-
-    def text(self) -> str:
-        """``$0.0123`` or ``cost unknown``."""
-        from regista.vocab import cost_text
-
-        return cost_text(self.usd)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"cost_usd": round_cost(self.usd), "cost_basis": self.basis}
 
 
 # -- price files -----------------------------------------------------------------------

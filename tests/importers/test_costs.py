@@ -366,3 +366,32 @@ def test_the_tui_counts_every_token(tmp_path: Path) -> None:
     console.print(render_step(step))
     shown = console.export_text()
     assert "cost unknown" in shown and "cache read 15,120" in shown
+
+
+def test_a_project_price_file_and_a_malformed_one_in_the_cli(tmp_path: Path) -> None:
+    """``.regista/prices.json`` in the working directory is read; a malformed price file
+    stops the command with one line naming it, never a traceback."""
+    s = CCSession(session_id="55555555-6666-4777-8888-999999999999", model="my-own-model")
+    s.prompt("hi")
+    s.answer(text("hello"), stop_reason="end_turn")
+    src = s.write(tmp_path / "cc" / f"{s.session_id}.jsonl")
+    project = tmp_path / "project"
+    (project / ".regista").mkdir(parents=True)
+    (project / ".regista" / "prices.json").write_text(
+        json.dumps({"my-own-model": {"input": 1, "output": 1}})
+    )
+    env = {k: v for k, v in os.environ.items() if k != "REGISTA_PRICES"}
+    env["HOME"] = str(tmp_path / "home")
+    cmd = [sys.executable, "-m", "regista", "import", "claude-code", str(src)]
+    traces = ["--trace-dir", str(tmp_path / "traces")]
+    done = subprocess.run(cmd + traces, cwd=project, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    from regista.trace.reader import Trace
+
+    [path] = (tmp_path / "traces").glob("*.jsonl")
+    assert Trace.load(path).summary().cost_usd is not None
+    (project / ".regista" / "prices.json").write_text('{"my-own-model": {"input": "1"}}')
+    bad = subprocess.run(cmd + traces, cwd=project, env=env, capture_output=True, text=True)
+    assert bad.returncode != 0
+    assert "prices.json: 'my-own-model'.input must be a number" in bad.stderr
+    assert "Traceback" not in bad.stderr
