@@ -22,7 +22,7 @@ import math
 import os
 import re
 import warnings
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,6 +43,7 @@ __all__ = [
     "register_price",
     "round_cost",
     "run_cost_basis",
+    "total_cost",
 ]
 
 #: When the table was last checked against :data:`SOURCE`.
@@ -59,6 +60,18 @@ PRICES_ENV = "REGISTA_PRICES"
 def add_costs(total: float | None, cost: float | None) -> float | None:
     """``total + cost``, where an unknown (``None``) cost makes the total unknown."""
     return None if total is None or cost is None else total + cost
+
+
+def total_cost(costs: Iterable[float | None]) -> float | None:
+    """The cost of a run from its parts' (model calls and compactions), added in order as
+    the run added them (float sums depend on it): unknown when any part is unknown. Every
+    reader of a trace sums a run's cost with it."""
+    total = 0.0
+    for cost in costs:
+        if cost is None:
+            return None
+        total += cost
+    return total
 
 
 def round_cost(cost: float | None) -> float | None:

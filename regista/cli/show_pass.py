@@ -10,10 +10,10 @@ kind) and of :meth:`regista.trace.reader.Trace.summary`, which it says the same 
 
 from __future__ import annotations
 
-import operator
-from functools import cached_property, reduce
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from regista.pricing import total_cost
 from regista.tokens import Tokens, token_totals, tokens_of
 from regista.trace.names import (
     CONTEXT_COMPACTION,
@@ -243,7 +243,7 @@ class StepsPass:
         if end is not None:
             cost, turns = end.cost_usd, end.turns
         else:
-            cost = None if None in costs else reduce(operator.add, costs, 0.0)
+            cost = total_cost(costs)
             turns = max(0, turns + 1)
         # One failure is counted once: a step in error (a denial is counted apart), or an
         # error event outside any step.

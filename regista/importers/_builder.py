@@ -28,7 +28,7 @@ from typing import Any
 import orjson
 from ulid import ULID
 
-from regista.pricing import add_costs, price_for
+from regista.pricing import add_costs, price_for, total_cost
 from regista.redact import redact_bytes
 from regista.tokens import tokens_of
 from regista.trace.events import (
@@ -459,10 +459,7 @@ class RunBuilder:
         """
         # The run's cost is the sum of its calls' and compactions', whoever wrote them
         # (a call priced late, an importer that emits its own): one unknown makes it unknown.
-        self.cost = 0.0
-        for e in self.events:
-            if e["type"] in _PRICED:
-                self.cost = add_costs(self.cost, e.get("cost_usd"))
+        self.cost = total_cost(e.get("cost_usd") for e in self.events if e["type"] in _PRICED)
         a, b = ts_millis(self.first_ts), ts_millis(self.last_ts)
         if duration_ms is None:
             duration_ms = float(max(b - a, 0)) if a is not None and b is not None else 0.0

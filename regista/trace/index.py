@@ -558,7 +558,7 @@ class TraceIndex:
             TraceError: Nothing was scanned yet.
             TraceFormatError: A response or compaction line is corrupt.
         """
-        from regista.pricing import add_costs
+        from regista.pricing import total_cost
         from regista.tokens import token_totals
         from regista.trace.reader import TraceSummary
         from regista.types import Usage
@@ -568,7 +568,7 @@ class TraceIndex:
         if start is None:
             raise TraceError(f"{self.path}: not scanned yet")
         raws: list[Any] = []
-        cost: float | None = 0.0
+        costs: list[float | None] = []
         turns = 0
         for lineno in list(self._usage_lines):
             fields = self._usage_fields(lineno)
@@ -581,9 +581,10 @@ class TraceIndex:
             raw, turn, event_cost = fields
             raws.append(raw)
             turns = turns if turn is None else max(turns, turn + 1)
-            cost = add_costs(cost, event_cost)
+            costs.append(event_cost)
         tokens = token_totals(raws)
         usage = tokens.as_usage()
+        cost = total_cost(costs)
         if end is not None:
             cost, turns = end.cost_usd, end.turns
         steps = list(self.steps)

@@ -11,12 +11,13 @@ import operator
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from functools import cached_property, reduce
+from functools import cached_property
 from itertools import compress, repeat
 from pathlib import Path
 from typing import Any
 
 from regista._gc import paused_gc
+from regista.pricing import total_cost
 from regista.tokens import Tokens, token_totals
 from regista.trace.events import (
     ContextCompaction,
@@ -308,7 +309,7 @@ class Trace:
             # Added in trace order (as the run added them): float sums depend on it.
             priced = compress(events, map(_PRICED.__contains__, types))
             costs = list(map(_COST, priced if compactions else responses))
-            cost = None if None in costs else reduce(operator.add, costs, 0.0)
+            cost = total_cost(costs)
         errors: list[ErrorEvent] = of(ErrorEvent)
         results = of(ToolResult)
         denials = list(map(_ALLOWED, of(PermissionDecision))).count(False)
