@@ -181,6 +181,10 @@ def test_every_view_gives_the_same_tokens_and_cost(tmp_path: Path) -> None:
     assert run.to_dict()["cost_usd"] == want_cost
     mcp = RunsTools(path.parent).run_summary(path.stem)
     assert mcp["tokens"] == want_tokens and mcp["cost_usd"] == want_cost
+    from regista.server.runs import _summary
+
+    served = _summary(Trace.load(path))  # GET /v1/runs/{id}
+    assert served["tokens"] == want_tokens and served["cost_usd"] == want_cost
     out = subprocess.run(
         [sys.executable, "-m", "regista", "show", str(path)],
         capture_output=True,
