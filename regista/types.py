@@ -42,6 +42,9 @@ OnText: TypeAlias = Callable[[int, str], "object | Awaitable[object]"]
 AgentSpec: TypeAlias = "Agent | str"
 
 
+_SPLIT = frozenset(("cache_creation", "reasoning_output_tokens"))
+
+
 class Usage(BaseModel):
     """Token counts of one model call."""
 
@@ -65,6 +68,12 @@ class Usage(BaseModel):
         return 0 if value is None else value
 
     def __add__(self, other: Usage) -> Usage:
+        from regista.tokens import tokens_of
+
+        if _SPLIT.intersection(self.model_extra or ()) or _SPLIT.intersection(
+            other.model_extra or ()
+        ):  # keep the split of cache writes (priced apart) and the reasoning count
+            return Usage(**(tokens_of(self) + tokens_of(other)).usage_dict())
         return Usage(
             input_tokens=self.input_tokens + other.input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,

@@ -6,6 +6,7 @@ text the model streams (``on_text``); the fork screen draws its status lines fro
 
 from __future__ import annotations
 
+import contextlib
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +17,7 @@ from rich.text import Text
 from regista.defaults import trace_path
 from regista.fork import ModelAnswerEdit, ToolResultEdit
 from regista.pricing import add_costs
+from regista.tokens import Tokens, tokens_of
 from regista.trace.events import (
     ContextCompaction,
     ErrorEvent,
@@ -69,8 +71,8 @@ class ForkProgress:
     session_id: str | None = None
     path: Path | None = None
     sources: dict[int, str] = field(default_factory=dict)
-    input_tokens: int = 0
-    output_tokens: int = 0
+    #: Every token of the fork's calls (:mod:`regista.tokens`), the cache included.
+    tokens: Tokens = field(default_factory=Tokens)
     cost_usd: float | None = 0.0
     stop_reason: str | None = None
     output: str | None = None
@@ -134,8 +136,8 @@ class ForkProgress:
         self.error = message
 
     def _add(self, usage: dict[str, Any], cost: float | None) -> None:
-        self.input_tokens += int(usage.get("input_tokens") or 0)
-        self.output_tokens += int(usage.get("output_tokens") or 0)
+        with contextlib.suppress(ValueError):  # an odd usage: not counted, the view goes on
+            self.tokens = self.tokens + tokens_of(usage)
         self.cost_usd = add_costs(self.cost_usd, cost)
 
     # -- showing -------------------------------------------------------------------------
@@ -172,9 +174,8 @@ class ForkProgress:
         if self.request.edit is not None:
             line.append(f" · {self.count('edit')} edited", "magenta")
         line.append(f" · {self.count('live')} live", "cyan")
-        tokens = self.input_tokens + self.output_tokens
         line.append(f" │ {cost_text(self.cost_usd)}")
-        line.append(f" · {tokens:,} tokens")
+        line.append(f" · {self.tokens.total:,} tokens")
         live = self.request.live
         line.append(" │ live: ", "dim")
         line.append("scripted" if live.scripted else f"{live.model} ({live.provider})", "bold cyan")

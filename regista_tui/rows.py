@@ -27,6 +27,7 @@ class Row:
     title: str
     gist: str
     tokens: int | None
+    """Every token of the step (:attr:`regista.tokens.Tokens.total`: cache included)."""
     duration_ms: float | None
     error: bool
     denied: bool
@@ -36,13 +37,14 @@ class Row:
 
 def row_of(step: Step, model_label: str | None = None) -> Row:
     """The timeline row of ``step``; ``model_label`` replaces the model name (``scripted``)."""
+    from regista.tokens import tokens_of
+
     tokens: int | None = None
     duration: float | None = None
     if step.kind == "model":
         ev = step.response_event
         if ev is not None:
-            usage = ev.response.get("usage") or {}
-            tokens = int(usage.get("input_tokens", 0)) + int(usage.get("output_tokens", 0))
+            tokens = tokens_of(ev.response.get("usage")).total  # cache included
             duration = ev.duration_ms
     elif step.kind == "tool":
         res = step.result
@@ -51,8 +53,7 @@ def row_of(step: Step, model_label: str | None = None) -> Row:
     else:
         comp = step.compaction
         if comp is not None:
-            usage = comp.usage or {}
-            tokens = int(usage.get("input_tokens", 0)) + int(usage.get("output_tokens", 0))
+            tokens = tokens_of(comp.usage).total
             duration = comp.duration_ms
     title = step.title
     if step.kind == "model" and model_label:

@@ -37,6 +37,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--full", action="store_true", help="do not shorten the task, output and step gists"
     )
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print the run's facts (outcome, counts, tokens, cost with its basis) as JSON",
+    )
     p.set_defaults(func=run, exit_fast=True)
 
 
@@ -54,6 +59,11 @@ def run(args: argparse.Namespace) -> int:
             # regista.trace.listing): a small trace shows before pydantic would load.
             trace = Listing.load(args.trace)
 
+        if getattr(args, "json", False):
+            import json
+
+            print(json.dumps(facts(StepsPass(trace, 0).glance, trace), indent=2))
+            return 0
         from rich.console import Console
 
         console = Console(highlight=False)
@@ -62,6 +72,29 @@ def run(args: argparse.Namespace) -> int:
         console.print(header(trace, None if args.full else GIST_WIDTH, steps.glance))
         print_steps(console, trace, width, steps)
     return 0
+
+
+def facts(s: Glance, trace: Trace | Listing) -> dict[str, Any]:
+    """``show --json``: the run's facts, with its cost and tokens as every view gives them."""
+    from regista.trace.reader import cost_and_tokens
+
+    end = trace.end
+    return {
+        "session_id": s.session_id,
+        "task": s.task,
+        "model": s.model,
+        "provider": s.provider,
+        "outcome": s.stop_reason or "unfinished",
+        "turns": s.turns,
+        "steps": s.steps,
+        "tool_calls": s.tool_calls,
+        "errors": s.errors,
+        "denials": s.denials,
+        "compactions": s.compactions,
+        **cost_and_tokens(s),
+        "duration_ms": end.duration_ms if end is not None else None,
+        "output": s.output,
+    }
 
 
 def _limit(width: int | None) -> int | None:
@@ -74,9 +107,12 @@ def _limit(width: int | None) -> int | None:
 # -- the header --------------------------------------------------------------------------
 
 
-def _cost(value: float | None) -> str:
-    known = value is not None
-    return cost_amount(value) + ("" if known else " (a model without a known price)")
+def _cost(s: Glance) -> str:
+    """``$0.0320 (recorded)`` or ``unknown (no price for MODEL)``: a cost with its basis."""
+    basis = s.cost_basis
+    if s.cost_usd is None:
+        return f"unknown ({basis.removeprefix('unknown: ')})"
+    return f"{cost_amount(s.cost_usd)} ({basis})"
 
 
 _WORD = re.compile(r"\S+")
@@ -156,8 +192,8 @@ def header(
     row("Task", _short(s.task, width))
     row("Model", f"{s.model} · provider {s.provider}")
     row("Outcome", _outcome(s), markup=True)
-    row("Tokens", f"in {s.input_tokens:,} · out {s.output_tokens:,}")
-    row("Cost", _cost(s.cost_usd))
+    row("Tokens", s.tokens.text())
+    row("Cost", _cost(s))
     if end is not None and end.duration_ms:
         row("Duration", f"{end.duration_ms / 1000:.2f} s")
     if s.output:

@@ -10,10 +10,11 @@ kind) and of :meth:`regista.trace.reader.Trace.summary`, which it says the same 
 
 from __future__ import annotations
 
-import operator
-from functools import cached_property, reduce
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from regista.pricing import total_cost
+from regista.tokens import Tokens, token_totals, tokens_of
 from regista.trace.names import (
     CONTEXT_COMPACTION,
     ERROR,
@@ -22,7 +23,6 @@ from regista.trace.names import (
     PERMISSION_DECISION,
     TOOL_CALL,
     TOOL_RESULT,
-    USAGE_COUNTS,
 )
 
 if TYPE_CHECKING:
@@ -51,10 +51,11 @@ def ms_text(value: float) -> str:
 
 
 def tokens_text(usage: dict[str, Any] | None) -> str:
-    """``in/out`` tokens of a recorded usage, or nothing."""
+    """A step's tokens (:meth:`~regista.tokens.Tokens.short`: ``in/out+cached``), or
+    nothing."""
     if not usage:
         return ""
-    return f"{usage.get('input_tokens', 0):,}/{usage.get('output_tokens', 0):,}"
+    return tokens_of(usage).short()
 
 
 def marks_text(denied: bool, is_error: bool, complete: bool, origin: str, mixed: bool) -> str:
@@ -165,8 +166,7 @@ class StepsPass:
         end = trace.end
         rows: dict[int, Row] = {}
         get = rows.get
-        totals = [0, 0, 0, 0]
-        odd = False  # a usage not of the plain shape: added up again as Usage adds them
+        usages: list[Any] = []
         costs: list[float | None] = []
         turns = -1
         tool_calls = denials = compactions = 0
@@ -185,7 +185,7 @@ class StepsPass:
             if what == LLM_RESPONSE:
                 usage = ev.response.get("usage")
                 if usage:
-                    odd = odd or _add(totals, usage)
+                    usages.append(usage)
                 if end is None:
                     turns = max(turns, ev.turn)
                     costs.append(ev.cost_usd)
@@ -222,7 +222,7 @@ class StepsPass:
                 compactions += 1
                 usage = ev.usage
                 if usage:
-                    odd = odd or _add(totals, usage)
+                    usages.append(usage)
                 if end is None:
                     costs.append(ev.cost_usd)
                 if row is not None and row.compaction is None:
@@ -239,19 +239,11 @@ class StepsPass:
                     row.error = ev
         #: The steps in order.
         self.rows = [rows[k] for k in sorted(rows)]
-        if odd:  # added up again as ``Usage`` adds (and refuses) them, in trace order
-            from regista.trace.reader import add_usage
-
-            totals = [0, 0, 0, 0]
-            for ev in trace.events:
-                if ev.type == LLM_RESPONSE:
-                    add_usage(totals, ev.response.get("usage"))
-                elif ev.type == CONTEXT_COMPACTION:
-                    add_usage(totals, ev.usage)
+        tokens = token_totals(usages)
         if end is not None:
             cost, turns = end.cost_usd, end.turns
         else:
-            cost = None if None in costs else reduce(operator.add, costs, 0.0)
+            cost = total_cost(costs)
             turns = max(0, turns + 1)
         # One failure is counted once: a step in error (a denial is counted apart), or an
         # error event outside any step.
@@ -267,26 +259,28 @@ class StepsPass:
             "denials": denials,
             "compactions": compactions,
         }
-        #: The token counts summed over the run, as :data:`USAGE_COUNTS` names them.
-        self.totals = totals
+        #: The run's tokens (:mod:`regista.tokens`).
+        self.tokens = tokens
         #: What the summary says that a header shows (without the models).
-        self.glance = Glance(
-            self._start, end, input_tokens=totals[0], output_tokens=totals[1], **self._counts
-        )
+        self.glance = Glance(self._start, end, tokens=tokens, **self._counts)
 
     @cached_property
     def summary(self) -> TraceSummary:
         """What :meth:`Trace.summary` says (made when asked: it needs the models)."""
         from regista.trace.reader import TraceSummary
-        from regista.types import Usage
 
-        usage = Usage(**dict(zip(USAGE_COUNTS, self.totals, strict=True)))
-        return TraceSummary.of(self._start, self._end, usage=usage, **self._counts)
+        return TraceSummary.of(
+            self._start,
+            self._end,
+            usage=self.tokens.as_usage(),
+            tokens=self.tokens,
+            **self._counts,
+        )
 
 
 class Glance:
     """A run's summary as a header shows it: :class:`~regista.trace.reader.TraceSummary`'s
-    fields, with the input and output tokens for its ``usage``."""
+    fields, with its :class:`~regista.tokens.Tokens` for its ``usage``."""
 
     def __init__(self, start: Any, end: Any, **counts: Any) -> None:
         self.session_id: str = start.session_id
@@ -304,22 +298,11 @@ class Glance:
         self.errors: int = counts["errors"]
         self.denials: int = counts["denials"]
         self.compactions: int = counts["compactions"]
-        self.input_tokens: int = counts["input_tokens"]
-        self.output_tokens: int = counts["output_tokens"]
+        self.tokens: Tokens = counts["tokens"]
 
+    @property
+    def cost_basis(self) -> str:
+        """How :attr:`cost_usd` was made (see :func:`regista.pricing.cost_basis`)."""
+        from regista.pricing import run_cost_basis
 
-def _add(totals: list[int], usage: Any) -> bool:
-    """Add a usage of the plain shape (a dict of int counts) to ``totals``; ``True`` (and
-    nothing added) for any other."""
-    if type(usage) is not dict:
-        return True
-    get = usage.get
-    a, b = get("input_tokens", 0), get("output_tokens", 0)
-    c, d = get("cache_creation_input_tokens", 0), get("cache_read_input_tokens", 0)
-    if type(a) is not int or type(b) is not int or type(c) is not int or type(d) is not int:
-        return True
-    totals[0] += a
-    totals[1] += b
-    totals[2] += c
-    totals[3] += d
-    return False
+        return run_cost_basis(self.cost_usd, self.model)

@@ -28,8 +28,9 @@ from typing import Any
 import orjson
 from ulid import ULID
 
-from regista.pricing import add_costs, price_for
+from regista.pricing import add_costs, price_for, total_cost
 from regista.redact import redact_bytes
+from regista.tokens import tokens_of
 from regista.trace.events import (
     CONTEXT_COMPACTION,
     ERROR,
@@ -193,6 +194,7 @@ class RunBuilder:
         self._prefix = 0  # messages already stored by earlier requests
         self.usage = Usage()
         self.cost: float | None = 0.0
+        self.model = model
         self.tool_calls = 0
         self.last_text: str | None = None
         self.last_stop: str | None = None
@@ -307,18 +309,9 @@ class RunBuilder:
         self._prefix = len(self.messages)
         usage = Usage.model_validate(response.get("usage") or {})
         price = price_for(model)
-        cost: float | None = None
-        if price is not None and response.get("usage") is not None:
-            cost = round(
-                (
-                    usage.input_tokens * price.input
-                    + usage.output_tokens * price.output
-                    + usage.cache_creation_input_tokens * price.cache_write
-                    + usage.cache_read_input_tokens * price.cache_read
-                )
-                / 1_000_000,
-                10,
-            )
+        has_usage = response.get("usage") is not None
+        cost = price.cost(tokens_of(usage)) if price is not None and has_usage else None
+        self.model = model
         self.usage = self.usage + usage
         self.cost = add_costs(self.cost, cost)
         a, b = ts_millis(request_ts), ts_millis(response_ts)
@@ -418,18 +411,34 @@ class RunBuilder:
             provider=self.provider,
             source="live",
             usage=usage or {},
-            cost_usd=None,
+            cost_usd=(cost := _compaction_cost(self.model, usage)),
             duration_ms=0.0,
             **(extra or {}),
         )
         if usage:
             self.usage = self.usage + Usage.model_validate(usage)
+        self.cost = add_costs(self.cost, cost)  # a compaction's cost is its run's
         self.messages = []
         self._hasher = _Hasher(0)
         self._prefix = 0
         for message in after or []:
             self._append(message)
         return step
+
+    def price(self, model: str, usage: dict[str, Any] | None) -> float | None:
+        """What a call of ``model`` with ``usage`` cost, from the price table; ``None``
+        (unknown) without a price or without a usage."""
+        price = price_for(model)
+        return None if price is None or usage is None else price.cost(tokens_of(usage))
+
+    def late_usage(self, event: dict[str, Any], usage: dict[str, Any]) -> None:
+        """The usage of a model call the source reports after the call's step was closed:
+        it joins the call (priced) and the run's totals."""
+        event["response"]["usage"] = usage
+        price = price_for(self.model)
+        event["cost_usd"] = None if price is None else price.cost(tokens_of(usage))
+        self.usage = self.usage + Usage.model_validate(usage)
+        self.cost = None  # summed again from the calls at the end
 
     def error(self, *, message: str, error_type: str, ts: str | None, step: int | None) -> None:
         self._emit(ts, ERROR, step=step, where="provider", error_type=error_type, message=message)
@@ -448,6 +457,9 @@ class RunBuilder:
             ended: When it ended, when the source says (else its last event's time).
             duration_ms: How long it ran, when the source says (else first to last event).
         """
+        # The run's cost is the sum of its calls' and compactions', whoever wrote them
+        # (a call priced late, an importer that emits its own): one unknown makes it unknown.
+        self.cost = total_cost(e.get("cost_usd") for e in self.events if e["type"] in _PRICED)
         a, b = ts_millis(self.first_ts), ts_millis(self.last_ts)
         if duration_ms is None:
             duration_ms = float(max(b - a, 0)) if a is not None and b is not None else 0.0
@@ -515,3 +527,15 @@ def events_bytes(events: list[dict[str, Any]]) -> bytes:
     if not events:
         return b""
     return RunEncoder(str(events[0]["session_id"])).encode(events)
+
+
+def _compaction_cost(model: str, usage: dict[str, Any] | None) -> float | None:
+    """What a compaction's summarising call cost: unknown without a price for the model;
+    nothing when the source records no usage for it (Codex bills it in the next call's)."""
+    if not usage:
+        return 0.0
+    price = price_for(model)
+    return None if price is None else price.cost(tokens_of(usage))
+
+
+_PRICED = (LLM_RESPONSE, CONTEXT_COMPACTION)

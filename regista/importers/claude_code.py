@@ -26,6 +26,7 @@ from regista.importers._common import (
     read_source,
     report_of,
 )
+from regista.tokens import token_totals
 from regista.trace.names import USAGE_COUNTS
 from regista.trace.validate import block_problem
 
@@ -169,7 +170,7 @@ class _Thread:
         metadata: dict[str, Any],
         links: dict[str, dict[str, Any]],
         groups: dict[str, list[dict[str, Any]]],
-        compact_usage: dict[str, dict[str, int]] | None = None,
+        compact_usage: dict[str, dict[str, Any]] | None = None,
         import_report: dict[str, Any] | None = None,
     ) -> None:
         self.lines = lines
@@ -583,7 +584,7 @@ class Job:
             key: derived_session_id(f"{source_sid}:{key}", _first_ts(ls)) for key, ls, _ in threads
         }
         links: dict[str, dict[str, Any]] = {}
-        compact_usage: dict[str, dict[str, int]] = {}
+        compact_usage: dict[str, dict[str, Any]] = {}
         owner: dict[str, str] = {}  # thread key -> tool_use_id / compaction key that started it
         prompts: list[tuple[str, str]] = []  # (tool_use_id, prompt) of subagent calls, in order
         boundaries: list[str] = []
@@ -709,7 +710,7 @@ class Job:
         return self.conv
 
 
-def _usage_of(lines: Lines) -> dict[str, int]:
+def _usage_of(lines: Lines) -> dict[str, Any]:
     """Token counts of a thread's model calls, each call counted once."""
     per_call: dict[str, dict[str, Any]] = {}
     for _, obj in lines:
@@ -719,18 +720,7 @@ def _usage_of(lines: Lines) -> dict[str, int]:
             mid = str(msg.get("id") or obj.get("uuid"))
             if mid not in per_call or _out(usage) >= _out(per_call[mid]):
                 per_call[mid] = usage
-    keys = (
-        "input_tokens",
-        "output_tokens",
-        "cache_creation_input_tokens",
-        "cache_read_input_tokens",
-    )
-    total = dict.fromkeys(keys, 0)
-    for usage in per_call.values():
-        for k in keys:
-            v = usage.get(k)
-            total[k] += v if isinstance(v, int) else 0
-    return total
+    return token_totals(per_call.values()).usage_dict()
 
 
 def _fix_parent_steps(conv: Conversion, starts: dict[str, tuple[str, int]]) -> None:

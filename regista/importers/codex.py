@@ -463,7 +463,7 @@ class _Rollout:
             if self.pending:
                 self.pending_usage = usage
             elif self.last_response is not None:  # counted after the step was closed
-                self.last_response["response"]["usage"] = usage
+                self.b.late_usage(self.last_response, usage)
                 self.last_response = None
         elif kind == "exec_command_end":
             event = self.results.get(str(p.get("call_id")))

@@ -585,7 +585,7 @@ class _Run:
             source=a.get("regista.source", "live")
             if a.get("regista.source") in ("live", "recorded", "edit")
             else "live",
-            cost_usd=cost if isinstance(cost, int | float) else None,
+            cost_usd=cost if isinstance(cost, int | float) else self.b.price(model, usage),
             duration_ms=(span["end"] - span["start"]) / 1e6,
             matched=None,
             **extra,

@@ -17,6 +17,7 @@ from starlette.routing import BaseRoute, Route
 
 from regista.errors import RegistaError
 from regista.server.context import HttpError, ServerContext
+from regista.trace.reader import cost_and_tokens
 
 __all__ = ["routes"]
 
@@ -33,7 +34,7 @@ def _summary(trace: Any) -> dict[str, Any]:
         "steps": s.steps,
         "turns": s.turns,
         "tool_calls": s.tool_calls,
-        "cost_usd": s.cost_usd,
+        **cost_and_tokens(s),
         "output": s.output,
         "replay_of": s.replay_of,
         "forked_from": s.forked_from,

@@ -14,6 +14,7 @@ that opens at once.
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 from importlib import resources
 from pathlib import Path
@@ -25,8 +26,9 @@ from regista.diff.structural import structural_diff
 from regista.errors import UserError
 from regista.pricing import add_costs
 from regista.savings import Savings
+from regista.tokens import tokens_of
 from regista.trace.events import ContextCompaction, LlmRequestEvent, LlmResponseEvent
-from regista.trace.reader import Trace
+from regista.trace.reader import Trace, cost_and_tokens
 from regista.trace.steps import Step
 from regista.types import LlmRequest
 from regista.vocab import step_label as step_summary
@@ -77,6 +79,16 @@ def _request_diff(prev: LlmRequest | None, cur: LlmRequest, ev: LlmRequestEvent)
     }
 
 
+def _event_dict(ev: Any) -> dict[str, Any]:
+    """An event as the page reads it: a model call or compaction with its tokens."""
+    data: dict[str, Any] = ev.model_dump(mode="json")
+    if isinstance(ev, LlmResponseEvent | ContextCompaction):
+        usage = ev.response.get("usage") if isinstance(ev, LlmResponseEvent) else ev.usage
+        with contextlib.suppress(ValueError):  # an odd usage: the page shows none
+            data["tokens"] = tokens_of(usage).as_dict()
+    return data
+
+
 def _run_data(trace: Trace) -> dict[str, Any]:
     s = trace.summary()
     end = trace.end
@@ -107,7 +119,7 @@ def _run_data(trace: Trace) -> dict[str, Any]:
             }
         )
         detail = {
-            "events": [ev.model_dump(mode="json") for ev in st.events],
+            "events": [_event_dict(ev) for ev in st.events],
             "request": diffs.get(st.index),
         }
         details.append(orjson.dumps(detail).decode())
@@ -123,7 +135,7 @@ def _run_data(trace: Trace) -> dict[str, Any]:
         "tool_calls": s.tool_calls,
         "errors": s.errors,
         "denials": s.denials,
-        "cost_usd": s.cost_usd,
+        **cost_and_tokens(s),
         "duration_ms": end.duration_ms if end else None,
         "output": s.output,
         "error": end.error if end else None,

@@ -16,7 +16,16 @@
     if (text !== undefined && text !== null) e.textContent = String(text);
     return e;
   }
-  function cost(v) { return v === null || v === undefined ? "cost unknown" : "$" + Number(v).toFixed(4); }
+  // After a label ("cost …") an unknown cost reads "unknown"; standing alone, "cost unknown".
+  function amount(v) { return v === null || v === undefined ? "unknown" : "$" + Number(v).toFixed(4); }
+  function cost(v) { return v === null || v === undefined ? "cost unknown" : amount(v); }
+  function num(n) { return Number(n || 0).toLocaleString("en-US"); }
+  function tokens(t) {
+    if (!t) return "";
+    var s = "in " + num(t.input) + " · out " + num(t.output) + " · cache read " + num(t.cache_read) +
+      " · cache write 5m " + num(t.cache_write_5m) + " / 1h " + num(t.cache_write_1h);
+    return t.reasoning ? s + " · reasoning " + num(t.reasoning) : s;
+  }
   function secs(ms) { return ms === null || ms === undefined ? "" : (ms / 1000).toFixed(2) + " s"; }
   var KIND = { model: "◆", tool: "▸", compaction: "≡" };
 
@@ -35,7 +44,9 @@
     item("outcome", h.outcome, h.outcome === "end_turn" ? "ok" : "error");
     item("model", h.provider === "scripted" ? "scripted" : h.model + " (" + h.provider + ")");
     item("steps", h.steps);
-    item("cost", cost(h.cost_usd));
+    var basis = (h.cost_basis || "").replace(/^unknown:? ?/, "");
+    item("cost", amount(h.cost_usd) + (basis ? " (" + basis + ")" : ""));
+    if (h.tokens) item("tokens", tokens(h.tokens));
     if (h.duration_ms !== null) item("time", secs(h.duration_ms));
     if (h.errors) item("errors", h.errors, "error");
     if (h.denials) item("denied", h.denials, "denied");
@@ -96,11 +107,7 @@
       kv(body, "stop reason", r.stop_reason);
       kv(body, "answered by", ev.provider + " (" + ev.source + ")");
       kv(body, "cost / time", cost(ev.cost_usd) + " · " + secs(ev.duration_ms));
-      if (r.usage) {
-        var u = r.usage;
-        kv(body, "tokens", (u.input_tokens || 0) + " in · " + (u.output_tokens || 0) + " out · " +
-          (u.cache_read_input_tokens || 0) + " cache read · " + (u.cache_creation_input_tokens || 0) + " cache write");
-      }
+      if (ev.tokens) kv(body, "tokens", tokens(ev.tokens));
       blocks(body, r.content);
     } else if (ev.type === "tool.call") {
       kv(body, "tool", ev.name + " (" + ev.tool_use_id + ")");

@@ -92,7 +92,7 @@ class RunsTools:
 
     def run_summary(self, run: str, offset: int = 0) -> dict[str, Any]:
         from regista.diff.steps import step_summary
-        from regista.trace.reader import Trace
+        from regista.trace.reader import Trace, cost_and_tokens
 
         trace = Trace.load(self._path(run))
         s = trace.summary()
@@ -115,7 +115,7 @@ class RunsTools:
                 "tool_calls": s.tool_calls,
                 "errors": s.errors,
                 "denials": s.denials,
-                "cost_usd": s.cost_usd,
+                **cost_and_tokens(s),
                 "replay_of": s.replay_of,
                 "forked_from": s.forked_from,
                 "step_list": [

@@ -24,6 +24,7 @@ import orjson
 from regista.defaults import DEFAULT_TRACE_DIR
 from regista.errors import UserError
 from regista.savings import Savings
+from regista.tokens import Tokens, tokens_of
 
 __all__ = [
     "DEFAULT_DIR",
@@ -59,6 +60,7 @@ class RunInfo:
         outcome: ``session.end.stop_reason``, or ``unfinished``.
         steps: Steps written (from ``session.end``, or the last step seen).
         cost_usd: What it cost (``None``: unknown, or unfinished).
+        tokens: Its tokens, as its end says (:mod:`regista.tokens`).
         kind: ``run``, ``replay``, ``resume``, ``fork`` or ``rewind``.
         parent_id: The run it replays, resumes or forks.
         fork_step: The step a fork / rewind branched at.
@@ -76,6 +78,7 @@ class RunInfo:
     complete: bool = False
     steps: int | None = None
     cost_usd: float | None = None
+    tokens: Tokens = field(default_factory=Tokens)
     duration_ms: float | None = None
     error: str | None = None
     kind: str = "run"
@@ -103,8 +106,20 @@ class RunInfo:
             return f"resumed from {self.parent_id}"
         return f"replay of {self.parent_id}"
 
+    @property
+    def cost_basis(self) -> str:
+        """How :attr:`cost_usd` was made (see :func:`regista.pricing.cost_basis`)."""
+        from regista.pricing import run_cost_basis
+
+        if not self.complete:
+            return "unknown: the run has not ended"
+        return run_cost_basis(self.cost_usd, self.model)
+
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape of ``regista runs --json`` (one object per run)."""
+        from regista.pricing import round_cost
+        from regista.trace.reader import cost_and_tokens
+
         parent = self.parent
         return {
             "session_id": self.session_id,
@@ -116,7 +131,7 @@ class RunInfo:
             "outcome": self.outcome,
             "failed": self.failed,
             "steps": self.steps,
-            "cost_usd": self.cost_usd,
+            **cost_and_tokens(self),
             "duration_ms": self.duration_ms,
             "error": self.error,
             "kind": self.kind,
@@ -124,7 +139,7 @@ class RunInfo:
             "parent_id": self.parent_id,
             "fork_step": self.fork_step,
             "parent_outcome": parent.outcome if parent else None,
-            "parent_cost_usd": parent.cost_usd if parent else None,
+            "parent_cost_usd": round_cost(parent.cost_usd) if parent else None,
             "savings": self.savings.to_dict() if self.savings else None,
         }
 
@@ -244,6 +259,11 @@ def read_run(path: Path) -> RunInfo:
         run.steps = end.get("steps") if isinstance(end.get("steps"), int) else None
         cost = end.get("cost_usd")
         run.cost_usd = float(cost) if isinstance(cost, int | float) else None
+        usage = end.get("usage")
+        try:
+            run.tokens = tokens_of(usage) if isinstance(usage, dict) else Tokens()
+        except ValueError:  # an odd usage: the listing shows none rather than fail
+            run.tokens = Tokens()
         ms = end.get("duration_ms")
         run.duration_ms = float(ms) if isinstance(ms, int | float) else None
         run.error = end.get("error") if isinstance(end.get("error"), str) else None

@@ -558,7 +558,8 @@ class TraceIndex:
             TraceError: Nothing was scanned yet.
             TraceFormatError: A response or compaction line is corrupt.
         """
-        from regista.pricing import add_costs
+        from regista.pricing import total_cost
+        from regista.tokens import token_totals
         from regista.trace.reader import TraceSummary
         from regista.types import Usage
 
@@ -566,8 +567,8 @@ class TraceIndex:
         start, end = self.start, self.end
         if start is None:
             raise TraceError(f"{self.path}: not scanned yet")
-        totals = [0, 0, 0, 0]
-        cost: float | None = 0.0
+        raws: list[Any] = []
+        costs: list[float | None] = []
         turns = 0
         for lineno in list(self._usage_lines):
             fields = self._usage_fields(lineno)
@@ -576,18 +577,14 @@ class TraceIndex:
                 is_response = ev.type == LLM_RESPONSE
                 raw = ev.response.get("usage") if is_response else ev.usage
                 odd = Usage.model_validate(raw or {})  # read as ``Usage`` reads it
-                fields = (
-                    {f: getattr(odd, f) for f in USAGE_COUNTS},
-                    ev.turn if is_response else None,
-                    ev.cost_usd,
-                )
+                fields = (odd, ev.turn if is_response else None, ev.cost_usd)
             raw, turn, event_cost = fields
-            if raw:  # counts of the plain shape: ints (see ``_usage_fields``)
-                for i, f in enumerate(USAGE_COUNTS):
-                    totals[i] += raw.get(f, 0)
+            raws.append(raw)
             turns = turns if turn is None else max(turns, turn + 1)
-            cost = add_costs(cost, event_cost)
-        usage = Usage(**dict(zip(USAGE_COUNTS, totals, strict=True)))
+            costs.append(event_cost)
+        tokens = token_totals(raws)
+        usage = tokens.as_usage()
+        cost = total_cost(costs)
         if end is not None:
             cost, turns = end.cost_usd, end.turns
         steps = list(self.steps)
@@ -599,6 +596,7 @@ class TraceIndex:
             tool_calls=self._tool_calls,
             cost_usd=cost,
             usage=usage,
+            tokens=tokens,
             errors=sum(1 for st in steps if st.error and not st.denied) + self._loose_errors,
             denials=self._denials,
             compactions=self._compactions,

@@ -11,12 +11,14 @@ import operator
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from functools import cached_property, reduce
+from functools import cached_property
 from itertools import compress, repeat
 from pathlib import Path
 from typing import Any
 
 from regista._gc import paused_gc
+from regista.pricing import total_cost
+from regista.tokens import Tokens, token_totals
 from regista.trace.events import (
     ContextCompaction,
     ErrorEvent,
@@ -34,14 +36,12 @@ from regista.trace.lines import (
     parse_lines,
     read_events,
 )
-from regista.trace.names import USAGE_COUNTS
 from regista.trace.steps import Step, build_steps
 from regista.types import LlmRequest, LlmResponse, Usage
 
 __all__ = [
     "Trace",
     "TraceSummary",
-    "add_usage",
     "parse_line",
 ]
 
@@ -81,6 +81,15 @@ class TraceSummary:
     errors: int = 0
     denials: int = 0
     compactions: int = 0
+    tokens: Tokens = field(default_factory=Tokens)
+    """Every token of the run (:mod:`regista.tokens`): ``usage`` with the cache split."""
+
+    @property
+    def cost_basis(self) -> str:
+        """How :attr:`cost_usd` was made (see :func:`regista.pricing.cost_basis`)."""
+        from regista.pricing import run_cost_basis
+
+        return run_cost_basis(self.cost_usd, self.model)
 
     @classmethod
     def of(cls, start: Any, end: Any, **counts: Any) -> TraceSummary:
@@ -100,6 +109,22 @@ class TraceSummary:
             complete=end is not None,
             **counts,
         )
+
+
+def cost_and_tokens(s: Any) -> dict[str, Any]:
+    """A run's cost with its basis and its tokens, as every JSON view gives them (``show
+    --json``, MCP, share, ``runs --json``): ``cost_usd`` rounded to the millionth (``None``:
+    unknown), ``cost_basis`` and ``tokens`` (see :class:`~regista.tokens.Tokens`).
+
+    ``s`` is a :class:`TraceSummary` or anything with ``cost_usd``, ``cost_basis`` and
+    ``tokens``."""
+    from regista.pricing import round_cost
+
+    return {
+        "cost_usd": round_cost(s.cost_usd),
+        "cost_basis": s.cost_basis,
+        "tokens": s.tokens.as_dict(),
+    }
 
 
 class Trace:
@@ -273,16 +298,10 @@ class Trace:
             return list(compress(events, map(operator.is_, types, repeat(cls))))
 
         responses, compactions = of(LlmResponseEvent), of(ContextCompaction)
-        usage = _usage_of(
+        tokens = token_totals(
             [*map(dict.get, map(_RESPONSE, responses), repeat("usage")), *map(_USAGE, compactions)]
         )
-        if usage is None:  # an odd one: read as ``Usage`` reads it, in trace order
-            totals = [0, 0, 0, 0]
-            for ev in compress(events, map(_PRICED.__contains__, types)):
-                add_usage(
-                    totals, ev.response.get("usage") if type(ev) is LlmResponseEvent else ev.usage
-                )
-            usage = Usage(**dict(zip(USAGE_COUNTS, totals, strict=True)))
+        usage = tokens.as_usage()
         if end is not None:
             cost, turns = end.cost_usd, end.turns
         else:
@@ -290,7 +309,7 @@ class Trace:
             # Added in trace order (as the run added them): float sums depend on it.
             priced = compress(events, map(_PRICED.__contains__, types))
             costs = list(map(_COST, priced if compactions else responses))
-            cost = None if None in costs else reduce(operator.add, costs, 0.0)
+            cost = total_cost(costs)
         errors: list[ErrorEvent] = of(ErrorEvent)
         results = of(ToolResult)
         denials = list(map(_ALLOWED, of(PermissionDecision))).count(False)
@@ -310,6 +329,7 @@ class Trace:
             tool_calls=counts[ToolCall],
             cost_usd=cost,
             usage=usage,
+            tokens=tokens,
             errors=failed + sum(1 for ev in errors if ev.step not in by_index),
             denials=denials,
             compactions=counts[ContextCompaction],
@@ -338,19 +358,6 @@ def _failed(step: Step) -> bool:
     return error and not (decision is not None and not decision.allowed)
 
 
-def add_usage(totals: list[int], raw: Any) -> None:
-    """Add a recorded usage dict to ``totals`` (what ``Usage.__add__`` would, with no
-    model made per call; an odd value is validated, and refused, as ``Usage`` would)."""
-    if not raw:
-        return
-    values = [raw.get(f, 0) for f in USAGE_COUNTS] if isinstance(raw, dict) else None
-    if values is None or not all(type(v) is int for v in values):
-        usage = Usage.model_validate(raw)
-        values = [getattr(usage, f) for f in USAGE_COUNTS]
-    for i, v in enumerate(values):
-        totals[i] += v
-
-
 _PRICED = frozenset((LlmResponseEvent, ContextCompaction))
 _TURN = operator.attrgetter("turn")
 _COST = operator.attrgetter("cost_usd")
@@ -360,15 +367,3 @@ _STEP = operator.attrgetter("step")
 _IS_ERROR = operator.attrgetter("is_error")
 _RESPONSE = operator.attrgetter("response")
 _USAGE = operator.attrgetter("usage")
-
-
-def _usage_of(raws: list[Any]) -> Usage | None:
-    """Recorded usage dicts added up (what ``Usage.__add__`` would, with no model made per
-    event), each count summed in C; ``None`` when one is not of the plain shape."""
-    usages = list(filter(None, raws))  # an empty usage adds nothing
-    if not set(map(type, usages)) <= {dict}:
-        return None
-    columns = [[u.get(f, 0) for u in usages] for f in USAGE_COUNTS]
-    if not all(set(map(type, column)) <= {int} for column in columns):
-        return None
-    return Usage(**dict(zip(USAGE_COUNTS, map(sum, columns), strict=True)))

@@ -10,6 +10,7 @@ from show_odd import odd_trace
 
 from regista.cli.show_pass import StepsPass
 from regista.pricing import add_costs
+from regista.tokens import Tokens, tokens_of
 from regista.trace.events import (
     ContextCompaction,
     ErrorEvent,
@@ -27,12 +28,13 @@ SAMPLES = sorted((Path(__file__).parents[2] / "sample_traces").glob("*.jsonl"))
 def plain_summary(trace: Trace) -> TraceSummary:
     """The summary as one loop over the events says it (the reference)."""
     start, end = trace.start, trace.end
-    usage, cost, turns = Usage(), 0.0, 0
+    usage, cost, turns, tokens = Usage(), 0.0, 0, Tokens()
     tool_calls = denials = compactions = 0
     errors = []
     for ev in trace.events:
         if isinstance(ev, LlmResponseEvent):
             usage = usage + Usage.model_validate(ev.response.get("usage") or {})
+            tokens = tokens + tokens_of(ev.response.get("usage"))
             turns = max(turns, ev.turn + 1)
             cost = add_costs(cost, ev.cost_usd)
         elif isinstance(ev, ToolCall):
@@ -42,6 +44,7 @@ def plain_summary(trace: Trace) -> TraceSummary:
         elif isinstance(ev, ContextCompaction):
             compactions += 1
             usage = usage + Usage.model_validate(ev.usage or {})
+            tokens = tokens + tokens_of(ev.usage)
             cost = add_costs(cost, ev.cost_usd)
         elif isinstance(ev, ErrorEvent):
             errors.append(ev)
@@ -60,6 +63,7 @@ def plain_summary(trace: Trace) -> TraceSummary:
         cost_usd=cost,
         stop_reason=end.stop_reason if end else None,
         usage=usage,
+        tokens=tokens,
         output=end.output if end else None,
         replay_of=start.replay_of,
         forked_from=start.forked_from,

@@ -154,6 +154,15 @@ def _header_text(ix: TraceIndex, label: str, notice: str, now: float | None = No
         f"{_count(tools, 'tool call')}",
         "",
     )
+    if end is not None:  # last: a narrow screen keeps the counts
+        from regista.tokens import tokens_of
+
+        try:
+            tokens = tokens_of(end.usage)
+        except ValueError:  # an odd usage: the header shows none rather than fail
+            tokens = None
+        if tokens is not None and tokens.total:
+            line2.append(f" · {tokens.short()} tokens", "dim")
     text = Text("\n").join([line1, line2])
     text.no_wrap = True
     text.overflow = "ellipsis"

@@ -99,13 +99,18 @@ def _model(step: Step, limit: int, model_label: str | None) -> list[RenderableTy
     if resp is None:
         out.append(Text("No response was recorded for this request.", "yellow"))
     else:
-        usage = resp.response.get("usage") or {}
-        cost = f" · ${resp.cost_usd:.4f}" if resp.cost_usd else ""
+        from regista.tokens import tokens_of
+        from regista.vocab import cost_text
+
+        try:
+            tokens = f"tokens {tokens_of(resp.response.get('usage')).text(brief=True)}"
+        except ValueError:  # an odd usage: say so rather than fail
+            tokens = "tokens unreadable"
         model = model_label or resp.response.get("model") or resp.provider
+        # An unknown cost says so: never blank, never $0.
         detail = (
-            f"{model} · stop_reason {resp.response.get('stop_reason')} · "
-            f"{usage.get('input_tokens', 0)} in / {usage.get('output_tokens', 0)} out tokens"
-            f"{cost} · {resp.duration_ms:.0f} ms · {resp.source}"
+            f"{model} · stop_reason {resp.response.get('stop_reason')} · {tokens} · "
+            f"{cost_text(resp.cost_usd)} · {resp.duration_ms:.0f} ms · {resp.source}"
         )
         out.append(_heading("Response", detail))
         for block in resp.response.get("content") or []:
