@@ -22,22 +22,25 @@ from typing import Any
 
 import orjson
 
-from regista.errors import TraceError, UserError
+from regista.errors import RegistaError, TraceError, UserError
 from regista.importers._builder import ImportReport, RunBuilder, derived_session_id
 from regista.importers._common import Conversion, ImportedRun, read_source, record_report
+from regista.importers._otlp_calls import (
+    ModelCall,
+    finish_reason_of,
+    genai_messages,
+    json_value,
+    provider_of,
+    read_call,
+)
 from regista.trace.canonical import request_hash
 
-__all__ = ["convert", "convert_request", "parse_protobuf", "spans_of"]
+__all__ = ["convert", "convert_request", "hex_id", "parse_protobuf", "spans_of"]
 
 FORMAT = "otlp"
 _ULID = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}")
-_FINISH = {
-    "stop": "end_turn",
-    "length": "max_tokens",
-    "tool_call": "tool_use",
-    "tool_calls": "tool_use",
-    "content_filter": "refusal",
-}
+#: Instrumentation scopes of the SDKs' own spans (the anthropic SDK's ``chat`` spans).
+_SDK_SCOPES = ("com.anthropic.sdk",)
 _CHAT_OPS = {"chat", "text_completion", "generate_content"}
 
 
@@ -77,7 +80,8 @@ def _attrs(items: Any) -> dict[str, Any]:
     return out
 
 
-def _hex_id(raw: Any) -> str:
+def hex_id(raw: Any) -> str:
+    """A trace or span id as lower-case hex (OTLP JSON writes hex; protobuf's JSON, base64)."""
     if not isinstance(raw, str):
         return ""
     if re.fullmatch(r"[0-9a-fA-F]+", raw) and len(raw) in (16, 32):
@@ -110,6 +114,8 @@ def spans_of(body: dict[str, Any]) -> list[dict[str, Any]]:
         for ss in _list(rs.get("scopeSpans") or rs.get("instrumentationLibrarySpans")):
             if not isinstance(ss, dict):
                 continue
+            found_scope = ss.get("scope")
+            scope = found_scope.get("name") if isinstance(found_scope, dict) else None
             for sp in _list(ss.get("spans")):
                 if not isinstance(sp, dict):
                     continue
@@ -117,9 +123,9 @@ def spans_of(body: dict[str, Any]) -> list[dict[str, Any]]:
                 status: dict[str, Any] = found if isinstance(found, dict) else {}
                 spans.append(
                     {
-                        "trace_id": _hex_id(sp.get("traceId")),
-                        "span_id": _hex_id(sp.get("spanId")),
-                        "parent_id": _hex_id(sp.get("parentSpanId")),
+                        "trace_id": hex_id(sp.get("traceId")),
+                        "span_id": hex_id(sp.get("spanId")),
+                        "parent_id": hex_id(sp.get("parentSpanId")),
                         "name": str(sp.get("name") or ""),
                         "start": _nanos(sp.get("startTimeUnixNano")),
                         "end": _nanos(sp.get("endTimeUnixNano")),
@@ -127,6 +133,7 @@ def spans_of(body: dict[str, Any]) -> list[dict[str, Any]]:
                         "error": status.get("code") in (2, "STATUS_CODE_ERROR"),
                         "status": status.get("message"),
                         "resource": resource,
+                        "scope": scope if isinstance(scope, str) else "",
                     }
                 )
     return spans
@@ -158,131 +165,8 @@ def parse_protobuf(data: bytes) -> dict[str, Any]:
 # -- content back to the Anthropic shape ---------------------------------------------------
 
 
-def _json(value: Any) -> Any:
-    if isinstance(value, str):
-        try:
-            return orjson.loads(value)
-        except orjson.JSONDecodeError:
-            return None
-    return value
-
-
-def _block(part: dict[str, Any]) -> dict[str, Any]:
-    kind = part.get("type")
-    if kind == "text":
-        return {"type": "text", "text": str(part.get("content", ""))}
-    if kind == "tool_call":
-        args = part.get("arguments")
-        return {
-            "type": "tool_use",
-            "id": part.get("id"),
-            "name": part.get("name"),
-            "input": args
-            if isinstance(args, dict)
-            else ({} if args is None else {"arguments": args}),
-        }
-    if kind == "tool_call_response":
-        block: dict[str, Any] = {
-            "type": "tool_result",
-            "tool_use_id": part.get("id"),
-            "content": part.get("response", ""),
-        }
-        if part.get("is_error"):
-            block["is_error"] = True
-        return block
-    if kind == "reasoning":
-        signature = part.get("signature")
-        return {
-            "type": "thinking",
-            "thinking": str(part.get("content", "")),
-            "signature": signature if isinstance(signature, str) else "",
-        }
-    if kind == "blob":
-        return {
-            "type": str(part.get("modality") or "image"),
-            "source": {
-                "type": "base64",
-                "media_type": part.get("mime_type"),
-                "data": part.get("content", ""),
-            },
-        }
-    if kind == "uri":
-        return {
-            "type": str(part.get("modality") or "image"),
-            "source": {"type": "url", "url": part.get("uri", "")},
-        }
-    return {k: v for k, v in part.items()}
-
-
 def _messages(value: Any) -> list[dict[str, Any]] | None:
-    """``gen_ai.input.messages`` back to Anthropic messages (tool results into user ones)."""
-    parsed = _json(value)
-    if not isinstance(parsed, list):
-        return None
-    out: list[dict[str, Any]] = []
-    for m in parsed:
-        if not isinstance(m, dict):
-            continue
-        role = "assistant" if m.get("role") == "assistant" else "user"
-        raw_parts = m.get("parts")
-        parts: list[Any] = raw_parts if isinstance(raw_parts, list) else []
-        blocks = [_block(p) for p in parts if isinstance(p, dict)]
-        if out and out[-1]["role"] == role == "user":
-            out[-1]["content"].extend(blocks)
-        else:
-            out.append({"role": role, "content": blocks})
-    return out
-
-
-def _indexed(attrs: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
-    """``prefix.N.key`` attributes as a list of dicts (OpenLLMetry / OpenInference styles)."""
-    rows: dict[int, dict[str, Any]] = {}
-    for key, value in attrs.items():
-        if not key.startswith(prefix):
-            continue
-        head, _, rest = key[len(prefix) :].partition(".")
-        if head.isdigit() and rest:
-            rows.setdefault(int(head), {})[rest] = value
-    return [rows[i] for i in sorted(rows)]
-
-
-def _legacy_messages(attrs: dict[str, Any], kind: str) -> list[dict[str, Any]] | None:
-    """Prompts or completions in the indexed attribute styles."""
-    rows = _indexed(attrs, "gen_ai.prompt." if kind == "in" else "gen_ai.completion.")
-    role_key, content_key = "role", "content"
-    if not rows:
-        rows = _indexed(attrs, "llm.input_messages." if kind == "in" else "llm.output_messages.")
-        role_key, content_key = "message.role", "message.content"
-    if not rows:
-        return None
-    out: list[dict[str, Any]] = []
-    for row in rows:
-        role = "assistant" if row.get(role_key) == "assistant" else "user"
-        blocks: list[dict[str, Any]] = []
-        content = row.get(content_key)
-        if isinstance(content, str) and content:
-            parsed = _json(content) if content[:1] == "[" else None
-            if isinstance(parsed, list) and all(
-                isinstance(b, dict) and "type" in b for b in parsed
-            ):
-                blocks.extend(parsed)  # OpenLLMetry writes Anthropic content blocks as JSON
-            else:
-                blocks.append({"type": "text", "text": content})
-        for call in _indexed(row, "tool_calls."):
-            args = _json(call.get("arguments"))
-            blocks.append(
-                {
-                    "type": "tool_use",
-                    "id": call.get("id"),
-                    "name": call.get("name"),
-                    "input": args if isinstance(args, dict) else {},
-                }
-            )
-        if out and out[-1]["role"] == role == "user":
-            out[-1]["content"].extend(blocks)
-        else:
-            out.append({"role": role, "content": blocks})
-    return out
+    return genai_messages(value)
 
 
 def _int(attrs: dict[str, Any], *keys: str) -> int | None:
@@ -311,7 +195,12 @@ def _usage(attrs: dict[str, Any]) -> dict[str, int] | None:
     if inp is None and out is None:
         return None
     read = (
-        _int(attrs, "gen_ai.usage.cache_read.input_tokens", "gen_ai.usage.cache_read_input_tokens")
+        _int(
+            attrs,
+            "gen_ai.usage.cache_read.input_tokens",
+            "gen_ai.usage.cache_read_input_tokens",
+            "llm.token_count.prompt_details.cache_read",
+        )
         or 0
     )
     write = (
@@ -319,6 +208,8 @@ def _usage(attrs: dict[str, Any]) -> dict[str, int] | None:
             attrs,
             "gen_ai.usage.cache_creation.input_tokens",
             "gen_ai.usage.cache_creation_input_tokens",
+            "gen_ai.usage.cache_write.input_tokens",
+            "llm.token_count.prompt_details.cache_write",
         )
         or 0
     )
@@ -336,37 +227,6 @@ def _ts(ns: int) -> str:
         microsecond=(ns % 1_000_000_000) // 1000
     )
     return dt.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
-
-
-def _system(attrs: dict[str, Any]) -> str | None:
-    parts = _json(attrs.get("gen_ai.system_instructions"))
-    if isinstance(parts, list):
-        return "".join(str(p.get("content", "")) for p in parts if isinstance(p, dict))
-    return None
-
-
-def _tools(attrs: dict[str, Any]) -> list[dict[str, Any]]:
-    defs = _json(attrs.get("gen_ai.tool.definitions"))
-    if not isinstance(defs, list):
-        return []
-    return [
-        {
-            "name": d.get("name"),
-            "description": d.get("description"),
-            "input_schema": d.get("parameters"),
-        }
-        for d in defs
-        if isinstance(d, dict)
-    ]
-
-
-_PARAMS = {
-    "gen_ai.request.temperature": "temperature",
-    "gen_ai.request.top_p": "top_p",
-    "gen_ai.request.top_k": "top_k",
-    "gen_ai.request.seed": "seed",
-    "gen_ai.request.stop_sequences": "stop_sequences",
-}
 
 
 # -- spans → a run -------------------------------------------------------------------------
@@ -398,9 +258,33 @@ def _kind(span: dict[str, Any]) -> str | None:
     return None
 
 
+def _is_exported_run(spans: list[dict[str, Any]]) -> bool:
+    """Spans that regista exported: an agent span holding the run's step count."""
+    return any(
+        s["attrs"].get("gen_ai.operation.name") == "invoke_agent" and "regista.steps" in s["attrs"]
+        for s in spans
+    )
+
+
+class _Calls:
+    """Model spans read once (grouping, duplicates and the run all ask)."""
+
+    def __init__(self) -> None:
+        self._read: dict[int, ModelCall] = {}
+
+    def __call__(self, span: dict[str, Any]) -> ModelCall:
+        found = self._read.get(id(span))
+        if found is None:
+            found = self._read[id(span)] = read_call(span["attrs"])
+        return found
+
+
 class _Run:
-    def __init__(self, spans: list[dict[str, Any]], source: str) -> None:
+    def __init__(
+        self, spans: list[dict[str, Any]], source: str, calls: _Calls, trace_ids: list[str]
+    ) -> None:
         self.spans = spans
+        self.call = calls
         by_id = {s["span_id"]: s for s in spans}
         steps = [s for s in spans if _kind(s)]
         steps.sort(key=lambda s: (s["attrs"].get("regista.step", 1 << 40), s["start"]))
@@ -410,13 +294,8 @@ class _Run:
         )
         self.root = root
         conv_id = (root or (steps[0] if steps else spans[0]))["attrs"].get("gen_ai.conversation.id")
-        trace_id = spans[0]["trace_id"]
-        if (
-            isinstance(conv_id, str)
-            and _ULID.fullmatch(conv_id)
-            and root is not None
-            and "regista.steps" in root["attrs"]
-        ):
+        trace_id = trace_ids[0]
+        if isinstance(conv_id, str) and _ULID.fullmatch(conv_id) and _is_exported_run(spans):
             self.session_id = conv_id  # exported by regista: the same run comes back
         else:
             # The first step's start (not the first span's: a parent span often arrives
@@ -425,47 +304,43 @@ class _Run:
             self.session_id = derived_session_id(f"otlp:{trace_id}", _ts(first))
         self.by_id = by_id
         first_chat = next((s for s in steps if _kind(s) == "model"), None)
+        first_call = calls(first_chat) if first_chat is not None else None
         ra = root["attrs"] if root else {}
-        model = (
-            ra.get("gen_ai.request.model")
-            or (first_chat or {"attrs": {}})["attrs"].get("gen_ai.request.model")
-            or "unknown"
-        )
-        provider = (
-            ra.get("gen_ai.provider.name")
-            or (first_chat or {"attrs": {}})["attrs"].get("gen_ai.provider.name")
-            or (first_chat or {"attrs": {}})["attrs"].get("gen_ai.system")
-            or "unknown"
-        )
-        provider = "scripted" if provider == "regista.scripted" else str(provider)
+        model = ra.get("gen_ai.request.model") or (first_call.model if first_call else "unknown")
+        provider = provider_of(ra) if root else "unknown"
+        if provider == "unknown" and first_call is not None:
+            provider = first_call.provider
         task_msgs = _messages(ra.get("gen_ai.input.messages")) if root else None
         task = ""
         if task_msgs:
             task = "".join(
                 b.get("text", "") for b in task_msgs[0]["content"] if b.get("type") == "text"
             )
-        elif first_chat is not None:
-            msgs = self._input(first_chat["attrs"]) or []
+        elif first_call is not None:
             task = next(
                 (
                     b.get("text", "")
-                    for m in msgs
+                    for m in first_call.messages or []
                     if m["role"] == "user"
                     for b in m["content"]
-                    if b.get("type") == "text"
+                    if isinstance(b, dict) and b.get("type") == "text"
                 ),
                 "",
             )
         start_ns = root["start"] if root else min(s["start"] for s in spans)
-        meta: dict[str, Any] = {
-            "imported_from": {"format": FORMAT, "source": source, "trace_id": trace_id}
-        }
+        imported: dict[str, Any] = {"format": FORMAT, "source": source, "trace_id": trace_id}
+        if len(trace_ids) > 1:
+            imported["trace_ids"] = trace_ids
+        meta: dict[str, Any] = {"imported_from": imported}
         service = spans[0]["resource"].get("service.name")
         if service:
             meta["service_name"] = service
         if root and isinstance(ra.get("gen_ai.agent.name"), str):
             meta["agent_name"] = ra["gen_ai.agent.name"]
-        system = _system(ra) if root else None
+        if root:
+            system = read_call(ra).system
+        else:
+            system = first_call.system if first_call is not None else None
         self.b = RunBuilder(
             self.session_id,
             task=task,
@@ -477,10 +352,14 @@ class _Run:
         )
         self.b.provider = provider
         self.prev: list[dict[str, Any]] = []
-
-    def _input(self, a: dict[str, Any]) -> list[dict[str, Any]] | None:
-        msgs = _messages(a.get("gen_ai.input.messages"))
-        return msgs if msgs is not None else _legacy_messages(a, "in")
+        #: The last answer's tool calls, and the tool calls that have spans of their own.
+        self.asked: list[dict[str, Any]] = []
+        self.asked_at = _ts(start_ns)
+        self.spanned = {
+            str(s["attrs"].get("gen_ai.tool.call.id"))
+            for s in steps
+            if _kind(s) == "tool" and s["attrs"].get("gen_ai.tool.call.id")
+        }
 
     def _turn(self, span: dict[str, Any]) -> int:
         t = span["attrs"].get("regista.turn")
@@ -512,42 +391,79 @@ class _Run:
             duration_ms=max(root["end"] - root["start"], 0) / 1e6,
         )
 
+    def _rebuilt_tools(self, new: list[dict[str, Any]], ts: str) -> None:
+        """Tool steps for the last answer's tool calls that ``new`` messages answer (the
+        instrumentations of an SDK see the model calls only: the tools ran in between)."""
+        results: dict[str, dict[str, Any]] = {}
+        for m in new:
+            content = m.get("content")
+            if m.get("role") != "user" or not isinstance(content, list):
+                continue
+            for b in content:
+                if isinstance(b, dict) and b.get("type") == "tool_result":
+                    results[str(b.get("tool_use_id"))] = b
+        for use in self.asked:
+            tid = str(use.get("id"))
+            block = results.get(tid)
+            if block is None or tid in self.spanned:
+                continue
+            args = use.get("input")
+            name = str(use.get("name"))
+            step = self.b.tool_call(
+                tool_use_id=tid,
+                name=name,
+                input=args if isinstance(args, dict) else {},
+                ts=self.asked_at,
+                turn=max(self.b.turn, 0),
+            )
+            content = block.get("content", "")
+            self.b.tool_result(
+                step=step,
+                tool_use_id=tid,
+                name=name,
+                content=content if isinstance(content, str | list) else str(content),
+                is_error=bool(block.get("is_error")),
+                ts=ts,
+                extra={"rebuilt_from": "messages"},
+            )
+        self.asked = []
+
     def _model(self, span: dict[str, Any]) -> None:
         a = span["attrs"]
-        messages = self._input(a)
-        out = _messages(a.get("gen_ai.output.messages"))
-        if out is None:
-            out = _legacy_messages(a, "out")
-        not_captured = [n for n, v in (("input", messages), ("output", out)) if v is None]
-        messages = messages or []
-        model = str(a.get("gen_ai.request.model") or "unknown")
-        system = _system(a)
+        call = self.call(span)
+        not_captured = [
+            n for n, v in (("input", call.messages), ("output", call.response)) if v is None
+        ]
+        messages = call.messages or []
+        model = call.model
         request = {
             "model": model,
-            "system": system,
+            "system": call.system,
             "messages": messages,
-            "tools": _tools(a),
-            "tool_choice": None,
-            "max_tokens": _int(a, "gen_ai.request.max_tokens") or 0,
-            "params": {k: a[key] for key, k in _PARAMS.items() if key in a},
+            "tools": call.tools,
+            "tool_choice": call.tool_choice,
+            "max_tokens": call.max_tokens,
+            "params": call.params,
         }
-        reasons = a.get("gen_ai.response.finish_reasons")
-        reason = reasons[0] if isinstance(reasons, list) and reasons else None
-        content = [b for m in (out or []) for b in m["content"]]
-        response: dict[str, Any] = {
-            "id": a.get("gen_ai.response.id"),
-            "model": a.get("gen_ai.response.model"),
-            "role": "assistant",
-            "content": content,
-            "stop_reason": _FINISH.get(str(reason), reason),
-            "stop_sequence": None,
-        }
+        response: dict[str, Any] = dict(call.response or {})
+        if call.response is None:
+            # Nothing to answer with: a replay must say so rather than answer empty.
+            response = {"id": call.response_id, "content": [], "content_captured": False}
+        response.setdefault("role", "assistant")
+        response.setdefault("content", [])
+        response.setdefault("stop_reason", None)
+        response.setdefault("stop_sequence", None)
+        if "model" not in response or response["model"] is None:
+            response["model"] = a.get("gen_ai.response.model")
+        if response.get("stop_reason") is None:
+            response["stop_reason"] = finish_reason_of(a)
         usage = _usage(a)
         if usage is not None:
             response["usage"] = usage
+        prefix = len(self.prev) if messages[: len(self.prev)] == self.prev else 0
+        self._rebuilt_tools(messages[prefix:], _ts(span["start"]))
         step = self.b.step
         self.b.step += 1
-        prefix = len(self.prev) if messages[: len(self.prev)] == self.prev else 0
         unknown = [k for k in ("system", "tools", "max_tokens") if not request[k]]
         self.b._emit(
             _ts(span["start"]),
@@ -556,11 +472,11 @@ class _Run:
             turn=max(self.b.turn, 0),
             request_hash=request_hash(request),
             model=model,
-            system=system,
-            tools=request["tools"],
-            tool_choice=None,
-            max_tokens=request["max_tokens"],
-            params=request["params"],
+            system=call.system,
+            tools=call.tools,
+            tool_choice=call.tool_choice,
+            max_tokens=call.max_tokens,
+            params=call.params,
             messages_prefix=prefix,
             messages=messages[prefix:],
             **({"unknown": unknown} if unknown else {}),
@@ -581,7 +497,7 @@ class _Run:
             step=step,
             turn=max(self.b.turn, 0),
             response=response,
-            provider=self.b.provider,
+            provider=call.provider if call.provider != "unknown" else self.b.provider,
             source=a.get("regista.source", "live")
             if a.get("regista.source") in ("live", "recorded", "edit")
             else "live",
@@ -594,7 +510,14 @@ class _Run:
             from regista.types import Usage
 
             self.b.usage = self.b.usage + Usage.model_validate(usage)
-        text = "".join(b.get("text", "") for b in content if b.get("type") == "text")
+        content = response["content"] if isinstance(response["content"], list) else []
+        self.asked = [b for b in content if isinstance(b, dict) and b.get("type") == "tool_use"]
+        self.asked_at = _ts(span["end"])
+        text = "".join(
+            str(b.get("text", ""))
+            for b in content
+            if isinstance(b, dict) and b.get("type") == "text"
+        )
         if text:
             self.b.last_text = text
         if span["error"]:
@@ -609,7 +532,7 @@ class _Run:
         a = span["attrs"]
         name = str(a.get("gen_ai.tool.name") or a.get("tool.name") or span["name"])
         tid = str(a.get("gen_ai.tool.call.id") or f"call_{span['span_id']}")
-        args = _json(a.get("gen_ai.tool.call.arguments"))
+        args = json_value(a.get("gen_ai.tool.call.arguments"))
         step = self.b.tool_call(
             tool_use_id=tid,
             name=name,
@@ -650,7 +573,7 @@ class _Run:
             else:
                 content = str(span["status"] or "")
         else:
-            parsed = _json(result)
+            parsed = json_value(result)
             content = parsed if isinstance(parsed, str) else result
         self.b.tool_result(
             step=step,
@@ -665,7 +588,7 @@ class _Run:
 
     def _compaction(self, span: dict[str, Any]) -> None:
         a = span["attrs"]
-        found_in = self._input(a)
+        found_in = read_call(a).messages
         found_out = _messages(a.get("gen_ai.output.messages"))
         missing = [n for n, v in (("input", found_in), ("output", found_out)) if v is None]
         replaced, out = found_in or [], found_out or []
@@ -683,19 +606,124 @@ class _Run:
         self.prev = []
 
 
+def _captured(call: ModelCall) -> int:
+    return (call.messages is not None) + (call.response is not None)
+
+
+def _drop_duplicates(
+    spans: list[dict[str, Any]], calls: _Calls, report: ImportReport
+) -> list[dict[str, Any]]:
+    """``spans`` without the second sight of a model call.
+
+    One call is seen twice when two instrumentations wrap it: OpenLLMetry or OpenInference
+    around the SDK, and the SDK's own spans (the anthropic SDK emits a ``chat`` span of its
+    own, with no content, as a trace of its own). Two model spans from different
+    instrumentation scopes are the same call when their times overlap and they carry the same
+    response id (or neither has one and they name the same model); the one that captured
+    more is kept, and of equals, the instrumentation's over the SDK's.
+    """
+    models = [s for s in spans if _kind(s) == "model"]
+    dropped: set[int] = set()
+    for i, x in enumerate(models):
+        for y in models[i + 1 :]:
+            if id(x) in dropped or id(y) in dropped or x["scope"] == y["scope"]:
+                continue
+            if x["start"] > y["end"] or y["start"] > x["end"]:
+                continue
+            cx, cy = calls(x), calls(y)
+            same = (
+                cx.response_id == cy.response_id
+                if cx.response_id or cy.response_id
+                else cx.model == cy.model
+            )
+            if not same:
+                continue
+            rank_x = (_captured(cx), not x["scope"].startswith(_SDK_SCOPES), len(x["attrs"]))
+            rank_y = (_captured(cy), not y["scope"].startswith(_SDK_SCOPES), len(y["attrs"]))
+            dropped.add(id(y) if rank_x >= rank_y else id(x))
+    if dropped:
+        report.skip("model span seen twice (SDK-native duplicate)")
+    return [s for s in spans if id(s) not in dropped]
+
+
+def _conversations(
+    traces: list[list[dict[str, Any]]], calls: _Calls
+) -> list[list[list[dict[str, Any]]]]:
+    """OTel traces put together into conversations.
+
+    An agent that opens no span of its own gives one trace per model call. A trace whose
+    first model call continues another's last one (the same system prompt, that call's
+    messages first: the recording proxy's rule,
+    :func:`~regista.server.sessions.continues_conversation`) belongs to its conversation.
+    A run that regista exported is one trace and stays one run.
+    """
+    from regista.server.sessions import continues_conversation
+
+    def first_start(spans: list[dict[str, Any]]) -> int:
+        return min((s["start"] for s in spans if _kind(s)), default=0)
+
+    out: list[list[list[dict[str, Any]]]] = []
+    last: list[ModelCall | None] = []
+    for spans in sorted(traces, key=first_start):
+        chats = sorted((s for s in spans if _kind(s) == "model"), key=lambda s: s["start"])
+        if _is_exported_run(spans) or not chats:
+            out.append([spans])
+            last.append(None)
+            continue
+        first = calls(chats[0])
+        joined = False
+        if first.messages:
+            for k in range(len(out) - 1, -1, -1):
+                prior = last[k]
+                if prior is None or prior.messages is None:
+                    continue
+                if continues_conversation(
+                    first.system, first.messages, prior.system, prior.messages
+                ):
+                    out[k].append(spans)
+                    last[k] = calls(chats[-1])
+                    joined = True
+                    break
+        if not joined:
+            out.append([spans])
+            last.append(calls(chats[-1]))
+    return out
+
+
+def _checked(run: ImportedRun, source: str) -> ImportedRun:
+    """``run`` when it reads back: the trace reader's own check (every event's model and
+    :func:`~regista.trace.validate.check_event`) passes on its bytes."""
+    from regista.trace.reader import Trace
+
+    try:
+        Trace.from_bytes(run.to_bytes(), f"{source}#{run.session_id}")
+    except RegistaError as exc:
+        raise TraceError(
+            f"{source}: these spans give a run that does not read back: {exc}"
+        ) from None
+    return run
+
+
 def convert_request(body: dict[str, Any], source: str = "<request>") -> Conversion:
-    """The runs of an OTLP export request (JSON form): one per OTel trace with GenAI spans."""
+    """The runs of an OTLP export request (JSON form): one per conversation of GenAI spans
+    (an OTel trace, or the traces of one conversation, see :func:`_conversations`)."""
     report = ImportReport()
+    calls = _Calls()
+    spans = _drop_duplicates(spans_of(body), calls, report)
     by_trace: dict[str, list[dict[str, Any]]] = {}
-    for span in spans_of(body):
+    for span in spans:
         by_trace.setdefault(span["trace_id"], []).append(span)
     conv = Conversion(format=FORMAT, source=Path(source), report=report)
-    for spans in by_trace.values():
-        if not any(_kind(s) for s in spans):
+    traces = []
+    for trace_spans in by_trace.values():
+        if not any(_kind(s) for s in trace_spans):
             report.skip("trace without GenAI spans")
             continue
-        run = _Run(spans, source)
-        conv.runs.append(ImportedRun(run.session_id, run.run()))
+        traces.append(trace_spans)
+    for group in _conversations(traces, calls):
+        merged = [s for t in group for s in t]
+        run = _Run(merged, source, calls, [t[0]["trace_id"] for t in group])
+        conv.runs.append(_checked(ImportedRun(run.session_id, run.run()), source))
     if conv.runs:
         record_report(conv)
     return conv

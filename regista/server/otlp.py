@@ -1,9 +1,13 @@
 """``POST /v1/traces``: OpenTelemetry traces in (OTLP/HTTP, protobuf or JSON).
 
-Each OTel trace with GenAI spans becomes a regista run in the store
-(``<store>/<session_id>.jsonl``); a trace sent again (or in several batches) is converted
-again from all its spans received so far (the last 1000 traces are remembered; a span
-received again counts once) and replaces its run. The answer is OTLP's
+Each conversation of GenAI spans becomes a regista run in the store
+(``<store>/<session_id>.jsonl``): an OTel trace, or, for an agent that opens no span of its
+own (one trace per model call), the traces whose calls continue one another (see
+``regista.importers.otlp``). A trace sent again (or in several batches) is converted again
+with the traces of its conversation from all their spans received so far, and replaces its
+run (the last 1000 traces are remembered; a span received again counts once). A new trace
+is put with the conversations of the last :data:`_RECENT` runs written, so that it can join
+one of them or drop a duplicate of their calls. The answer is OTLP's
 ``ExportTraceServiceResponse`` in the request's encoding.
 """
 
@@ -25,6 +29,8 @@ __all__ = ["routes"]
 _PROTOBUF = "application/x-protobuf"
 #: How many OTel traces' spans are kept, so that a later batch of a trace joins the earlier.
 _KEEP_TRACES = 1000
+#: How many of the latest runs a newly received trace is converted with (to join one).
+_RECENT = 8
 
 
 async def _body(request: Request, ctx: ServerContext) -> bytes:
@@ -52,10 +58,12 @@ def routes(ctx: ServerContext) -> list[BaseRoute]:
     """The OTLP receiver route."""
     received: dict[str, list[dict[str, Any]]] = ctx.state.setdefault("otlp", {})
     paths: dict[str, list[Path]] = ctx.state.setdefault("otlp_paths", {})
+    #: The traces of each run written, by each of its traces; the latest runs, last.
+    groups: dict[str, tuple[str, ...]] = ctx.state.setdefault("otlp_groups", {})
+    recent: dict[tuple[str, ...], None] = ctx.state.setdefault("otlp_recent", {})
 
     async def traces(request: Request) -> Response:
-        from regista.importers import write_runs
-        from regista.importers.otlp import convert_request, parse_protobuf
+        from regista.importers.otlp import parse_protobuf
 
         kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
         data = await _body(request, ctx)
@@ -86,6 +94,7 @@ def routes(ctx: ServerContext) -> list[BaseRoute]:
                 oldest = next(iter(received))
                 received.pop(oldest)
                 paths.pop(oldest, None)
+                recent.pop(groups.pop(oldest, ()), None)
             touched = {
                 str(sp.get("traceId"))
                 for rs in body.get("resourceSpans") or []
@@ -93,14 +102,8 @@ def routes(ctx: ServerContext) -> list[BaseRoute]:
                 for sp in (ss.get("spans") or [])
                 if isinstance(sp, dict)
             }
-            for trace_id in touched:
-                merged = {"resourceSpans": _only(received[trace_id], trace_id)}
-                conv = convert_request(merged, "otlp")
-                if conv.runs:
-                    written = write_runs(conv, ctx.store)
-                    for stale in set(paths.get(trace_id, [])) - set(written):
-                        stale.unlink(missing_ok=True)  # an earlier conversion of this trace
-                    paths[trace_id] = written
+            if touched:
+                _convert(touched, received, paths, groups, recent, ctx.store)
         except RegistaError as exc:
             raise HttpError(400, str(exc)) from None
         if kind == _PROTOBUF:
@@ -108,6 +111,48 @@ def routes(ctx: ServerContext) -> list[BaseRoute]:
         return Response(b"{}", media_type="application/json")
 
     return [Route("/v1/traces", traces, methods=["POST"])]
+
+
+def _convert(
+    touched: set[str],
+    received: dict[str, list[dict[str, Any]]],
+    paths: dict[str, list[Path]],
+    groups: dict[str, tuple[str, ...]],
+    recent: dict[tuple[str, ...], None],
+    store: Path,
+) -> None:
+    """Convert the ``touched`` traces with their runs' traces and the latest runs' traces,
+    write the runs, and remove what an earlier conversion of them wrote that is gone now."""
+    from regista.importers import write_runs
+    from regista.importers.otlp import convert_request, hex_id
+
+    candidates = set(touched)
+    for trace_id in touched:
+        candidates.update(groups.get(trace_id, ()))
+    for group in list(recent)[-_RECENT:]:
+        candidates.update(group)
+    candidates &= received.keys()
+    order = [t for t in received if t in candidates]  # as received: stable conversions
+    merged = {"resourceSpans": [rs for t in order for rs in _only(received[t], t)]}
+    conv = convert_request(merged, "otlp")
+    written = write_runs(conv, store) if conv.runs else []
+    before = {p for t in candidates for p in paths.get(t, [])}
+    for stale in before - set(written):
+        stale.unlink(missing_ok=True)  # an earlier conversion of these traces
+    for trace_id in candidates:
+        recent.pop(groups.pop(trace_id, ()), None)
+        paths[trace_id] = []
+    raw = {hex_id(t): t for t in candidates}  # the runs name traces by their hex ids
+    for run, path in zip(conv.runs, written, strict=True):
+        imported = run.events[0].get("metadata", {}).get("imported_from", {})
+        found = imported.get("trace_ids") or [imported.get("trace_id")]
+        ids = tuple(raw[t] for t in found if t in raw)
+        for trace_id in ids:
+            groups[trace_id] = ids
+            paths[trace_id] = [path]
+        recent[ids] = None
+    while len(recent) > _KEEP_TRACES:
+        recent.pop(next(iter(recent)))
 
 
 def _well_formed(resource_spans: list[Any]) -> list[dict[str, Any]]:

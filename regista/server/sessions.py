@@ -28,7 +28,7 @@ from regista.pricing import cost_usd, price_for
 from regista.trace.recorder import TraceRecorder
 from regista.types import LlmRequest, LlmResponse, Message
 
-__all__ = ["SdkSession", "SessionBook"]
+__all__ = ["SdkSession", "SessionBook", "continues_conversation"]
 
 #: Ended sessions kept (for ``continues`` links) once idle sessions are being ended.
 _KEEP_ENDED = 64
@@ -53,6 +53,21 @@ class SdkSession:
     @property
     def path(self) -> Path:
         return self.rec.path
+
+
+def continues_conversation(
+    system: str | None,
+    messages: list[Message],
+    last_system: str | None,
+    last_messages: list[Message],
+) -> bool:
+    """Whether a call (``system``, ``messages``) continues a conversation whose last call
+    sent ``last_system`` and ``last_messages``: the same system prompt, and the same
+    messages first, with more after them. The one rule by which regista tells one agent
+    session from another in traffic (the recording proxy) and in spans (the OTLP importer).
+    """
+    n = len(last_messages)
+    return system == last_system and len(messages) > n and messages[:n] == last_messages
 
 
 def _task(messages: list[Message]) -> str:
@@ -127,12 +142,7 @@ class SessionBook:
     def _find(self, request: LlmRequest) -> SdkSession:
         continues: str | None = None
         for s in reversed(self.sessions):
-            n = len(s.messages)
-            if (
-                s.system == request.system
-                and len(request.messages) > n
-                and request.messages[:n] == s.messages
-            ):
+            if continues_conversation(request.system, request.messages, s.system, s.messages):
                 if not s.rec.closed:
                     return s
                 continues = continues or s.rec.session_id

@@ -89,14 +89,123 @@ def test_openllmetry_spans_become_runs(tmp_path: Path) -> None:
     assert len(runs) == 2
     claude_run, gpt_run = runs
     steps = claude_run.steps()
-    assert [s.kind for s in steps] == ["model", "model"]
+    assert [s.kind for s in steps] == ["model", "tool", "model"]
     assert claude_run.start.task == "Refund order ORD-7?"
-    first, last = steps[0].response, steps[1].response
+    first, last = steps[0].response, steps[2].response
     assert first is not None and last is not None
     assert first.tool_uses[0]["name"] == "get_order"
     assert last.text == "Refunded $40 for ORD-7."
     assert last.usage.output_tokens == 8
-    request = claude_run.request_for(steps[1].request_event)  # type: ignore[arg-type]
+    request = claude_run.request_for(steps[2].request_event)  # type: ignore[arg-type]
     assert request.messages[0]["content"][0]["text"] == "Refund order ORD-7?"
     assert claude_run.start.metadata["service_name"] == "shop-assistant"
     assert gpt_run.steps()[0].response.text == "ORD-7 was refunded."  # type: ignore[union-attr]
+
+
+# -- a plain agent: every model call a root span ------------------------------------------
+
+ANTHROPIC_ANSWERS = (
+    {
+        "content": [
+            {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Paris"}}
+        ],
+        "stop_reason": "tool_use",
+        "usage": {"input_tokens": 21, "output_tokens": 9},
+    },
+    {
+        "content": [{"type": "text", "text": "Sunny in Paris."}],
+        "usage": {"input_tokens": 40, "output_tokens": 8},
+    },
+)
+OPENAI_ANSWERS = (
+    {"tool_calls": [{"id": "call_1", "name": "get_weather", "arguments": '{"city": "Paris"}'}]},
+    {"content": "Sunny in Paris."},
+)
+
+
+def _plain_runs(tmp: Path, *flags: str, content: bool = True) -> list[Trace]:
+    """The runs that the plain agents' spans become, oldest first."""
+    store = tmp / "store"
+    with (
+        FakeAnthropicServer() as claude,
+        FakeOpenAIServer() as gpt,
+        BackgroundServer(create_app(store)) as server,
+    ):
+        claude.script(*ANTHROPIC_ANSWERS)
+        gpt.script(*OPENAI_ANSWERS)
+        env = {
+            **os.environ,
+            "TRACELOOP_TRACE_CONTENT": "true" if content else "false",
+            "OTEL_SEMCONV_STABILITY_OPT_IN": "",
+        }
+        done = subprocess.run(
+            [sys.executable, str(APP), f"{server.url}/v1/traces", claude.url, gpt.url, "--plain"]
+            + list(flags),
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.count("Sunny in Paris.") == 2
+    return sorted((Trace.load(p) for p in store.glob("*.jsonl")), key=lambda t: t.start.ts)
+
+
+@pytest.fixture(scope="module", params=["openllmetry", "openinference"])
+def plain(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> list[Trace]:
+    if request.param == "openinference":
+        pytest.importorskip("openinference.instrumentation.anthropic")
+        pytest.importorskip("openinference.instrumentation.openai")
+    flags = ["--openinference"] if request.param == "openinference" else []
+    return _plain_runs(tmp_path_factory.mktemp(request.param), *flags)
+
+
+def test_a_plain_agent_is_one_run_per_conversation_with_its_tool_steps(
+    plain: list[Trace],
+) -> None:
+    """Two conversations (one per SDK) of two calls each: two runs, each model, tool, model;
+    the anthropic SDK's own spans of the same calls are not a second call."""
+    assert len(plain) == 2, [r.start.provider for r in plain]
+    claude_run, gpt_run = plain
+    for run in plain:
+        assert [s.kind for s in run.steps()] == ["model", "tool", "model"]
+        tool = run.steps()[1]
+        assert tool.tool_call is not None and tool.tool_call.name == "get_weather"
+        assert tool.tool_call.input == {"city": "Paris"}
+        assert tool.result is not None and "sunny in Paris" in str(tool.result.content)
+        assert run.start.task == "Weather in Paris?"
+    usage = claude_run.summary().usage
+    assert (usage.input_tokens, usage.output_tokens) == (61, 17)  # counted once
+    assert claude_run.start.model == "claude-sonnet-4-6"
+    assert claude_run.steps()[0].response_event.provider == "anthropic"  # type: ignore[union-attr]
+    assert gpt_run.start.model == "gpt-4o"
+    assert gpt_run.steps()[0].response_event.provider == "openai"  # type: ignore[union-attr]
+
+
+def test_a_plain_agent_keeps_system_prompts_and_tool_calls(plain: list[Trace]) -> None:
+    for run in plain:
+        first, last = run.steps()[0], run.steps()[2]
+        request = run.request_for(last.request_event)  # type: ignore[arg-type]
+        assert request.system == "You are a weather bot."
+        assert request.messages[0] == {
+            "role": "user",
+            "content": [{"type": "text", "text": "Weather in Paris?"}],
+        }
+        use = first.response.tool_uses[0]  # type: ignore[union-attr]
+        assert (use["name"], use["input"]) == ("get_weather", {"city": "Paris"})
+        results = [b for b in request.messages[2]["content"] if b["type"] == "tool_result"]
+        assert results and results[0]["tool_use_id"] == use["id"]
+        assert last.response.text == "Sunny in Paris."  # type: ignore[union-attr]
+
+
+def test_a_step_without_content_is_marked_not_captured(tmp_path: Path) -> None:
+    """OpenLLMetry with content capture off: each call is a step whose content was not
+    captured, said in the replay payload (``content_captured: false``), counted once."""
+    runs = _plain_runs(tmp_path, content=False)
+    steps = [s for r in runs for s in r.steps()]
+    assert len(steps) == 4 and all(s.kind == "model" for s in steps)
+    for step in steps:
+        assert step.response_event is not None
+        assert step.response_event.response["content_captured"] is False
+    tokens = sum(s.response.usage.output_tokens for s in steps)  # type: ignore[union-attr]
+    assert tokens == 9 + 8 + 7 + 7
