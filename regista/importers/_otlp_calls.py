@@ -384,7 +384,10 @@ def read_call(attrs: dict[str, Any]) -> ModelCall:
         call.params = {k: attrs[key] for key, k in _PARAMS.items() if key in attrs}
         extra = json_value(attrs.get("regista.request"))  # regista's own export
         if isinstance(extra, dict):
-            choice, params = extra.get("tool_choice"), extra.get("params")
+            tools, choice = extra.get("tools"), extra.get("tool_choice")
+            params = extra.get("params")
+            if isinstance(tools, list) and all(isinstance(t, dict) for t in tools):
+                call.tools = tools
             call.tool_choice = choice if isinstance(choice, dict) else None
             call.params = params if isinstance(params, dict) else call.params
     if not _raw_response(attrs, call):

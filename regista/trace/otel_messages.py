@@ -11,7 +11,8 @@ Mapping of content blocks to parts:
 - ``tool_use`` → ``{"type": "tool_call", "id", "name", "arguments"}``
 - ``tool_result`` → ``{"type": "tool_call_response", "id", "response"}``, in a message of
   role ``tool`` (Anthropic carries tool results in ``user`` messages; the convention gives
-  them a role of their own)
+  them a role of their own). A result of one text block is shown as its text, marked
+  ``"regista.shape": "blocks"`` so that it is read back as the block; other lists are kept
 - ``thinking`` → ``{"type": "reasoning", "content": …}`` (with its ``signature``)
 - ``image`` / ``document`` with a base64 source → ``blob``; with a URL source → ``uri``
 - anything else → the block itself (a "generic part": it has a ``type``)
@@ -50,10 +51,14 @@ def finish_reason(stop_reason: str | None) -> str:
 
 
 def _tool_response(content: Any) -> Any:
-    if isinstance(content, list) and all(
-        isinstance(b, dict) and b.get("type") == "text" for b in content
+    # One text block is shown as its text (and marked, see _part); other lists as they are.
+    if (
+        isinstance(content, list)
+        and len(content) == 1
+        and isinstance(content[0], dict)
+        and content[0].get("type") == "text"
     ):
-        return "".join(str(b.get("text", "")) for b in content)
+        return str(content[0].get("text", ""))
     return content
 
 
@@ -69,11 +74,14 @@ def _part(block: dict[str, Any]) -> dict[str, Any]:
             "arguments": block.get("input") or {},
         }
     if kind == "tool_result":
+        content = block.get("content", "")
         part: dict[str, Any] = {
             "type": "tool_call_response",
             "id": block.get("tool_use_id"),
-            "response": _tool_response(block.get("content", "")),
+            "response": _tool_response(content),
         }
+        if isinstance(content, list) and isinstance(part["response"], str):
+            part["regista.shape"] = "blocks"  # the text was one text block: it comes back so
         if block.get("is_error"):
             part["is_error"] = True
         return part

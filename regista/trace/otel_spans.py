@@ -200,6 +200,7 @@ JSON_ATTRIBUTES = frozenset(
         "gen_ai.tool.call.arguments",
         "gen_ai.tool.call.result",
         "regista.forked_from",
+        "regista.request",
     }
 )
 
@@ -336,6 +337,15 @@ class _Builder:
                 attrs["gen_ai.system_instructions"] = to_json(system)
             if request.tools:
                 attrs["gen_ai.tool.definitions"] = to_json(_tool_definitions(request.tools))
+            # What the conventions have no attribute for, so that the request comes back
+            # whole on import (the same request hash): tools as sent, tool choice, params.
+            attrs["regista.request"] = to_json(
+                {
+                    "tools": request.tools,
+                    "tool_choice": request.tool_choice,
+                    "params": request.params,
+                }
+            )
         self.errors(step, span)
         if resp is None and span.error is None:
             span.error = "no response was recorded (the session stopped during this call)"

@@ -45,7 +45,7 @@ def test_block_kinds() -> None:
         {"type": "reasoning", "content": "hmm", "signature": "s"},
         {"type": "blob", "modality": "image", "mime_type": "image/png", "content": "AA=="},
         {"type": "uri", "modality": "image", "uri": "https://x/y.png"},
-        {"type": "tool_call_response", "id": "t", "response": "a"},
+        {"type": "tool_call_response", "id": "t", "response": "a", "regista.shape": "blocks"},
         {"type": "server_tool_use", "id": "s1", "name": "web_search", "input": {}},
     ]
 

@@ -138,9 +138,9 @@ def _plain_runs(tmp: Path, *flags: str, content: bool = True) -> list[Trace]:
             "TRACELOOP_TRACE_CONTENT": "true" if content else "false",
             "OTEL_SEMCONV_STABILITY_OPT_IN": "",
         }
+        urls = [f"{server.url}/v1/traces", claude.url, gpt.url]
         done = subprocess.run(
-            [sys.executable, str(APP), f"{server.url}/v1/traces", claude.url, gpt.url, "--plain"]
-            + list(flags),
+            [sys.executable, str(APP), *urls, "--plain", *flags],
             capture_output=True,
             text=True,
             env=env,

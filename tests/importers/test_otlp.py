@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -389,3 +390,120 @@ def test_the_receiver_answers_a_misshapen_json_body_without_a_500(
         r = c.post("/v1/traces", json=body)
         assert r.status_code in (200, 400), r.text
         assert "internal error" not in r.text
+
+
+@pytest.mark.parametrize("api", ["anthropic", "openai"])
+def test_a_recorded_sdk_run_exported_and_received_replays_strictly(
+    tmp_path: Path, api: str
+) -> None:
+    """An SDK agent with a tool result, recorded by the proxy, exported over OTLP with its
+    content and received again: the same request hashes, and a strict replay through the
+    real SDK serves every call (the strict digest matches) with the provider down."""
+    import anthropic
+    import openai
+    from fakes.anthropic_server import FakeAnthropicServer
+    from fakes.openai_server import FakeOpenAIServer
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
+    from sdk_agents import anthropic_agent, new_replay, openai_agent, regista_server
+
+    fake: Any = FakeAnthropicServer() if api == "anthropic" else FakeOpenAIServer()
+    if api == "anthropic":
+        fake.script(
+            {"content": [{"type": "tool_use", "id": "toolu_1", "name": "get_weather",
+                          "input": {"city": "Paris"}}]},
+            {"content": [{"type": "text", "text": "Sunny in Paris."}]},
+        )  # fmt: skip
+    else:
+        fake.script(
+            {"tool_calls": [{"id": "call_1", "name": "get_weather",
+                             "arguments": '{"city": "Paris"}'}]},
+            {"content": "Sunny in Paris."},
+        )  # fmt: skip
+
+    def agent(base_url: str) -> str:
+        if api == "anthropic":
+            return anthropic_agent(anthropic.Anthropic(api_key="k", base_url=base_url))
+        return openai_agent(openai.OpenAI(api_key="k", base_url=base_url))
+
+    with fake, regista_server(tmp_path / "rec", **{api: fake.url}) as server:
+        recorded = agent(f"{server.url}/v1/record/{api}")
+        server.record_done()
+    (path,) = (tmp_path / "rec").glob("*.jsonl")
+    original = Trace.load(path)
+    assert [s.kind for s in original.steps()] == ["model", "tool", "model"]
+    store = tmp_path / "store"
+    with regista_server(store) as server:  # no upstream: nothing can be asked live
+        exporter = OTLPSpanExporter(endpoint=f"{server.url}/v1/traces")
+        assert exporter.export(_spans(original)).name == "SUCCESS"
+        exporter.shutdown()  # type: ignore[no-untyped-call]
+        back = Trace.load(store / f"{original.session_id}.jsonl")
+        assert back.request_hashes() == original.request_hashes()
+        rp = new_replay(server, back.session_id, mode="strict")
+        assert agent(rp[f"{api}_base_url"]) == recorded
+        status = server.http.get(f"/v1/replays/{rp['id']}").json()
+        assert status["served"] == status["matched"] == status["calls"] == 2, status
+
+
+def test_tool_choice_tools_and_sampling_come_back_from_an_export(tmp_path: Path) -> None:
+    """What the GenAI attributes do not carry (tool choice, tools as sent, sampling
+    parameters) is exported too, so an imported request has the recorded request hash."""
+    import anthropic
+    from fakes.anthropic_server import FakeAnthropicServer
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
+    from sdk_agents import regista_server
+
+    tools: list[Any] = [
+        {
+            "name": "get_weather",
+            "description": "Current weather for a city.",
+            "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}},
+            "cache_control": {"type": "ephemeral"},
+        }
+    ]
+    with (
+        FakeAnthropicServer() as fake,
+        regista_server(tmp_path / "rec", anthropic=fake.url) as server,
+    ):
+        fake.script(
+            {"content": [{"type": "tool_use", "id": "toolu_1", "name": "get_weather",
+                          "input": {"city": "Paris"}}]},
+            {"content": [{"type": "text", "text": "Sunny."}]},
+        )  # fmt: skip
+        client = anthropic.Anthropic(api_key="k", base_url=f"{server.url}/v1/record/anthropic")
+        messages: list[Any] = [{"role": "user", "content": "Weather in Paris?"}]
+        first = client.messages.create(
+            model="claude-sonnet-4-6",
+            max_tokens=300,
+            messages=messages,
+            tools=tools,
+            tool_choice={"type": "tool", "name": "get_weather"},
+            extra_body={"temperature": 0.2, "top_k": 5},
+        )
+        messages.append({"role": "assistant", "content": first.content})
+        messages.append(
+            {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "sunny"}],
+            }
+        )
+        client.messages.create(
+            model="claude-sonnet-4-6",
+            max_tokens=300,
+            messages=messages,
+            tools=tools,
+            tool_choice={"type": "none"},
+            metadata={"user_id": "u-1"},
+        )
+        server.record_done()
+    (path,) = (tmp_path / "rec").glob("*.jsonl")
+    original = Trace.load(path)
+    back = Trace.from_bytes(convert_request(_body(original)).main.to_bytes(), "<otlp>")
+    assert back.request_hashes() == original.request_hashes()
+    for x, y in zip(original.llm_calls(), back.llm_calls(), strict=True):
+        assert (y[0].tool_choice, y[0].params, y[0].tools) == (
+            x[0].tool_choice,
+            x[0].params,
+            x[0].tools,
+        )
