@@ -74,6 +74,11 @@ class ModelCall:
     response_id: str | None = None
 
 
+def _text(value: Any) -> str:
+    """An id or a name as the trace holds it: text (an instrumentation may leave it out)."""
+    return value if isinstance(value, str) else "" if value is None else str(value)
+
+
 def _str(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
@@ -112,8 +117,8 @@ def _block(part: dict[str, Any], openai: bool) -> dict[str, Any]:
         args = json_value(part.get("arguments"))
         return {
             "type": "tool_use",
-            "id": part.get("id"),
-            "name": part.get("name"),
+            "id": _text(part.get("id")),
+            "name": _text(part.get("name")),
             "input": args if isinstance(args, dict) else {},
         }
     if kind == "tool_call_response":
@@ -124,7 +129,7 @@ def _block(part: dict[str, Any], openai: bool) -> dict[str, Any]:
             content = [{"type": "text", "text": content}] if content else []
         block: dict[str, Any] = {
             "type": "tool_result",
-            "tool_use_id": part.get("id"),
+            "tool_use_id": _text(part.get("id")),
             "content": content,
         }
         if part.get("is_error"):
@@ -199,7 +204,12 @@ def _tool(d: Any) -> dict[str, Any] | None:
     if isinstance(fn, dict):  # OpenAI's {"type": "function", "function": {…}}
         d = fn
     schema = d.get("input_schema", d.get("parameters"))
-    return {"name": d.get("name"), "description": d.get("description"), "input_schema": schema}
+    description = d.get("description")
+    return {
+        "name": _text(d.get("name")),
+        "description": description if isinstance(description, str) else None,
+        "input_schema": schema if isinstance(schema, dict) else {},
+    }
 
 
 def _tools(attrs: dict[str, Any]) -> list[dict[str, Any]]:
@@ -242,8 +252,8 @@ def _row_blocks(row: dict[str, Any], content_key: str, openai: bool) -> list[dic
         blocks.append(
             {
                 "type": "tool_use",
-                "id": call.get("id", call.get("tool_call.id")),
-                "name": call.get("name", call.get("tool_call.function.name")),
+                "id": _text(call.get("id", call.get("tool_call.id"))),
+                "name": _text(call.get("name", call.get("tool_call.function.name"))),
                 "input": args if isinstance(args, dict) else {},
             }
         )
@@ -271,7 +281,11 @@ def indexed_messages(
         elif role == "tool":
             text = "".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")
             result: Any = ([{"type": "text", "text": text}] if text else []) if openai else text
-            block = {"type": "tool_result", "tool_use_id": row.get(call_key), "content": result}
+            block = {
+                "type": "tool_result",
+                "tool_use_id": _text(row.get(call_key)),
+                "content": result,
+            }
             _add(out, "user", [block])
         else:
             _add(out, "assistant" if role == "assistant" else "user", blocks)

@@ -507,3 +507,144 @@ def test_tool_choice_tools_and_sampling_come_back_from_an_export(tmp_path: Path)
             x[0].params,
             x[0].tools,
         )
+
+
+def _plain_agent_body() -> dict[str, Any]:
+    """The span shapes of a plain agent (a root span per call, in a trace of its own), as
+    OpenLLMetry, OpenInference and the anthropic SDK write them: system messages, tool calls,
+    tool messages, raw bodies, content left out, and the SDK's own duplicate spans."""
+    system = {"role": "system", "parts": [{"type": "text", "content": "Be brief."}]}
+    user = {"role": "user", "parts": [{"type": "text", "content": "Weather?"}]}
+    call = {"type": "tool_call", "id": "call_1", "name": "w", "arguments": {"city": "Oslo"}}
+    spans = []
+    for n, (trace, scope_attrs) in enumerate(
+        [
+            (
+                "a1",
+                {
+                    "gen_ai.input.messages": orjson.dumps([system, user]).decode(),
+                    "gen_ai.output.messages": orjson.dumps(
+                        [{"role": "assistant", "parts": [call]}]
+                    ).decode(),
+                },
+            ),
+            (
+                "a2",
+                {
+                    "gen_ai.input.messages": orjson.dumps(
+                        [
+                            system,
+                            user,
+                            {"role": "assistant", "parts": [call]},
+                            {
+                                "role": "tool",
+                                "parts": [
+                                    {
+                                        "type": "tool_call_response",
+                                        "id": "call_1",
+                                        "response": "cold",
+                                    }
+                                ],
+                            },
+                        ]
+                    ).decode()
+                },
+            ),
+            (
+                "b1",
+                {
+                    "openinference.span.kind": "LLM",
+                    "llm.provider": "anthropic",
+                    "input.mime_type": "application/json",
+                    "input.value": orjson.dumps(
+                        {
+                            "model": "m",
+                            "system": "S",
+                            "max_tokens": 9,
+                            "messages": [{"role": "user", "content": "q"}],
+                        }
+                    ).decode(),
+                    "output.mime_type": "application/json",
+                    "output.value": orjson.dumps(
+                        {
+                            "id": "msg_1",
+                            "role": "assistant",
+                            "content": [{"type": "tool_use", "id": "t", "name": "w", "input": {}}],
+                        }
+                    ).decode(),
+                    "llm.input_messages.0.message.role": "system",
+                    "llm.input_messages.0.message.content": "S",
+                    "llm.output_messages.0.message.tool_calls.0.tool_call.id": "t",
+                    "llm.output_messages.0.message.tool_calls.0.tool_call.function.name": "w",
+                    "llm.token_count.prompt": 3,
+                },
+            ),
+            (
+                "b2",
+                {
+                    "openinference.span.kind": "LLM",
+                    "llm.system": "openai",
+                    "llm.model_name": "gpt-4o",
+                    "llm.input_messages.0.message.role": "user",
+                    "llm.input_messages.0.message.content": "q",
+                    "llm.input_messages.1.message.role": "assistant",
+                    "llm.input_messages.1.message.tool_calls.0.tool_call.id": "c",
+                    "llm.input_messages.1.message.tool_calls.0.tool_call.function.arguments": "{}",
+                    "llm.input_messages.2.message.role": "tool",
+                    "llm.input_messages.2.message.tool_call_id": "c",
+                    "llm.input_messages.2.message.content": "r",
+                    "llm.tools.0.tool.json_schema": '{"type": "function", "function": {}}',
+                    "llm.invocation_parameters": '{"max_tokens": 5}',
+                },
+            ),
+        ]
+    ):
+        attrs = {"gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai",
+                 "gen_ai.request.model": "gpt-4o", "gen_ai.response.id": f"r{n}",
+                 "gen_ai.usage.input_tokens": 5, **scope_attrs}  # fmt: skip
+        span = _span(f"{n + 1:016x}", "chat", n * 1000, attrs)
+        span["traceId"] = trace * 16
+        spans.append(span)
+    native = _span("00000000000000ff", "anthropic.messages.create", 10, {
+        "gen_ai.operation.name": "chat", "gen_ai.provider.name": "anthropic",
+        "gen_ai.request.model": "gpt-4o", "gen_ai.response.id": "r0",
+        "gen_ai.usage.cache_write.input_tokens": 1})  # fmt: skip
+    native["traceId"] = "ff" * 16
+    body = _request(*spans)
+    body["resourceSpans"].append(
+        {"scopeSpans": [{"scope": {"name": "com.anthropic.sdk.python"}, "spans": [native]}]}
+    )
+    return body
+
+
+def test_plain_agent_span_shapes_group_and_drop_duplicates() -> None:
+    conv = convert_request(_plain_agent_body())
+    runs = [Trace.from_bytes(r.to_bytes(), "<otlp>") for r in conv.runs]
+    kinds = sorted([s.kind for s in r.steps()] for r in runs)
+    assert kinds == [["model", "model"], ["model", "tool", "model"]]
+    grouped = next(r for r in runs if len(r.steps()) == 3)
+    request = grouped.request_for(grouped.steps()[2].request_event)  # type: ignore[arg-type]
+    assert request.system == "Be brief."
+    assert request.messages[-1]["content"][0]["content"] == [{"type": "text", "text": "cold"}]
+    assert conv.report.skipped["model span seen twice (SDK-native duplicate)"] == 1
+
+
+def test_fuzzed_plain_agent_spans_give_runs_that_read_back_or_one_clear_error() -> None:
+    from .fuzzing import CASES, _mutate_value, rng_for
+
+    seed = _plain_agent_body()
+    rng = rng_for("otlp-plain")
+    for case in range(CASES):
+        body = seed
+        for _ in range(rng.randint(1, 6)):
+            body = _mutate_value(rng, body)
+        if not isinstance(body, dict):
+            continue
+        try:
+            conv = convert_request(body)
+        except RegistaError:
+            continue
+        except Exception as exc:  # pragma: no cover - the failure report
+            raise AssertionError(f"case {case}: {type(exc).__name__}: {exc}") from exc
+        for run in conv.runs:
+            Trace.from_bytes(run.to_bytes(), "<fuzz>").steps()
