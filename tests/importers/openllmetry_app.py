@@ -1,12 +1,13 @@
 """Apps using the real anthropic and openai SDKs, instrumented by OpenLLMetry or
 OpenInference, exporting their spans over OTLP/HTTP. Run as a script by the end-to-end tests:
 
-    python openllmetry_app.py OTLP_URL ANTHROPIC_URL OPENAI_URL [--openinference] [--plain]
+    python openllmetry_app.py OTLP_URL ANTHROPIC_URL OPENAI_URL [--openinference|--native] [--plain]
 
 ``--plain`` runs the loop people write (tests/server/sdk_agents.py) on each SDK, with a tool
 call, a tool result and a system prompt, and no span of its own around it: every model call
 is a root span. The tracer provider is the global one, as ``Traceloop.init`` or Phoenix's
-``register`` set it, so the anthropic SDK's own spans are exported too.
+``register`` set it, so the anthropic SDK's own spans are exported too; ``--native`` leaves
+the instrumentations out: only the SDK's own spans are sent.
 """
 
 from __future__ import annotations
@@ -85,7 +86,8 @@ def main() -> None:
     provider = TracerProvider(resource=Resource.create({"service.name": "shop-assistant"}))
     provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(endpoint=otlp)))
     trace.set_tracer_provider(provider)
-    _instrument(provider, "--openinference" in flags)
+    if "--native" not in flags:
+        _instrument(provider, "--openinference" in flags)
     if "--plain" in flags:
         _plain(anthropic_url, openai_url)
     else:

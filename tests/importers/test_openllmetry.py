@@ -123,7 +123,9 @@ OPENAI_ANSWERS = (
 )
 
 
-def _plain_runs(tmp: Path, *flags: str, content: bool = True) -> list[Trace]:
+def _plain_runs(
+    tmp: Path, *flags: str, content: bool = True, env: dict[str, str] | None = None
+) -> list[Trace]:
     """The runs that the plain agents' spans become, oldest first."""
     store = tmp / "store"
     with (
@@ -136,7 +138,7 @@ def _plain_runs(tmp: Path, *flags: str, content: bool = True) -> list[Trace]:
         env = {
             **os.environ,
             "TRACELOOP_TRACE_CONTENT": "true" if content else "false",
-            "OTEL_SEMCONV_STABILITY_OPT_IN": "",
+            **(env or {}),
         }
         urls = [f"{server.url}/v1/traces", claude.url, gpt.url]
         done = subprocess.run(
@@ -209,3 +211,15 @@ def test_a_step_without_content_is_marked_not_captured(tmp_path: Path) -> None:
         assert step.response_event.response["content_captured"] is False
     tokens = sum(s.response.usage.output_tokens for s in steps)  # type: ignore[union-attr]
     assert tokens == 9 + 8 + 7 + 7
+
+
+def test_the_anthropic_sdks_own_spans_with_content_make_a_run(tmp_path: Path) -> None:
+    """No instrumentation: the anthropic SDK's own spans (content mode on) are the plain
+    agent's conversation, with its tool step; the openai SDK sends none."""
+    content_mode = {"ANTHROPIC_OPEN_TELEMETRY_TRACES_CONTENT_MODE": "content"}
+    (run,) = _plain_runs(tmp_path, "--native", env=content_mode)
+    assert [s.kind for s in run.steps()] == ["model", "tool", "model"]
+    request = run.request_for(run.steps()[2].request_event)  # type: ignore[arg-type]
+    assert request.system == "You are a weather bot."
+    assert run.steps()[0].response.stop_reason == "tool_use"  # type: ignore[union-attr]
+    assert run.steps()[2].response.text == "Sunny in Paris."  # type: ignore[union-attr]
