@@ -622,13 +622,13 @@ def _drop_duplicates(
     response id (or neither has one and they name the same model); the one that captured
     more is kept, and of equals, the instrumentation's over the SDK's.
     """
-    models = [s for s in spans if _kind(s) == "model"]
+    models = sorted((s for s in spans if _kind(s) == "model"), key=lambda s: s["start"])
     dropped: set[int] = set()
     for i, x in enumerate(models):
         for y in models[i + 1 :]:
+            if y["start"] > x["end"]:
+                break  # sorted by start: no later span overlaps x
             if id(x) in dropped or id(y) in dropped or x["scope"] == y["scope"]:
-                continue
-            if x["start"] > y["end"] or y["start"] > x["end"]:
                 continue
             cx, cy = calls(x), calls(y)
             same = (

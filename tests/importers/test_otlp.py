@@ -648,3 +648,36 @@ def test_fuzzed_plain_agent_spans_give_runs_that_read_back_or_one_clear_error() 
             raise AssertionError(f"case {case}: {type(exc).__name__}: {exc}") from exc
         for run in conv.runs:
             Trace.from_bytes(run.to_bytes(), "<fuzz>").steps()
+
+
+def test_the_receiver_gives_the_same_runs_whatever_order_the_spans_arrive_in(
+    tmp_path: Path,
+) -> None:
+    """A plain agent's spans posted one by one, in seeded random orders: the store ends with
+    the runs of the whole body (a conversation's traces joined, the SDK's duplicates gone,
+    earlier conversions removed)."""
+    import httpx2
+
+    from .fuzzing import rng_for
+
+    body = _plain_agent_body()
+    expected = {r.session_id: r.to_bytes() for r in convert_request(body, "otlp").runs}
+    singles = [
+        {"resourceSpans": [{**rs, "scopeSpans": [{**ss, "spans": [sp]}]}]}
+        for rs in body["resourceSpans"]
+        for ss in rs["scopeSpans"]
+        for sp in ss["spans"]
+    ]
+    rng = rng_for("otlp-order")
+    for attempt in range(4):
+        rng.shuffle(singles)
+        store = tmp_path / f"store{attempt}"
+        with BackgroundServer(create_app(store)) as server, httpx2.Client(base_url=server.url) as c:
+            for single in singles:
+                assert c.post("/v1/traces", json=single).status_code == 200
+        got = {p.stem: p.read_bytes() for p in store.glob("*.jsonl")}
+        assert got.keys() == expected.keys(), attempt
+        for sid, data in expected.items():
+            a, b = Trace.from_bytes(data, "a"), Trace.from_bytes(got[sid], "b")
+            assert a.request_hashes() == b.request_hashes()
+            assert [s.kind for s in a.steps()] == [s.kind for s in b.steps()]
