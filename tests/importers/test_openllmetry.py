@@ -223,3 +223,25 @@ def test_the_anthropic_sdks_own_spans_with_content_make_a_run(tmp_path: Path) ->
     assert request.system == "You are a weather bot."
     assert run.steps()[0].response.stop_reason == "tool_use"  # type: ignore[union-attr]
     assert run.steps()[2].response.text == "Sunny in Paris."  # type: ignore[union-attr]
+
+
+def test_a_plain_agents_runs_replay_strictly_through_the_sdks(plain: list[Trace]) -> None:
+    """The received runs hold what the strict digest covers (system prompt and messages as
+    the proxy normalises them): the same loops replay strictly, with no provider up."""
+    import anthropic
+    import openai
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
+    from sdk_agents import anthropic_agent, new_replay, openai_agent, regista_server
+
+    store = plain[0].path.parent  # type: ignore[union-attr]
+    with regista_server(store) as server:
+        claude_run, gpt_run = plain
+        rp = new_replay(server, claude_run.session_id, mode="strict")
+        claude = anthropic.Anthropic(api_key="k", base_url=rp["anthropic_base_url"], max_retries=0)
+        assert anthropic_agent(claude) == "Sunny in Paris."
+        rp = new_replay(server, gpt_run.session_id, mode="strict")
+        gpt = openai.OpenAI(api_key="k", base_url=rp["openai_base_url"], max_retries=0)
+        assert openai_agent(gpt) == "Sunny in Paris."
+        status = server.http.get(f"/v1/replays/{rp['id']}").json()
+        assert status["served"] == status["matched"] == 2, status
