@@ -258,6 +258,15 @@ def _kind(span: dict[str, Any]) -> str | None:
     return None
 
 
+def _tool_call_id(span: dict[str, Any]) -> str:
+    """The id of a tool span's call: the conventions', OpenInference's, or made from the span."""
+    a = span["attrs"]
+    for key in ("gen_ai.tool.call.id", "tool_call.id", "tool.id"):
+        if isinstance(a.get(key), str) and a[key]:
+            return str(a[key])
+    return f"call_{span['span_id']}"
+
+
 def _is_exported_run(spans: list[dict[str, Any]]) -> bool:
     """Spans that regista exported: an agent span holding the run's step count."""
     return any(
@@ -355,11 +364,7 @@ class _Run:
         #: The last answer's tool calls, and the tool calls that have spans of their own.
         self.asked: list[dict[str, Any]] = []
         self.asked_at = _ts(start_ns)
-        self.spanned = {
-            str(s["attrs"].get("gen_ai.tool.call.id"))
-            for s in steps
-            if _kind(s) == "tool" and s["attrs"].get("gen_ai.tool.call.id")
-        }
+        self.spanned = {_tool_call_id(s) for s in steps if _kind(s) == "tool"}
 
     def _turn(self, span: dict[str, Any]) -> int:
         t = span["attrs"].get("regista.turn")
@@ -531,8 +536,10 @@ class _Run:
     def _tool(self, span: dict[str, Any]) -> None:
         a = span["attrs"]
         name = str(a.get("gen_ai.tool.name") or a.get("tool.name") or span["name"])
-        tid = str(a.get("gen_ai.tool.call.id") or f"call_{span['span_id']}")
-        args = json_value(a.get("gen_ai.tool.call.arguments"))
+        tid = _tool_call_id(span)
+        # OpenInference's TOOL spans: the arguments in input.value, the result in output.value.
+        raw_args = a.get("gen_ai.tool.call.arguments", a.get("input.value"))
+        args = json_value(raw_args)
         step = self.b.tool_call(
             tool_use_id=tid,
             name=name,
@@ -540,7 +547,7 @@ class _Run:
             ts=_ts(span["start"]),
             turn=max(self.b.turn, 0),
         )
-        if "gen_ai.tool.call.arguments" not in a:
+        if raw_args is None:
             self.b.events[-1]["not_captured"] = ["input"]
         if a.get("error.type") == "permission_denied":
             self.b._emit(
@@ -565,6 +572,8 @@ class _Run:
         if a.get("error.type") == "incomplete":
             return
         result = a.get("gen_ai.tool.call.result")
+        if result is None and isinstance(a.get("output.value"), str):
+            result = orjson.dumps(a["output.value"]).decode()  # its text, as is
         extra: dict[str, Any] = {}
         if result is None:
             content: Any = ""

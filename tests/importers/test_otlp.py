@@ -681,3 +681,59 @@ def test_the_receiver_gives_the_same_runs_whatever_order_the_spans_arrive_in(
             a, b = Trace.from_bytes(data, "a"), Trace.from_bytes(got[sid], "b")
             assert a.request_hashes() == b.request_hashes()
             assert [s.kind for s in a.steps()] == [s.kind for s in b.steps()]
+
+
+def test_openinference_tool_spans_are_the_tool_steps() -> None:
+    """A framework instrumented by OpenInference: an AGENT span over LLM and TOOL spans. The
+    TOOL span's input.value / output.value are the call's input and result, and the tool
+    results in the next call's messages do not make a second tool step."""
+    oi_call = {
+        "llm.input_messages.0.message.role": "user",
+        "llm.input_messages.0.message.content": "Weather?",
+        "llm.output_messages.0.message.role": "assistant",
+        "llm.output_messages.0.message.tool_calls.0.tool_call.id": "call_9",
+        "llm.output_messages.0.message.tool_calls.0.tool_call.function.name": "weather",
+        "llm.output_messages.0.message.tool_calls.0.tool_call.function.arguments": '{"c": 1}',
+    }
+    again = {
+        "llm.input_messages.0.message.role": "user",
+        "llm.input_messages.0.message.content": "Weather?",
+        "llm.input_messages.1.message.role": "assistant",
+        "llm.input_messages.1.message.tool_calls.0.tool_call.id": "call_9",
+        "llm.input_messages.1.message.tool_calls.0.tool_call.function.name": "weather",
+        "llm.input_messages.2.message.role": "tool",
+        "llm.input_messages.2.message.tool_call_id": "call_9",
+        "llm.input_messages.2.message.content": "cold",
+        "llm.output_messages.0.message.role": "assistant",
+        "llm.output_messages.0.message.content": "Cold.",
+    }
+    common = {"openinference.span.kind": "LLM", "llm.system": "openai", "llm.model_name": "m"}
+    body = _request(
+        _span("00000000000000a0", "agent", 0, {"openinference.span.kind": "AGENT"}),
+        _span("00000000000000a1", "llm", 10, {**common, **oi_call}, "00000000000000a0"),
+        _span(
+            "00000000000000a2",
+            "weather",
+            500,
+            {
+                "openinference.span.kind": "TOOL",
+                "tool.name": "weather",
+                "tool_call.id": "call_9",
+                "input.value": '{"c": 1}',
+                "input.mime_type": "application/json",
+                "output.value": "cold",
+            },
+            "00000000000000a0",
+        ),
+        _span("00000000000000a3", "llm", 1000, {**common, **again}, "00000000000000a0"),
+    )
+    trace = Trace.from_bytes(convert_request(body).main.to_bytes(), "<otlp>")
+    steps = trace.steps()
+    assert [s.kind for s in steps] == ["model", "tool", "model"]
+    tool = steps[1]
+    assert tool.tool_call is not None and tool.tool_call.tool_use_id == "call_9"
+    assert tool.tool_call.input == {"c": 1}
+    assert tool.result is not None and tool.result.content == "cold"
+    assert steps[0].response.tool_uses[0]["name"] == "weather"  # type: ignore[union-attr]
+    assert steps[0].response_event.provider == "openai"  # type: ignore[union-attr]
+    assert trace.start.model == "m"
