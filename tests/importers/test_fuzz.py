@@ -39,7 +39,18 @@ def _codex_seed() -> bytes:
     return r.data()
 
 
-SEEDS = {"claude-code": _claude_code_seed, "codex": _codex_seed}
+def _otlp_seed() -> bytes:
+    """A plain agent's spans (OpenLLMetry, OpenInference, the SDK's own), one export
+    request per line, as `regista import otlp` reads a file of them."""
+    import orjson
+
+    from .test_otlp import _plain_agent_body
+
+    body = _plain_agent_body()
+    return b"\n".join(orjson.dumps({"resourceSpans": [rs]}) for rs in body["resourceSpans"])
+
+
+SEEDS = {"claude-code": _claude_code_seed, "codex": _codex_seed, "otlp": _otlp_seed}
 
 
 @pytest.mark.parametrize("fmt", sorted(SEEDS))
