@@ -81,6 +81,7 @@ def routes(ctx: ServerContext) -> list[BaseRoute]:
                     raise HttpError(400, "the body must be an OTLP ExportTraceServiceRequest")
                 body = {"resourceSpans": _well_formed(body.get("resourceSpans") or [])}
             # Keep every batch of a trace: spans of one trace often come in several.
+            kept: list[tuple[str, dict[str, Any]]] = []
             for rs in body.get("resourceSpans") or []:
                 ids = {
                     str(sp.get("traceId"))
@@ -90,6 +91,7 @@ def routes(ctx: ServerContext) -> list[BaseRoute]:
                 }
                 for trace_id in ids:
                     received.setdefault(trace_id, []).append(rs)
+                    kept.append((trace_id, rs))
             while len(received) > _KEEP_TRACES:  # the oldest traces' spans are let go
                 oldest = next(iter(received))
                 received.pop(oldest)
@@ -103,7 +105,17 @@ def routes(ctx: ServerContext) -> list[BaseRoute]:
                 if isinstance(sp, dict)
             }
             if touched:
-                _convert(touched, received, paths, groups, recent, ctx.store)
+                try:
+                    _convert(touched, received, paths, groups, recent, ctx.store)
+                except RegistaError:
+                    # A batch refused is not kept: it must not spoil the conversions of the
+                    # traces it would be converted with later.
+                    for trace_id, rs in kept:
+                        batches = received.get(trace_id, [])
+                        batches[:] = [b for b in batches if b is not rs]
+                        if not batches:
+                            received.pop(trace_id, None)
+                    raise
         except RegistaError as exc:
             raise HttpError(400, str(exc)) from None
         if kind == _PROTOBUF:

@@ -737,3 +737,29 @@ def test_openinference_tool_spans_are_the_tool_steps() -> None:
     assert steps[0].response.tool_uses[0]["name"] == "weather"  # type: ignore[union-attr]
     assert steps[0].response_event.provider == "openai"  # type: ignore[union-attr]
     assert trace.start.model == "m"
+
+
+def test_a_batch_the_receiver_refuses_does_not_spoil_later_ones(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import httpx2
+
+    import regista.importers.otlp as otlp
+
+    real = otlp.convert_request
+
+    def picky(body: dict[str, Any], source: str = "<request>") -> Any:
+        if any(s["name"] == "poison" for s in otlp.spans_of(body)):
+            raise RegistaError("a span that does not read back")
+        return real(body, source)
+
+    monkeypatch.setattr(otlp, "convert_request", picky)
+    body = _plain_agent_body()
+    first, *rest = body["resourceSpans"]
+    poison = _span("00000000000000ee", "poison", 5, {"gen_ai.operation.name": "chat"})
+    poison["traceId"] = "a1" * 16
+    with BackgroundServer(create_app(tmp_path)) as server, httpx2.Client(base_url=server.url) as c:
+        assert c.post("/v1/traces", json={"resourceSpans": [first]}).status_code == 200
+        assert c.post("/v1/traces", json=_request(poison)).status_code == 400
+        assert c.post("/v1/traces", json={"resourceSpans": rest}).status_code == 200
+    assert len(list(tmp_path.glob("*.jsonl"))) == len(real(body).runs)
