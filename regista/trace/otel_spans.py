@@ -205,6 +205,10 @@ JSON_ATTRIBUTES = frozenset(
 )
 
 
+#: Attributes that are exported whole or not at all when values are cut.
+WHOLE_OR_NOTHING = frozenset({"regista.request"})
+
+
 def _io(attrs: dict[str, AttrValue], key: str, value: str, json: bool) -> None:
     """``input.value`` / ``output.value`` (what Phoenix and other OpenInference readers show
     as a span's Input and Output) with their MIME type."""
@@ -219,6 +223,9 @@ def fit_values(span: SpanSpec, limit: int) -> None:
         attrs = node.attributes
         for key, value in list(attrs.items()):
             if not isinstance(value, str) or len(value) <= limit:
+                continue
+            if key in WHOLE_OR_NOTHING:  # a part of it would mislead an import: left out
+                del attrs[key]
                 continue
             is_json = key in JSON_ATTRIBUTES or (
                 key.endswith(".value") and attrs.get(key[:-6] + ".mime_type") == "application/json"
