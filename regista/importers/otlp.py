@@ -1,14 +1,18 @@
 """OpenTelemetry GenAI spans (OTLP) as regista runs.
 
-Each OTel trace that holds GenAI spans becomes one run. Chat spans are model steps, tool
-spans are tool steps, in the order they started. Content is read from the GenAI
-semantic-convention attributes (``gen_ai.input.messages``, ``gen_ai.output.messages``,
-``gen_ai.system_instructions``, ``gen_ai.tool.definitions``, ``gen_ai.tool.call.*``) and
-from the older attribute styles: OpenLLMetry's ``gen_ai.prompt.N.*`` / ``gen_ai.completion.N.*``
-and OpenInference's ``llm.input_messages.N.*`` / ``llm.output_messages.N.*``. A span without
-its content is still a step, marked ``not_captured``. Spans that regista itself exported
-come back as the same run: the same session id, steps, kinds, tokens, timestamps and (when
-it was included) content. See docs/importers.md.
+Each conversation of GenAI spans becomes one run: an OTel trace, or the traces of an agent
+that opens no span of its own (one per model call), put together by the recording proxy's
+rule (:func:`~regista.server.sessions.continues_conversation`). Chat spans are model steps,
+tool spans are tool steps, in the order they started; where no tool span recorded a tool
+call, its step is rebuilt from the tool result that the next call sends back. A call seen
+twice (an instrumentation's span and the SDK's own) counts once. What a chat span holds is
+read by :mod:`regista.importers._otlp_calls` (OpenInference's raw bodies, the GenAI
+attributes, the indexed styles of OpenLLMetry and OpenInference). A span without its content
+is still a step, marked ``not_captured``; a model step whose answer was not captured says
+``content_captured: false`` in its response. Spans that regista itself exported come back as
+the same run: the same session id, steps, kinds, tokens, timestamps and (when it was
+included) content and request hashes. What is written reads back (the reader's own check).
+See docs/importers.md.
 """
 
 from __future__ import annotations
@@ -162,13 +166,6 @@ def parse_protobuf(data: bytes) -> dict[str, Any]:
     return dict(json_format.MessageToDict(message))
 
 
-# -- content back to the Anthropic shape ---------------------------------------------------
-
-
-def _messages(value: Any) -> list[dict[str, Any]] | None:
-    return genai_messages(value)
-
-
 def _int(attrs: dict[str, Any], *keys: str) -> int | None:
     for key in keys:
         v = attrs.get(key)
@@ -319,7 +316,7 @@ class _Run:
         provider = provider_of(ra) if root else "unknown"
         if provider == "unknown" and first_call is not None:
             provider = first_call.provider
-        task_msgs = _messages(ra.get("gen_ai.input.messages")) if root else None
+        task_msgs = genai_messages(ra.get("gen_ai.input.messages")) if root else None
         task = ""
         if task_msgs:
             task = "".join(
@@ -598,7 +595,7 @@ class _Run:
     def _compaction(self, span: dict[str, Any]) -> None:
         a = span["attrs"]
         found_in = read_call(a).messages
-        found_out = _messages(a.get("gen_ai.output.messages"))
+        found_out = genai_messages(a.get("gen_ai.output.messages"))
         missing = [n for n, v in (("input", found_in), ("output", found_out)) if v is None]
         replaced, out = found_in or [], found_out or []
         summary = "".join(
