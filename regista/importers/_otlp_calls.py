@@ -161,7 +161,7 @@ def _block(part: dict[str, Any], openai: bool) -> dict[str, Any]:
 
 def _add(out: list[dict[str, Any]], role: str, blocks: list[dict[str, Any]]) -> None:
     """Append a message, joining consecutive user content (tool results and text)."""
-    if out and out[-1]["role"] == role == "user":
+    if out and out[-1]["role"] == role == "user" and isinstance(out[-1]["content"], list):
         out[-1]["content"].extend(blocks)
     else:
         out.append({"role": role, "content": blocks})
@@ -181,6 +181,12 @@ def genai_messages(
             continue
         raw_parts = m.get("parts")
         parts = [p for p in raw_parts if isinstance(p, dict)] if isinstance(raw_parts, list) else []
+        kept = m.get("regista.message")
+        if isinstance(kept, dict):  # regista's export: the message as it was
+            role = m.get("role") if m.get("role") in ("user", "assistant", "system") else "user"
+            extra = {k: v for k, v in kept.items() if k not in ("role", "content")}
+            out.append({**extra, "role": role, "content": [_block(p, openai) for p in parts]})
+            continue
         if m.get("role") in _SYSTEM_ROLES and system is not None:
             system.extend(str(p.get("content", "")) for p in parts if p.get("type") == "text")
             continue

@@ -124,10 +124,23 @@ def _convert(message: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def input_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """A request's ``messages`` as ``gen_ai.input.messages``."""
+    """A request's ``messages`` as ``gen_ai.input.messages``.
+
+    A message that the parts alone would not give back on import (one with fields besides
+    ``role`` and ``content``, a role other than ``user`` / ``assistant``, or one of the same
+    role as the message before it) has ``"regista.message"`` on its first GenAI message: its
+    other fields, so that an import rebuilds it as it was.
+    """
     out: list[dict[str, Any]] = []
+    previous: Any = None
     for message in messages:
-        out.extend(_convert(message))
+        converted = _convert(message)
+        role = message.get("role")
+        extra = {k: v for k, v in message.items() if k not in ("role", "content")}
+        if extra or role not in ("user", "assistant") or role == previous:
+            converted[0]["regista.message"] = extra
+        out.extend(converted)
+        previous = role
     return out
 
 

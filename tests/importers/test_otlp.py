@@ -763,3 +763,29 @@ def test_a_batch_the_receiver_refuses_does_not_spoil_later_ones(
         assert c.post("/v1/traces", json=_request(poison)).status_code == 400
         assert c.post("/v1/traces", json={"resourceSpans": rest}).status_code == 200
     assert len(list(tmp_path.glob("*.jsonl"))) == len(real(body).runs)
+
+
+def test_messages_come_back_from_an_export_as_they_were() -> None:
+    """Fields besides role and content (an OpenAI message's kept fields, a meta message's
+    origin), system-role messages and two user messages in a row survive export → import."""
+    from regista.importers._otlp_calls import genai_messages
+    from regista.trace.otel_messages import input_messages
+
+    messages = [
+        {"role": "user", "content": [{"type": "text", "text": "hi"}], "origin": "meta"},
+        {"role": "user", "content": [{"type": "text", "text": "again"}]},
+        {"role": "system", "content": [{"type": "text", "text": "Be brief."}]},
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "t1", "name": "f", "input": {}}],
+            "openai": {"refusal": None},
+        },
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": "t1", "content": "ok"},
+                {"type": "text", "text": "and also"},
+            ],
+        },
+    ]
+    assert genai_messages(orjson.dumps(input_messages(messages)).decode(), system=[]) == messages
