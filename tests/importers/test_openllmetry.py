@@ -211,6 +211,23 @@ def test_a_step_without_content_is_marked_not_captured(tmp_path: Path) -> None:
         assert step.response_event.response["content_captured"] is False
     tokens = sum(s.response.usage.output_tokens for s in steps)  # type: ignore[union-attr]
     assert tokens == 9 + 8 + 7 + 7
+    # A replay does not answer such a step with an empty answer: a 409 names it.
+    import openai
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
+    from sdk_agents import new_replay, regista_server
+
+    gpt_run = next(r for r in runs if r.start.provider == "openai")
+    with regista_server(gpt_run.path.parent) as server:  # type: ignore[union-attr]
+        rp = new_replay(server, gpt_run.session_id)
+        gpt = openai.OpenAI(api_key="k", base_url=rp["openai_base_url"], max_retries=0)
+        with pytest.raises(openai.ConflictError) as refused:
+            gpt.chat.completions.create(
+                model="gpt-4o", messages=[{"role": "user", "content": "Weather in Paris?"}]
+            )
+    assert refused.value.status_code == 409
+    assert "step 0" in str(refused.value) and "content was not recorded" in str(refused.value)
+    assert refused.value.body["type"] == "content_not_recorded"  # type: ignore[index]
 
 
 def test_the_anthropic_sdks_own_spans_with_content_make_a_run(tmp_path: Path) -> None:
