@@ -1,4 +1,5 @@
-"""Fake servers on 127.0.0.1 for the tests: the Anthropic Messages API and an OTLP receiver."""
+"""Fake servers on 127.0.0.1 for the tests: the Anthropic Messages API, OpenAI chat completions
+and Responses, and an OTLP receiver."""
 
 from __future__ import annotations
 
