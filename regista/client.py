@@ -14,8 +14,13 @@ pointing at the recorded run, so the fork's outcome and cost sit next to its par
         ...  # your agent, unchanged
     rs.trace_paths  # the fork's trace
 
+The wrapped calls are Anthropic's ``messages``, OpenAI's ``chat.completions`` and OpenAI's
+``responses`` (the Responses API; a tool-result edit replaces the ``output`` of its
+``function_call_output`` item in what goes live).
+
 Streamed calls (``stream=True``, Anthropic ``messages.stream``, OpenAI
-``chat.completions.stream`` and its ``beta`` alias) are served and go live the same way;
+``chat.completions.stream`` and its ``beta`` alias, ``responses.stream``) are served and go
+live the same way;
 their events are reassembled into the final message (usage included) and written when the
 stream has been read to its end. A stream abandoned halfway is not written.
 """
@@ -79,6 +84,15 @@ def _completion_body(snapshot: Any) -> dict[str, Any] | None:
             if isinstance(call, dict):
                 call.pop("index", None)
     data["object"] = "chat.completion"
+    return data
+
+
+def _unparsed(data: Any) -> Any:
+    """A Responses body without the SDK's own ``parsed`` fields (the API sends none)."""
+    if isinstance(data, dict):
+        return {k: _unparsed(v) for k, v in data.items() if k != "parsed"}
+    if isinstance(data, list):
+        return [_unparsed(v) for v in data]
     return data
 
 
@@ -193,6 +207,7 @@ class ReplaySession:
         self.close()
 
     def _record(self, provider: str, kwargs: dict[str, Any], result: Any, source: str) -> None:
+        # ``provider``: ``anthropic``, ``openai`` (chat completions) or ``openai-responses``
         if kwargs.get("stream") or not hasattr(result, "model_dump"):
             return
         # Anthropic: fields the SDK fills with None are not the provider's (as the proxy sees it)
@@ -202,20 +217,28 @@ class ReplaySession:
     def _record_body(
         self, provider: str, kwargs: dict[str, Any], data: dict[str, Any], source: str
     ) -> None:
+        from regista.server.openai_responses import responses_request, responses_response
         from regista.server.shapes import anthropic_request, openai_request, openai_response
         from regista.types import LlmResponse
 
         body = _jsonable(kwargs)
+        api = None
         try:
             if provider == "anthropic":
                 request = anthropic_request(body)
                 response = LlmResponse.model_validate(data)
+            elif provider == "openai-responses":
+                prev = body.get("previous_response_id")
+                prior = self.book.conversation_of(prev) if isinstance(prev, str) else None
+                request = responses_request(body, prior)
+                response = responses_response(_unparsed(data))
+                provider, api = "openai", "openai-responses"
             else:
                 request = openai_request(body)
                 response = openai_response(data)
         except Exception:  # a call regista cannot read is still answered, just not written
             return
-        self.book.record(provider, request, response, source=source)
+        self.book.record(provider, request, response, source=source, api=api)
 
     def _observe(self, provider: str, kwargs: dict[str, Any], result: Any, source: str) -> Any:
         """Write ``result`` (a stream: once it has been read to its end); return what the
@@ -234,10 +257,17 @@ class _RecordedStream:
         self, rs: ReplaySession, provider: str, kwargs: dict[str, Any], inner: Any, source: str
     ) -> None:
         from regista.server.accumulate import AnthropicStream, OpenAIStream
+        from regista.server.openai_responses import ResponsesStream
 
         self._rs, self._provider, self._kwargs, self._inner = rs, provider, kwargs, inner
         self._source = source
-        self._acc = AnthropicStream() if provider == "anthropic" else OpenAIStream()
+        self._acc: AnthropicStream | OpenAIStream | ResponsesStream = (
+            AnthropicStream()
+            if provider == "anthropic"
+            else ResponsesStream()
+            if provider == "openai-responses"
+            else OpenAIStream()
+        )
         self._written = False
 
     def __getattr__(self, name: str) -> Any:
@@ -304,7 +334,8 @@ class _RecordedStream:
 
 
 class _StreamManager:
-    """Anthropic ``messages.stream(...)`` and OpenAI ``chat.completions.stream(...)``: served
+    """Anthropic ``messages.stream(...)``, OpenAI ``chat.completions.stream(...)`` and
+    ``responses.stream(...)``: served
     from the replay, live past the cut, and written from the final message when the
     ``with`` block ends (once the stream was read to its end)."""
 
@@ -362,6 +393,13 @@ class _StreamManager:
 
     def _write(self) -> None:
         rs = self._ep._rs
+        if self._ep._provider == "openai-responses":
+            # the helper's final response, once ``response.completed`` was read
+            final = getattr(getattr(self._stream, "_state", None), "_completed_response", None)
+            if final is not None:
+                data = final.model_dump(mode="json")
+                rs._record_body("openai-responses", self._sent, data, self._source)
+            return
         if self._ep._provider == "openai":
             try:
                 data = _completion_body(self._stream.current_completion_snapshot)
@@ -380,7 +418,8 @@ class _StreamManager:
 
 
 class _Wrapped:
-    """Proxies a client; ``messages`` / ``chat.completions`` calls are intercepted."""
+    """Proxies a client; ``messages`` / ``chat.completions`` / ``responses`` calls are
+    intercepted."""
 
     def __init__(self, rs: ReplaySession, real: Any, replay: Any, provider: str) -> None:
         self._rs, self._real, self._replay, self._provider = rs, real, replay, provider
@@ -390,6 +429,10 @@ class _Wrapped:
             return _Endpoint(self._rs, self._real.messages, self._replay.messages, "anthropic")
         if self._provider == "openai" and name == "chat":
             return _Chat(self._rs, self._real.chat, self._replay.chat)
+        if self._provider == "openai" and name == "responses":
+            return _Endpoint(
+                self._rs, self._real.responses, self._replay.responses, "openai-responses"
+            )
         if self._provider == "openai" and name == "beta":
             return _Beta(self._rs, self._real.beta, self._replay.beta)
         return getattr(self._real, name)
@@ -422,7 +465,24 @@ class _Endpoint:
         self._rs, self._real, self._replay, self._provider = rs, real, replay, provider
 
     def _live_kwargs(self, kwargs: dict[str, Any]) -> dict[str, Any]:
-        """What goes to the real provider: the edited tool results in place of the agent's."""
+        """What goes to the real provider: the edited tool results in place of the agent's
+        (and a Responses call chained to an answer of the replay sent whole: the provider
+        never saw that answer)."""
+        if self._provider == "openai-responses":
+            from regista.server.openai_responses import input_items, substitute_outputs
+
+            prev = kwargs.get("previous_response_id")
+            prior = self._rs.book.conversation_of(prev) if isinstance(prev, str) else None
+            if prior is not None:
+                own = _jsonable(kwargs.get("input", []))
+                own = [{"role": "user", "content": own}] if isinstance(own, str) else own
+                kwargs = {k: v for k, v in kwargs.items() if k != "previous_response_id"}
+                kwargs["input"] = [*input_items(prior), *own]
+            if self._rs.tool_edits and isinstance(kwargs.get("input"), list):
+                items = _jsonable(kwargs["input"])
+                substitute_outputs(items, self._rs.tool_edits)
+                kwargs = {**kwargs, "input": items}
+            return kwargs
         if not self._rs.tool_edits or "messages" not in kwargs:
             return kwargs
         from regista.server.record import substitute_tool_results
@@ -435,7 +495,8 @@ class _Endpoint:
         return getattr(self._real if self._rs.live else self._replay, name)
 
     def stream(self, **kwargs: Any) -> Any:
-        """Anthropic ``messages.stream(...)``, OpenAI ``chat.completions.stream(...)``."""
+        """Anthropic ``messages.stream(...)``, OpenAI ``chat.completions.stream(...)`` and
+        ``responses.stream(...)``."""
         return _StreamManager(self, kwargs)
 
     def create(self, **kwargs: Any) -> Any:

@@ -2,8 +2,8 @@
 
 ``/v1/record/anthropic/…`` and ``/v1/record/openai/…`` forward every call to the upstream
 (default: the public APIs), with the client's own headers (its API key included: forwarded,
-never written), and stream the answer back untouched. Messages and chat completions calls
-are written as traces right after each answer is passed on (see
+never written), and stream the answer back untouched. Messages, chat completions and
+Responses API calls are written as traces right after each answer is passed on (see
 :mod:`regista.server.sessions`, and docs/faults.md for what `kill -9` may lose).
 
 The SDKs' base URLs for recording::
@@ -31,6 +31,12 @@ from starlette.routing import BaseRoute, Route
 from regista.providers.base import server_of
 from regista.server.accumulate import AnthropicStream, OpenAIStream
 from regista.server.context import ErrorShape, HttpError, ServerContext
+from regista.server.openai_responses import (
+    ResponsesStream,
+    responses_request,
+    responses_response,
+    substitute_outputs,
+)
 from regista.server.replays import registry
 from regista.server.sdk_replay import SdkReplay
 from regista.server.sessions import SessionBook
@@ -66,6 +72,16 @@ _UPSTREAM_ERRORS = (
     OSError,
 )
 _RECORDED_PATHS = {"anthropic": "v1/messages", "openai": "chat/completions"}
+#: The OpenAI Responses API's path (under the OpenAI base URL).
+RESPONSES_PATH = "responses"
+
+
+def api_of(provider: str, rest: str) -> str | None:
+    """Which recorded API a path under a provider's base URL is (``None``: not recorded)."""
+    rest = rest.strip("/")
+    if provider == "openai" and rest == RESPONSES_PATH:
+        return "openai-responses"
+    return provider if rest == _RECORDED_PATHS.get(provider) else None
 
 
 class Upstream:
@@ -144,17 +160,25 @@ def _answer_headers(raw: list[tuple[bytes, bytes]]) -> dict[str, str]:
     return headers
 
 
-def _normalise(provider: str, body: dict[str, Any]) -> LlmRequest | None:
+def _normalise(
+    api: str, body: dict[str, Any], target: SessionBook | None = None
+) -> LlmRequest | None:
     try:
-        return anthropic_request(body) if provider == "anthropic" else openai_request(body)
+        if api == "openai-responses":
+            prev = body.get("previous_response_id")
+            prior = target.conversation_of(prev) if target and isinstance(prev, str) else None
+            return responses_request(body, prior)
+        return anthropic_request(body) if api == "anthropic" else openai_request(body)
     except HttpError:
         return None
 
 
-def _response(provider: str, data: dict[str, Any]) -> LlmResponse | None:
+def _response(api: str, data: dict[str, Any]) -> LlmResponse | None:
     try:
-        if provider == "anthropic":
+        if api == "anthropic":
             return LlmResponse.model_validate(data)
+        if api == "openai-responses":
+            return responses_response(data)
         return openai_response(data)
     except Exception:  # an answer regista cannot read is passed on, not recorded
         return None
@@ -167,12 +191,14 @@ def write_answered(
     body: dict[str, Any],
     data: dict[str, Any],
     ms: float,
+    api: str | None = None,
 ) -> None:
     """Write a forwarded call (request ``body``, answer ``data``) into ``target``, with
     whether it streamed and the upstream it went to; a call regista cannot read is not
-    written."""
-    req = _normalise(provider, body)
-    response = _response(provider, data) if req is not None else None
+    written. ``api``: the provider's API, when not its default one (``openai-responses``)."""
+    api = api or provider
+    req = _normalise(api, body, target)
+    response = _response(api, data) if req is not None else None
     if req is not None and response is not None:
         target.record(
             provider,
@@ -181,6 +207,7 @@ def write_answered(
             duration_ms=ms,
             stream=body.get("stream") is True,
             server=server_of(upstream(ctx).urls[provider]),
+            api=api if api != provider else None,
         )
 
 
@@ -192,6 +219,7 @@ async def forward(
     raw: bytes,
     on_answer: Any = None,
     book: SessionBook | None = None,
+    api: str | None = None,
 ) -> Response:
     """Send ``raw`` to the upstream and stream its answer back untouched; ``on_answer``
     gets the complete answer (a dict) and the call's duration when it could be read,
@@ -219,8 +247,12 @@ async def forward(
     stream: Any = resp.stream
     is_sse = "text/event-stream" in headers.get("content-type", "")
     if is_sse:
-        acc: AnthropicStream | OpenAIStream = (
-            AnthropicStream() if provider == "anthropic" else OpenAIStream()
+        acc: AnthropicStream | OpenAIStream | ResponsesStream = (
+            AnthropicStream()
+            if provider == "anthropic"
+            else ResponsesStream()
+            if api == "openai-responses"
+            else OpenAIStream()
         )
 
         written = False
@@ -317,6 +349,9 @@ def substitute_tool_results(
     """Put edited tool results in place of the agent's own, in a body about to go upstream
     (the model sees the edit whatever the agent's real tool returned); ``errors``: the
     tool_use_ids whose edit is an error (Anthropic's ``is_error``; OpenAI has no such flag)."""
+    if provider == "openai" and isinstance(body.get("input"), list):
+        substitute_outputs(body["input"], edits)
+        return
     for m in body.get("messages") or []:
         if not isinstance(m, dict):
             continue
@@ -351,7 +386,8 @@ def routes(ctx: ServerContext) -> list[BaseRoute]:
         rest = request.path_params["rest"]
         raw = await _body(request, ctx, provider)
         on_answer = None
-        if request.method == "POST" and rest.strip("/") == _RECORDED_PATHS[provider]:
+        api = api_of(provider, rest) if request.method == "POST" else None
+        if api is not None:
 
             def on_answer(data: dict[str, Any], ms: float) -> None:
                 # read once the answer is passed on: parsing a long history is not the
@@ -361,14 +397,20 @@ def routes(ctx: ServerContext) -> list[BaseRoute]:
                 except orjson.JSONDecodeError:
                     return
                 if isinstance(body, dict) and target is not None:
-                    write_answered(ctx, target, provider, body, data, ms)
+                    write_answered(ctx, target, provider, body, data, ms, api)
 
         target = book(ctx) if on_answer is not None else None
-        return await forward(ctx, request, provider, rest, raw, on_answer, target)
+        return await forward(ctx, request, provider, rest, raw, on_answer, target, api)
 
     async def live(
         replay: SdkReplay, provider: str, body: dict[str, Any], request: Request
     ) -> Response:
+        responses = provider == "openai" and request.url.path.rstrip("/").endswith(
+            "/" + RESPONSES_PATH
+        )
+        api = "openai-responses" if responses else provider
+        if responses:
+            replay.expand_chain(body)
         if replay.tool_edits:
             substitute_tool_results(body, provider, replay.tool_edits, replay.tool_errors)
         raw = orjson.dumps(body)
@@ -376,11 +418,10 @@ def routes(ctx: ServerContext) -> list[BaseRoute]:
 
         def on_answer(data: dict[str, Any], ms: float) -> None:
             if fork_book is not None:
-                write_answered(ctx, fork_book, provider, body, data, ms)
+                write_answered(ctx, fork_book, provider, body, data, ms, api)
 
-        return await forward(
-            ctx, request, provider, _RECORDED_PATHS[provider], raw, on_answer, fork_book
-        )
+        rest = RESPONSES_PATH if responses else _RECORDED_PATHS[provider]
+        return await forward(ctx, request, provider, rest, raw, on_answer, fork_book, api)
 
     reg.live_handler = live
     methods = ["GET", "POST", "PUT", "PATCH", "DELETE"]

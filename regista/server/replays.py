@@ -5,8 +5,9 @@
     ANTHROPIC_BASE_URL=http://127.0.0.1:8787/v1/replays/rp_…/anthropic
     OPENAI_BASE_URL=http://127.0.0.1:8787/v1/replays/rp_…/openai/v1
 
-From those the SDKs call ``…/anthropic/v1/messages`` and ``…/openai/v1/chat/completions``;
-any other endpoint under them answers 400 in that provider's error shape.
+From those the SDKs call ``…/anthropic/v1/messages``, ``…/openai/v1/chat/completions`` and
+``…/openai/v1/responses`` (the Responses API); any other endpoint under them answers 400 in
+that provider's error shape.
 """
 
 from __future__ import annotations
@@ -23,6 +24,11 @@ from starlette.routing import BaseRoute, Route
 
 from regista.errors import RegistaError
 from regista.server.context import ErrorShape, HttpError, ServerContext, read_json
+from regista.server.openai_responses import (
+    responses_body,
+    responses_events,
+    responses_request,
+)
 from regista.server.sdk_replay import LIVE, SdkReplay, parse_spec
 from regista.server.sessions import SessionBook
 from regista.server.shapes import (
@@ -155,6 +161,9 @@ def routes(ctx: ServerContext) -> list[BaseRoute]:
     async def completions(request: Request) -> Response:
         return await _call(reg, request, "openai")
 
+    async def responses(request: Request) -> Response:
+        return await _call(reg, request, "openai", "openai-responses")
+
     async def unsupported_anthropic(request: Request) -> Response:
         raise HttpError(
             400,
@@ -166,7 +175,8 @@ def routes(ctx: ServerContext) -> list[BaseRoute]:
     async def unsupported_openai(request: Request) -> Response:
         raise HttpError(
             400,
-            f"regista replays serve only POST /v1/chat/completions, not {request.method} "
+            "regista replays serve only POST /v1/chat/completions and POST /v1/responses, not "
+            f"{request.method} "
             f"/{request.path_params['rest']}",
             shape="openai",
         )
@@ -180,16 +190,40 @@ def routes(ctx: ServerContext) -> list[BaseRoute]:
         Route("/v1/replays/{rid}/anthropic/v1/messages", messages, methods=["POST"]),
         Route("/v1/replays/{rid}/openai/v1/chat/completions", completions, methods=["POST"]),
         Route("/v1/replays/{rid}/openai/chat/completions", completions, methods=["POST"]),
+        Route("/v1/replays/{rid}/openai/v1/responses", responses, methods=["POST"]),
+        Route("/v1/replays/{rid}/openai/responses", responses, methods=["POST"]),
         Route("/v1/replays/{rid}/anthropic/{rest:path}", unsupported_anthropic, methods=any_method),
         Route("/v1/replays/{rid}/openai/{rest:path}", unsupported_openai, methods=any_method),
     ]
 
 
-async def _call(reg: ReplayRegistry, request: Request, provider: ErrorShape) -> Response:
+def _responses_request(replay: SdkReplay, body: dict[str, Any]) -> LlmRequest:
+    """A Responses API request, its ``previous_response_id`` resolved within the replay."""
+    prev = body.get("previous_response_id")
+    if prev is None:
+        return responses_request(body)
+    prior = replay.conversation_of(prev) if isinstance(prev, str) else None
+    if prior is None:
+        raise HttpError(
+            400,
+            f"'previous_response_id' {prev!r} is not a response of this replay: a replay "
+            "resolves only the ids it served; send the whole conversation in 'input' instead",
+            shape="openai",
+        )
+    return responses_request(body, prior)
+
+
+async def _call(
+    reg: ReplayRegistry, request: Request, provider: ErrorShape, api: str | None = None
+) -> Response:
     replay = reg.get(request.path_params["rid"], provider)
     body = await read_json(request, reg.ctx, shape=provider)
     normalised: LlmRequest = (
-        anthropic_request(body) if provider == "anthropic" else openai_request(body)
+        anthropic_request(body)
+        if provider == "anthropic"
+        else _responses_request(replay, body)
+        if api == "openai-responses"
+        else openai_request(body)
     )
     served = replay.answer(normalised, provider)
     if served == LIVE:
@@ -197,7 +231,7 @@ async def _call(reg: ReplayRegistry, request: Request, provider: ErrorShape) -> 
             raise HttpError(502, "this server has no upstream to go live with", shape=provider)
         return await reg.live_handler(replay, provider, body, request)
     assert not isinstance(served, str)
-    response = respond(provider, served.response, body)
+    response = respond(api or provider, served.response, body)
     book = replay.book
     if book is not None:  # a fork's trace: written right after the answer is passed on
 
@@ -209,6 +243,7 @@ async def _call(reg: ReplayRegistry, request: Request, provider: ErrorShape) -> 
                     served.response,
                     source=served.source,
                     matched=served.matched if served.source == "recorded" else None,
+                    api=api,
                 )
             except Exception as exc:  # the agent has its answer: say it, do not raise
                 print(f"regista: a call could not be recorded: {exc}", file=sys.stderr)
@@ -221,8 +256,14 @@ async def _call(reg: ReplayRegistry, request: Request, provider: ErrorShape) -> 
 
 
 def respond(provider: str, response: Any, body: dict[str, Any]) -> Response:
-    """The provider-shaped answer (JSON or SSE) of a normalised ``response``."""
+    """The provider-shaped answer (JSON or SSE) of a normalised ``response``; ``provider``
+    names the API (``anthropic``, ``openai``: chat completions, ``openai-responses``)."""
     stream = bool(body.get("stream"))
+    if provider == "openai-responses":
+        answer = responses_body(response, body)
+        if stream:
+            return StreamingResponse(responses_events(answer), media_type="text/event-stream")
+        return JSONResponse(answer)
     if provider == "anthropic":
         message = anthropic_body(response)
         if stream:

@@ -30,11 +30,12 @@ from regista.fork import ModelAnswerEdit, validate_model_edit
 from regista.providers.replay import RecordedCall, recorded_calls
 from regista.providers.tape import Tape, mismatch
 from regista.server.context import ErrorShape, HttpError
+from regista.server.openai_responses import conversation_of, input_items
 from regista.server.sessions import SessionBook
 from regista.server.shapes import digest_form, sdk_digest
 from regista.trace.events import ToolResult
 from regista.trace.reader import Trace
-from regista.types import LlmRequest, LlmResponse, Usage
+from regista.types import LlmRequest, LlmResponse, Message, Usage
 
 __all__ = ["LIVE", "SdkReplay", "SdkReplayMode", "Served", "parse_spec"]
 
@@ -298,6 +299,29 @@ class SdkReplay:
                 self.tape.play(self.tape.next_index)
                 return served
             return self._diverge(request, digest, expected, shape)
+
+    def conversation_of(self, response_id: str) -> list[Message] | None:
+        """The conversation a Responses API ``previous_response_id`` names: a recorded call
+        of the tape, or a call of this fork's own trace."""
+        calls = [(c.request, c.response) for c in self.tape.calls if c.request is not None]
+        found = conversation_of(calls, response_id)
+        if found is None and self.book is not None:
+            found = self.book.conversation_of(response_id)
+        return found
+
+    def expand_chain(self, body: dict[str, Any]) -> None:
+        """A Responses API call going live that chains by ``previous_response_id`` is sent
+        whole instead: the conversation that id stands for (an answer of the tape, an edit,
+        or a live answer of this fork), then the call's own input. The real provider never
+        saw the answers served from the tape, so it could not resolve their ids."""
+        prev = body.get("previous_response_id")
+        prior = self.conversation_of(prev) if isinstance(prev, str) else None
+        if prior is None:
+            return
+        own = body.get("input", [])
+        own = [{"role": "user", "content": own}] if isinstance(own, str) else own
+        body["input"] = [*input_items(prior), *(own if isinstance(own, list) else [])]
+        del body["previous_response_id"]
 
     def _serve(self, rec: RecordedCall, matched: bool, shape: ErrorShape) -> Served:
         """What answers ``rec`` (raises a 409 when its answer's content was not recorded:

@@ -152,6 +152,15 @@ class SessionBook:
         self.sessions.append(session)
         return session
 
+    def conversation_of(self, response_id: str) -> list[Message] | None:
+        """The messages that end with the answer ``response_id`` (what a Responses API
+        ``previous_response_id`` stands for), when a session of this book answered it last."""
+        with self._lock:
+            for s in reversed(self.sessions):
+                if s.last is not None and response_id in (s.last.id, f"resp_{s.last.id}"):
+                    return [*s.messages, {"role": "assistant", "content": list(s.last.content)}]
+        return None
+
     def begin(self) -> None:
         """A call's answer is about to be passed on and written after: :meth:`close` waits
         for the matching :meth:`finish`."""
@@ -185,9 +194,11 @@ class SessionBook:
         matched: bool | None = None,
         stream: bool | None = None,
         server: dict[str, Any] | None = None,
+        api: str | None = None,
     ) -> int:
         """Write one model call (and the tool steps before it); return its step.
-        ``stream`` and ``server`` say how the call was made (see ``TraceRecorder.response``)."""
+        ``stream`` and ``server`` say how the call was made (see ``TraceRecorder.response``);
+        ``api`` names the provider's API when it has several (``openai-responses``)."""
         with self._lock:
             self._sweep(self.clock())
             s = self._find(request)
@@ -204,7 +215,7 @@ class SessionBook:
                     forked_from=self.forked_from,
                     metadata={
                         "recorded_by": "regista record",
-                        "api": provider,
+                        "api": api or provider,
                         **({"continues": s.continues} if s.continues else {}),
                     },
                 )

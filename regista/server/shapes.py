@@ -153,6 +153,7 @@ def anthropic_body(response: LlmResponse) -> dict[str, Any]:
     """The Messages API response body of ``response``."""
     body = response.payload()
     body.pop("openai", None)
+    body.pop("openai_responses", None)
     body.setdefault("type", "message")
     if not body.get("id"):
         body["id"] = "msg_regista_replay"

@@ -227,8 +227,8 @@ def test_openai_conflict_and_unsupported_endpoints(tmp_path: Path) -> None:
         assert server.http.get(f"/v1/replays/{rp['id']}").json()["requests"] == 1
         with pytest.raises(openai.BadRequestError, match="chat/completions"):
             client.embeddings.create(model="text-embedding-3-small", input="x")
-        with pytest.raises(openai.BadRequestError):
-            client.responses.create(model="gpt-4o", input="x")
+        with pytest.raises(openai.ConflictError, match="diverged at step 0"):
+            client.responses.create(model="gpt-4o", input="x")  # served, not refused
         aclient = anthropic.Anthropic(api_key="unused", base_url=rp["anthropic_base_url"])
         with pytest.raises(anthropic.BadRequestError, match="v1/messages"):
             aclient.messages.count_tokens(
