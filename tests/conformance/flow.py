@@ -24,6 +24,7 @@ from typing import Any, Literal
 import pytest
 from fakes.anthropic_server import FakeAnthropicServer
 from fakes.openai_server import FakeOpenAIServer
+from fakes.responses_server import FakeResponsesServer
 from server.sdk_agents import new_replay, regista_server
 
 from conformance.matrix import Row
@@ -38,7 +39,9 @@ CHANGED = "You are a poet."
 EDIT = "rainy in Paris"
 
 Client = Callable[[str, str], str]
-Provider = Literal["anthropic", "openai"]
+#: The API the client speaks (``openai``: chat completions; ``openai-responses``: the
+#: Responses API, under the same OpenAI base URL).
+Provider = Literal["anthropic", "openai", "openai-responses"]
 
 
 def get_weather(city: str) -> str:
@@ -64,6 +67,19 @@ def _openai_answer(body: dict[str, Any]) -> dict[str, Any]:
         args = json.dumps({"city": "Paris"})
         return {"tool_calls": [{"id": "call_w1", "name": "get_weather", "arguments": args}]}
     return {"content": f"The tool says: {_text(results[-1].get('content'))}"}
+
+
+def _responses_answer(body: dict[str, Any]) -> dict[str, Any]:
+    items = body.get("input")
+    outputs = [
+        i
+        for i in (items if isinstance(items, list) else [])
+        if isinstance(i, dict) and i.get("type") == "function_call_output"
+    ]
+    if not outputs:
+        call = {"id": "call_w1", "name": "get_weather", "arguments": '{"city": "Paris"}'}
+        return {"reasoning": "Look it up.", "tool_calls": [call]}
+    return {"text": f"The tool says: {_text(outputs[-1].get('output'))}"}
 
 
 def _anthropic_answer(body: dict[str, Any]) -> dict[str, Any]:
@@ -92,21 +108,30 @@ def is_conflict(exc: BaseException) -> bool:
     return "409" in str(exc)
 
 
-def _base(server: Any, provider: Provider, replay: dict[str, Any] | None = None) -> str:
+def _base(server: Any, api: Provider, replay: dict[str, Any] | None = None) -> str:
+    provider = _PROVIDER[api]
     if replay is None:
         return f"{server.url}/v1/record/{provider}"
     return str(replay[f"{provider}_base_url"])
 
 
-def conform(row: Row, provider: Provider, run: Client, store: Path, capsys: Any) -> None:
+_PROVIDER = {"anthropic": "anthropic", "openai": "openai", "openai-responses": "openai"}
+_FAKES: dict[str, Any] = {
+    "anthropic": (FakeAnthropicServer, _anthropic_answer),
+    "openai": (FakeOpenAIServer, _openai_answer),
+    "openai-responses": (FakeResponsesServer, _responses_answer),
+}
+
+
+def conform(row: Row, api: Provider, run: Client, store: Path, capsys: Any) -> None:
     """Fill ``row`` by recording, replaying and forking ``run`` (see the module's doc)."""
-    fake: FakeAnthropicServer | FakeOpenAIServer = (
-        FakeAnthropicServer() if provider == "anthropic" else FakeOpenAIServer()
-    )
+    provider = _PROVIDER[api]
+    fake_class, answer = _FAKES[api]
+    fake: FakeAnthropicServer | FakeOpenAIServer | FakeResponsesServer = fake_class()
     with fake:
-        fake.answer_with(_anthropic_answer if provider == "anthropic" else _openai_answer)  # type: ignore[arg-type]
+        fake.answer_with(answer)
         with regista_server(store, **{provider: fake.url}) as server:
-            recorded = run(_base(server, provider), SYSTEM)
+            recorded = run(_base(server, api), SYSTEM)
             server.record_done()
         calls = len(fake.requests)
         assert recorded == "The tool says: sunny in Paris", recorded
@@ -123,7 +148,7 @@ def conform(row: Row, provider: Provider, run: Client, store: Path, capsys: Any)
         # 2. strict, and no provider at all: every call from the tape
         with regista_server(store) as server:
             rp = new_replay(server, trace.session_id)
-            again = run(_base(server, provider, rp), SYSTEM)
+            again = run(_base(server, api, rp), SYSTEM)
             status = server.http.get(f"/v1/replays/{rp['id']}").json()
         row.strict_served, row.strict_total = status["served"], status["calls"]
         assert again == recorded and status["served"] == status["calls"] == calls
@@ -132,7 +157,7 @@ def conform(row: Row, provider: Provider, run: Client, store: Path, capsys: Any)
         with regista_server(store) as server:
             rp = new_replay(server, trace.session_id)
             with pytest.raises(Exception) as caught:
-                run(_base(server, provider, rp), CHANGED)
+                run(_base(server, api, rp), CHANGED)
             status = server.http.get(f"/v1/replays/{rp['id']}").json()
         row.conflict_surfaced = is_conflict(caught.value)
         row.conflict_requests = status["requests"]
@@ -142,7 +167,7 @@ def conform(row: Row, provider: Provider, run: Client, store: Path, capsys: Any)
         # 4. loose: served in order whatever was asked
         with regista_server(store) as server:
             rp = new_replay(server, trace.session_id, mode="loose")
-            loose = run(_base(server, provider, rp), CHANGED)
+            loose = run(_base(server, api, rp), CHANGED)
             status = server.http.get(f"/v1/replays/{rp['id']}").json()
         row.loose_ok = loose == recorded and status["served"] == calls
         assert row.loose_ok, (loose, status)
@@ -156,7 +181,7 @@ def conform(row: Row, provider: Provider, run: Client, store: Path, capsys: Any)
                 edits=[{"step": 1, "tool_result": EDIT}],
                 live="proxy",
             )
-            forked = run(_base(server, provider, rp), SYSTEM)
+            forked = run(_base(server, api, rp), SYSTEM)
             assert server.http.delete(f"/v1/replays/{rp['id']}").status_code == 204
         forks = [p for p in store.glob("*.jsonl") if p not in paths]
         fork = Trace.load(forks[0]) if len(forks) == 1 else None
