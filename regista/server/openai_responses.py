@@ -39,6 +39,7 @@ import orjson
 
 from regista.server.accumulate import SseParser
 from regista.server.context import HttpError
+from regista.server.shapes import openai_tool_choice
 from regista.types import LlmRequest, LlmResponse, Message, Usage
 
 __all__ = [
@@ -250,25 +251,18 @@ def _tools(raw: Any) -> list[dict[str, Any]]:
     return tools
 
 
-_CHOICES = {"auto": "auto", "required": "any", "none": "none"}
-
-
 def tool_choice_of(choice: Any) -> dict[str, Any] | None:
     """A Responses ``tool_choice`` in the Messages shape, the original kept under ``openai``:
     ``auto`` → ``{"type": "auto"}``, ``required`` → ``any``, ``none`` → ``none``, a named
     function or custom tool → ``{"type": "tool", "name": …}``; any other shape (allowed
     tools, a built-in tool, MCP) kept verbatim as ``{"type": "openai_tool_choice", …}``."""
-    if choice is None:
-        return None
-    if isinstance(choice, str) and choice in _CHOICES:
-        return {"type": _CHOICES[choice], "openai": choice}
     if (
         isinstance(choice, dict)
         and choice.get("type") in ("function", "custom")
         and isinstance(choice.get("name"), str)
     ):
         return {"type": "tool", "name": choice["name"], "openai": choice}
-    return {"type": "openai_tool_choice", "openai": choice}
+    return openai_tool_choice(choice)  # the strings, and every other shape, as chat's
 
 
 def responses_request(body: dict[str, Any], prior: list[Message] | None = None) -> LlmRequest:
