@@ -1,7 +1,8 @@
 """The OpenAI Responses API's clients under regista (:mod:`conformance.flow`, its
 ``openai-responses`` provider): the plain ``openai`` SDK's ``client.responses.create`` and
-``responses.stream`` with a function tool, and the OpenAI Agents SDK (``openai-agents``, whose
-default model is the Responses API), run and streamed."""
+``responses.stream`` with a function tool, the OpenAI Agents SDK (``openai-agents``, whose
+default model is the Responses API), run and streamed, and LangChain's ``ChatOpenAI`` with
+``use_responses_api=True``."""
 
 from __future__ import annotations
 
@@ -68,3 +69,17 @@ def test_openai_agents_sdk(tmp_path: Path, capsys: Any, stream: bool) -> None:
     name = "openai-agents (responses" + (", stream)" if stream else ")")
     r = row(name, pkg_version("openai-agents"))
     conform(r, "openai-responses", _agents_sdk(stream), tmp_path, capsys)
+
+
+def _langchain(base_url: str, instructions: str) -> str:
+    from langchain_openai import ChatOpenAI
+
+    from conformance.test_langchain_openai import tool_loop
+
+    llm = ChatOpenAI(model="gpt-5-mini", base_url=base_url, api_key="k", use_responses_api=True)
+    return tool_loop(llm, instructions)
+
+
+def test_langchain_openai_on_the_responses_api(tmp_path: Path, capsys: Any) -> None:
+    r = row("langchain-openai (responses)", pkg_version("langchain-openai"))
+    conform(r, "openai-responses", _langchain, tmp_path, capsys)
