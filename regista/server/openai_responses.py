@@ -17,8 +17,9 @@ Requests (``POST /v1/responses``):
 - any other item (``web_search_call``, ``item_reference``, ``compaction``, …) is kept
   verbatim as an ``openai_item`` block of the assistant's side: never refused.
 
-Tools become Messages tool schemas (``name``, ``description``, ``input_schema``); a built-in
-tool (``web_search``, ``local_shell``, …) keeps its whole definition under ``openai_tool``.
+Tools become Messages tool schemas (``name``, ``description``, ``input_schema``); what that
+leaves out (a function's ``strict``, a custom or built-in tool such as ``web_search`` or
+``local_shell``) is kept whole under ``openai``, as for chat completions.
 ``tool_choice`` is mapped as for chat completions (:func:`tool_choice_of`, the original
 kept under ``openai``) and every other field that
 shapes the answer (``reasoning``, ``text``, ``include``, ``store``, ``previous_response_id``,
@@ -228,26 +229,31 @@ def input_messages(items: Any) -> tuple[list[str], list[Message]]:
     return system, messages
 
 
+#: The fields of a Responses function tool that its normalised form holds.
+_FUNCTION_FIELDS = frozenset(("type", "name", "description", "parameters"))
+
+
 def _tools(raw: Any) -> list[dict[str, Any]]:
+    """The Messages tools of a request (name, description, input schema); what that leaves
+    out (a function's ``strict``, a custom or built-in tool) is kept verbatim under
+    ``openai``, as for chat completions."""
     tools: list[dict[str, Any]] = []
     for t in raw if isinstance(raw, list) else []:
         if not isinstance(t, dict):
             continue
         if t.get("type") == "function":
-            tools.append(
-                {
-                    "name": _text(t.get("name")),
-                    "description": _text(t.get("description")),
-                    "input_schema": t.get("parameters")
-                    if isinstance(t.get("parameters"), dict)
-                    else {},
-                }
-            )
+            params = t.get("parameters")
+            out: dict[str, Any] = {
+                "name": _text(t.get("name")),
+                "description": _text(t.get("description")),
+                "input_schema": params if isinstance(params, dict) else {},
+            }
+            if set(t) - _FUNCTION_FIELDS or not isinstance(params, dict):
+                out["openai"] = t
+            tools.append(out)
         else:  # custom, web_search, local_shell, mcp, …: kept whole
             name = _text(t.get("name")) or _text(t.get("type"))
-            tools.append(
-                {"name": name, "description": _text(t.get("description")), "openai_tool": t}
-            )
+            tools.append({"name": name, "description": _text(t.get("description")), "openai": t})
     return tools
 
 

@@ -64,7 +64,8 @@ def test_items_become_messages_with_tool_steps_and_kept_items() -> None:
     kinds = [b["type"] for b in r.messages[5]["content"]]
     assert kinds == ["openai_item", "text"]
     assert [t["name"] for t in r.tools] == ["exec_command", "apply_patch", "web_search"]
-    assert r.tools[2]["openai_tool"] == {"type": "web_search"}
+    assert r.tools[2]["openai"] == {"type": "web_search"}
+    assert "openai" not in r.tools[0]  # a plain function tool is held whole
     assert r.params["store"] is False and "stream" not in r.params
     assert r.tool_choice == {"type": "auto", "openai": "auto"}
 
