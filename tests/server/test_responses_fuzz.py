@@ -30,6 +30,7 @@ from regista.server.openai_responses import (
     responses_request,
     responses_response,
 )
+from regista.server.record import book
 from regista.server.sessions import SessionBook
 from regista.trace.reader import Trace
 from regista.trace.validate import check_messages, check_response
@@ -194,6 +195,7 @@ def test_fuzzed_bodies_to_the_responses_routes(tmp_path: Path) -> None:
                 api_key="k", base_url=f"{server.url}/v1/record/openai", max_retries=0
             )
             responses_agent(client)
+            assert book(server.app.state.ctx).wait_written()  # written after the answer
             rid = new_replay(server, next(store.glob("*.jsonl")).stem, mode="loose")["id"]
             routes = [f"/v1/replays/{rid}/openai/v1/responses", "/v1/record/openai/responses"]
             for route in routes:
