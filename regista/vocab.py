@@ -221,6 +221,9 @@ def model_gist(
         if error is not None:  # the call failed: say how
             return f"(failed: {error.message})"
         return "(no response: the run stopped here)"
+    counted = response.response.get("count_tokens")
+    if isinstance(counted, dict):  # a side step: the conversation's tokens were counted
+        return f"(count_tokens: {counted.get('input_tokens')} input tokens)"
     # The recorded payload as ``LlmResponse`` reads it (its shape was checked on load).
     blocks: list[dict[str, Any]] = response.response.get("content") or []
     text = "".join([b.get("text", "") for b in blocks if b.get("type") == "text"]).strip()

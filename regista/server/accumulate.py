@@ -81,6 +81,9 @@ class AnthropicStream:
                 block["thinking"] = block.get("thinking", "") + delta.get("thinking", "")
             elif dtype == "signature_delta":
                 block["signature"] = delta.get("signature", "")
+            elif dtype == "citations_delta":
+                cited = block.get("citations")
+                block["citations"] = [*(cited or []), delta.get("citation")]
             elif dtype == "input_json_delta":
                 self._json[i] = self._json.get(i, "") + delta.get("partial_json", "")
         elif kind == "content_block_stop":

@@ -84,6 +84,11 @@ def api_of(provider: str, rest: str) -> str | None:
     return provider if rest == _RECORDED_PATHS.get(provider) else None
 
 
+#: The Messages API's token count: recorded as a side step of its conversation.
+COUNT_TOKENS = "count_tokens"
+_COUNT_PATH = "v1/messages/count_tokens"
+
+
 class Upstream:
     """The real providers' base URLs, and one pool of connections to reach them.
 
@@ -184,6 +189,14 @@ def _response(api: str, data: dict[str, Any]) -> LlmResponse | None:
         return None
 
 
+def count_tokens_response(data: dict[str, Any]) -> LlmResponse | None:
+    """A ``count_tokens`` answer as a side step's response: no content and no usage
+    (nothing was generated nor billed), the answer whole under ``count_tokens``."""
+    if not isinstance(data.get("input_tokens"), int):
+        return None
+    return LlmResponse(content=[], stop_reason=None, count_tokens=data)
+
+
 def write_answered(
     ctx: ServerContext,
     target: SessionBook,
@@ -192,14 +205,19 @@ def write_answered(
     data: dict[str, Any],
     ms: float,
     api: str | None = None,
+    side: str | None = None,
 ) -> None:
     """Write a forwarded call (request ``body``, answer ``data``) into ``target``, with
     whether it streamed and the upstream it went to; a call regista cannot read is not
-    written. ``api``: the provider's API, when not its default one (``openai-responses``)."""
+    written. ``api``: the provider's API, when not its default one (``openai-responses``);
+    ``side="count_tokens"``: a token count (see :mod:`regista.server.sessions`)."""
     api = api or provider
     req = _normalise(api, body, target)
-    response = _response(api, data) if req is not None else None
-    if req is not None and response is not None:
+    if req is None:
+        return
+    counted = side == COUNT_TOKENS
+    response = count_tokens_response(data) if counted else _response(api, data)
+    if response is not None:
         target.record(
             provider,
             req,
@@ -208,6 +226,7 @@ def write_answered(
             stream=body.get("stream") is True,
             server=server_of(upstream(ctx).urls[provider]),
             api=api if api != provider else None,
+            side=side,
         )
 
 
@@ -387,6 +406,10 @@ def routes(ctx: ServerContext) -> list[BaseRoute]:
         raw = await _body(request, ctx, provider)
         on_answer = None
         api = api_of(provider, rest) if request.method == "POST" else None
+        path = rest.strip("/")
+        side = COUNT_TOKENS if provider == "anthropic" and path == _COUNT_PATH else None
+        if request.method == "POST" and side:
+            api = provider
         if api is not None:
 
             def on_answer(data: dict[str, Any], ms: float) -> None:
@@ -397,7 +420,7 @@ def routes(ctx: ServerContext) -> list[BaseRoute]:
                 except orjson.JSONDecodeError:
                     return
                 if isinstance(body, dict) and target is not None:
-                    write_answered(ctx, target, provider, body, data, ms, api)
+                    write_answered(ctx, target, provider, body, data, ms, api, side)
 
         target = book(ctx) if on_answer is not None else None
         return await forward(ctx, request, provider, rest, raw, on_answer, target, api)

@@ -6,8 +6,10 @@
     OPENAI_BASE_URL=http://127.0.0.1:8787/v1/replays/rp_…/openai/v1
 
 From those the SDKs call ``…/anthropic/v1/messages``, ``…/openai/v1/chat/completions`` and
-``…/openai/v1/responses`` (the Responses API); any other endpoint under them answers 400 in
-that provider's error shape.
+``…/openai/v1/responses`` (the Responses API), and ``…/anthropic/v1/messages/count_tokens``
+(the recorded count of the same request, else an estimate, marked
+``x-regista-count-tokens: estimated``); any other endpoint under them answers 400 in that
+provider's error shape.
 """
 
 from __future__ import annotations
@@ -158,6 +160,13 @@ def routes(ctx: ServerContext) -> list[BaseRoute]:
     async def messages(request: Request) -> Response:
         return await _call(reg, request, "anthropic")
 
+    async def count_tokens(request: Request) -> Response:
+        replay = reg.get(request.path_params["rid"], "anthropic")
+        body = await read_json(request, reg.ctx, shape="anthropic")
+        answer, recorded = replay.count_tokens(anthropic_request(body))
+        headers = {} if recorded else {"x-regista-count-tokens": "estimated"}
+        return JSONResponse(answer, headers=headers)
+
     async def completions(request: Request) -> Response:
         return await _call(reg, request, "openai")
 
@@ -167,7 +176,8 @@ def routes(ctx: ServerContext) -> list[BaseRoute]:
     async def unsupported_anthropic(request: Request) -> Response:
         raise HttpError(
             400,
-            f"regista replays serve only POST /v1/messages, not {request.method} "
+            f"regista replays serve only POST /v1/messages and /v1/messages/count_tokens, not "
+            f"{request.method} "
             f"/{request.path_params['rest']}",
             shape="anthropic",
         )
@@ -188,6 +198,9 @@ def routes(ctx: ServerContext) -> list[BaseRoute]:
         Route("/v1/replays/{rid}", delete, methods=["DELETE"]),
         Route("/v1/replays/{rid}/tools/next", tools_next, methods=["GET"]),
         Route("/v1/replays/{rid}/anthropic/v1/messages", messages, methods=["POST"]),
+        Route(
+            "/v1/replays/{rid}/anthropic/v1/messages/count_tokens", count_tokens, methods=["POST"]
+        ),
         Route("/v1/replays/{rid}/openai/v1/chat/completions", completions, methods=["POST"]),
         Route("/v1/replays/{rid}/openai/chat/completions", completions, methods=["POST"]),
         Route("/v1/replays/{rid}/openai/v1/responses", responses, methods=["POST"]),

@@ -33,6 +33,7 @@ from regista.server.context import ErrorShape, HttpError
 from regista.server.openai_responses import conversation_of, input_items
 from regista.server.sessions import SessionBook
 from regista.server.shapes import digest_form, sdk_digest
+from regista.trace.canonical import canonical_json
 from regista.trace.events import ToolResult
 from regista.trace.reader import Trace
 from regista.types import LlmRequest, LlmResponse, Message, Usage
@@ -68,6 +69,19 @@ def default_mode(trace: Trace) -> SdkReplayMode:
 def _digest_of(call: RecordedCall) -> str:
     request = call.request
     return sdk_digest(request.system, request.messages) if request is not None else ""
+
+
+def _counted(response: LlmResponse) -> dict[str, Any] | None:
+    """The ``count_tokens`` answer a side step kept, or ``None`` for a model answer."""
+    counted = (response.model_extra or {}).get("count_tokens")
+    return counted if isinstance(counted, dict) else None
+
+
+def estimate_tokens(request: LlmRequest) -> int:
+    """A token count for a request the recording did not count: a token per four
+    characters of its system prompt, messages and tools as JSON (at least 1)."""
+    form = {"system": request.system, "messages": request.messages, "tools": request.tools}
+    return max(1, len(canonical_json(form)) // 4)
 
 
 def _canonical(request: LlmRequest) -> dict[str, Any]:
@@ -197,6 +211,13 @@ class SdkReplay:
         self.created = time.time()
         self.expires_at = self.created + (spec.ttl or ttl)
         calls = [c for c in recorded_calls(trace) if c.kind == "model"]
+        #: Recorded ``count_tokens`` answers by digest: served apart from the model calls.
+        self.counts: dict[str, list[dict[str, Any]]] = {}
+        for c in calls:
+            counted = _counted(c.response)
+            if counted is not None:
+                self.counts.setdefault(_digest_of(c), []).append(counted)
+        calls = [c for c in calls if _counted(c.response) is None]
         self.tape = Tape(calls, key=_digest_of)
         self.steps = trace.steps()
         self._check_edits()
@@ -227,6 +248,9 @@ class SdkReplay:
         #: Requests answered with a 409 (a divergence, past the live point, or an answer
         #: recorded without its content): a client that retries anyway sends each again.
         self.rejected = 0
+        #: ``count_tokens`` calls answered, and how many of them by an estimate.
+        self.counted = 0
+        self.estimated = 0
         self.divergence: dict[str, Any] | None = None
         self._tools_served: set[str] = set()
         self._lock = threading.Lock()
@@ -322,6 +346,19 @@ class SdkReplay:
         own = [{"role": "user", "content": own}] if isinstance(own, str) else own
         body["input"] = [*input_items(prior), *(own if isinstance(own, list) else [])]
         del body["previous_response_id"]
+
+    def count_tokens(self, request: LlmRequest) -> tuple[dict[str, Any], bool]:
+        """The answer to a ``count_tokens`` call, and whether it was recorded: the
+        recording's answer to the same request, else an estimate
+        (:func:`estimate_tokens`). A count generates nothing, so it never diverges."""
+        digest = sdk_digest(request.system, request.messages)
+        with self._lock:
+            self.counted += 1
+            recorded = self.counts.get(digest)
+            if recorded:
+                return dict(recorded[0]), True
+            self.estimated += 1
+        return {"input_tokens": estimate_tokens(request)}, False
 
     def _serve(self, rec: RecordedCall, matched: bool, shape: ErrorShape) -> Served:
         """What answers ``rec`` (raises a 409 when its answer's content was not recorded:
@@ -465,6 +502,7 @@ class SdkReplay:
             "matched": self.matched,
             "live_calls": self.live_calls,
             "rejected": self.rejected,
+            "count_tokens": {"answered": self.counted, "estimated": self.estimated},
             "live_from": self.live_from,
             "tool_edits": self.tool_edits,
             "tool_errors": self.tool_errors,

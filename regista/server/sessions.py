@@ -6,6 +6,22 @@ calls, the ``tool_result`` blocks the agent sends back for the previous answer's
 ``tool_use`` blocks become tool steps, so the trace has the steps every consumer knows.
 Only normalised bodies are written: never headers, so never an API key.
 
+Two calls of one conversation are compared without their ``cache_control`` markers:
+Claude Code moves its cache breakpoint to the newest message on every call, so the message
+that held it last time comes back without it.
+
+**Side calls.** A call that continues no session, sent without tools while a conversation
+with tools is open, is a side call of that conversation when it names the same sender in
+``metadata.user_id`` (Claude Code does), or, where neither names one, asks another model: a
+title or topic asked of a small model, a quota check. So is a ``count_tokens`` call. It is
+written into the conversation's trace as a model step of its own, marked
+``"side": "call"`` (or ``"count_tokens"``) on its ``llm.request``, and leaves the
+conversation as it was: the next call still extends the conversation's last request, and
+its tool steps are still found. A replay serves side steps like any other (by their
+digest); a ``count_tokens`` answer is kept whole under the response's ``count_tokens``
+field, with no usage (nothing was generated, nothing billed). A tool-less call of the same
+model that names no sender is a conversation of its own.
+
 A session ends (``session.end`` with its last answer's stop reason) when the book is closed
 — the recording child exits, or the server shuts down — or, with ``idle_seconds``, once no
 call has continued it for that long (:meth:`SessionBook.sweep`). A call that extends a
@@ -15,6 +31,7 @@ session already ended starts a new trace whose ``session.start.metadata.continue
 from __future__ import annotations
 
 import asyncio
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -26,6 +43,7 @@ from ulid import ULID
 
 from regista.pricing import cost_usd, price_for
 from regista.trace.recorder import TraceRecorder
+from regista.trace.validate import check_messages, check_response
 from regista.types import LlmRequest, LlmResponse, Message
 
 __all__ = ["SdkSession", "SessionBook", "continues_conversation"]
@@ -49,6 +67,12 @@ class SdkSession:
     #: there to its last answer.
     first_at: float = 0.0
     continues: str | None = None
+    #: Who sent its first call (``metadata.user_id``), when it said.
+    sender: str | None = None
+    #: Whether its conversation offers the model tools.
+    tools: bool = False
+    #: The model its first call asked.
+    model: str = ""
 
     @property
     def path(self) -> Path:
@@ -63,24 +87,77 @@ def continues_conversation(
 ) -> bool:
     """Whether a call (``system``, ``messages``) continues a conversation whose last call
     sent ``last_system`` and ``last_messages``: the same system prompt, and the same
-    messages first, with more after them. The one rule by which regista tells one agent
-    session from another in traffic (the recording proxy) and in spans (the OTLP importer).
+    messages first (``cache_control`` markers aside: Claude Code moves its cache breakpoint
+    to the newest message on every call), with more after them. The one rule by which
+    regista tells one agent session from another in traffic (the recording proxy) and in
+    spans (the OTLP importer).
     """
-    n = len(last_messages)
-    return system == last_system and len(messages) > n and messages[:n] == last_messages
+    return system == last_system and _extends(messages, last_messages)
+
+
+#: What a harness wraps its own notes to the model in (Claude Code's context, reminders):
+#: not what the person asked.
+_REMINDER = re.compile(r"<system-reminder>.*?(?:</system-reminder>|\Z)", re.DOTALL)
 
 
 def _task(messages: list[Message]) -> str:
+    """What the person asked: the first user message's text, less the harness's
+    ``<system-reminder>`` blocks (all of it when there is nothing else)."""
     for m in messages:
         if m.get("role") == "user":
             content = m.get("content")
             if isinstance(content, str):
-                return content
-            if isinstance(content, list):
-                return "".join(
-                    b.get("text", "") for b in content if isinstance(b, dict) and "text" in b
-                )
+                texts = [content]
+            elif isinstance(content, list):
+                texts = [
+                    str(b.get("text", ""))
+                    for b in content
+                    if isinstance(b, dict) and b.get("type", "text") == "text" and "text" in b
+                ]
+            else:
+                continue
+            asked = [t for t in (_REMINDER.sub("", t).strip() for t in texts) if t]
+            return "\n\n".join(asked) if asked else "".join(texts)
     return ""
+
+
+def _unmarked(message: Message) -> Message:
+    """``message`` without ``cache_control`` markers (on its blocks, and the blocks of its
+    tool results)."""
+    content = message.get("content")
+    if not isinstance(content, list):
+        return message
+    blocks = []
+    for b in content:
+        if isinstance(b, dict):
+            b = {k: v for k, v in b.items() if k != "cache_control"}
+            inner = b.get("content")
+            if isinstance(inner, list):
+                b["content"] = [
+                    {k: v for k, v in x.items() if k != "cache_control"}
+                    if isinstance(x, dict)
+                    else x
+                    for x in inner
+                ]
+        blocks.append(b)
+    return {**message, "content": blocks}
+
+
+def _extends(request: list[Message], before: list[Message]) -> bool:
+    """Whether ``request`` holds ``before`` first and more after, ``cache_control``
+    markers aside."""
+    n = len(before)
+    if len(request) <= n:
+        return False
+    pairs = zip(request[:n], before, strict=True)
+    return all(a == b or _unmarked(a) == _unmarked(b) for a, b in pairs)
+
+
+def _sender(request: LlmRequest) -> str | None:
+    """Who sent the call, when it says (the Messages API's ``metadata.user_id``)."""
+    metadata = request.params.get("metadata")
+    user = metadata.get("user_id") if isinstance(metadata, dict) else None
+    return user if isinstance(user, str) else None
 
 
 def _results(messages: list[Message]) -> dict[str, dict[str, Any]]:
@@ -195,32 +272,36 @@ class SessionBook:
         stream: bool | None = None,
         server: dict[str, Any] | None = None,
         api: str | None = None,
+        side: str | None = None,
     ) -> int:
         """Write one model call (and the tool steps before it); return its step.
-        ``stream`` and ``server`` say how the call was made (see ``TraceRecorder.response``);
-        ``api`` names the provider's API when it has several (``openai-responses``)."""
+        ``stream`` and ``server`` say how the call was made (see ``TraceRecorder.response``).
+        ``api`` names the provider's API when it has several (``openai-responses``);
+        ``side``: a ``count_tokens`` call (``"count_tokens"``), written as a side step.
+
+        Raises:
+            ValueError: The call would not read back (the reader's check says why); nothing
+                is written.
+        """
+        # what is written must read back: checked with the reader's own check first
+        check_messages(request.messages)
+        check_response(response.payload())
         with self._lock:
             self._sweep(self.clock())
+            main = self._side_of(request, bool(side)) if side or not request.tools else None
+            if main is not None or side:
+                if main is None:  # counted before any conversation: one of its own
+                    main = self._find(request)
+                    if not main.started:
+                        self._start(main, provider, request, duration_ms, api)
+                return self._side(
+                    main, side or "call", provider, request, response, source, duration_ms,
+                    matched, stream, server,
+                )  # fmt: skip
             s = self._find(request)
             s.last_seen = self.clock()
             if not s.started:
-                s.rec.start(
-                    task=_task(request.messages),
-                    model=request.model,
-                    provider=provider,
-                    instructions=request.system,
-                    tools=request.tools,
-                    max_tokens=request.max_tokens,
-                    params=request.params,
-                    forked_from=self.forked_from,
-                    metadata={
-                        "recorded_by": "regista record",
-                        "api": api or provider,
-                        **({"continues": s.continues} if s.continues else {}),
-                    },
-                )
-                s.started = True
-                s.first_at = s.last_seen - duration_ms / 1000
+                self._start(s, provider, request, duration_ms, api)
             if s.last is not None:
                 results = _results(request.messages[len(s.messages) :])
                 for use in s.last.tool_uses:
@@ -261,6 +342,95 @@ class SessionBook:
             s.messages = list(request.messages)
             s.last = response
             return step
+
+    def _start(
+        self,
+        s: SdkSession,
+        provider: str,
+        request: LlmRequest,
+        duration_ms: float,
+        api: str | None = None,
+    ) -> None:
+        s.last_seen = self.clock()
+        s.rec.start(
+            task=_task(request.messages),
+            model=request.model,
+            provider=provider,
+            instructions=request.system,
+            tools=request.tools,
+            max_tokens=request.max_tokens,
+            params=request.params,
+            forked_from=self.forked_from,
+            metadata={
+                "recorded_by": "regista record",
+                "api": api or provider,
+                **({"continues": s.continues} if s.continues else {}),
+            },
+        )
+        s.started = True
+        s.sender = _sender(request)
+        s.tools = bool(request.tools)
+        s.model = request.model
+        s.first_at = s.last_seen - duration_ms / 1000
+
+    def _side_of(self, request: LlmRequest, counted: bool = False) -> SdkSession | None:
+        """The open conversation a call that continues none is a side call of (see the
+        module's docstring), or ``None``. A tool-less call is one when it names the
+        conversation's sender, or, where neither names one, asks another model (a
+        tool-less chat of the same model is a conversation of its own); a token count
+        (``counted``) is one of the latest conversation of its sender."""
+        if any(
+            continues_conversation(request.system, request.messages, s.system, s.messages)
+            for s in self.sessions
+            if not s.rec.closed
+        ):
+            return None
+        sender = _sender(request)
+        for s in reversed(self.sessions):
+            if s.rec.closed or not s.started or not (s.tools or counted):
+                continue
+            if sender is not None or s.sender is not None:
+                if sender == s.sender:
+                    return s
+                continue
+            if counted or request.model != s.model:
+                return s
+        return None
+
+    def _side(
+        self,
+        s: SdkSession,
+        kind: str,
+        provider: str,
+        request: LlmRequest,
+        response: LlmResponse,
+        source: str,
+        duration_ms: float,
+        matched: bool | None,
+        stream: bool | None,
+        server: dict[str, Any] | None,
+    ) -> int:
+        """Write a side call into ``s``, leaving its conversation as it was."""
+        s.last_seen = self.clock()
+        step = s.rec.request(request, side=kind)
+        model = response.model or request.model
+        cost = (
+            cost_usd(model, response.usage)
+            if source == "live" and price_for(model) is not None
+            else (0.0 if source != "live" else None)
+        )
+        s.rec.response(
+            step,
+            response,
+            provider=provider,
+            source=source,
+            cost_usd=cost,
+            duration_ms=duration_ms,
+            matched=matched,
+            stream=stream,
+            server=server,
+        )
+        return step
 
     def sweep(self) -> int:
         """End the sessions idle for ``idle_seconds`` or more; return how many ended."""

@@ -49,21 +49,28 @@ _STOP_TO_FINISH = {
 }
 
 
+#: Fields regista itself puts on a message (an importer's ``origin``: a meta or developer
+#: message of a transcript): no provider saw them, so no digest covers them.
+OWN_MESSAGE_FIELDS = frozenset({"origin"})
+
+
 def digest_form(system: str | None, messages: list[dict[str, Any]]) -> dict[str, Any]:
-    """What the strict digest covers: the system prompt, and the messages with a string
-    ``content`` written as its one text block (both shapes say the same thing either way)."""
+    """What the strict digest covers: the system prompt, and the messages as the provider
+    saw them: a string ``content`` written as its one text block (both shapes say the same
+    thing either way), regista's own fields (:data:`OWN_MESSAGE_FIELDS`) left out."""
     return {
         "system": system or None,
-        "messages": [
-            {
-                **m,
-                "content": ([{"type": "text", "text": m["content"]}] if m["content"] else []),
-            }
-            if isinstance(m.get("content"), str)
-            else m
-            for m in messages
-        ],
+        "messages": [_as_sent(m) for m in messages],
     }
+
+
+def _as_sent(m: dict[str, Any]) -> dict[str, Any]:
+    content = m.get("content")
+    if isinstance(content, str):
+        m = {**m, "content": [{"type": "text", "text": content}] if content else []}
+    if not OWN_MESSAGE_FIELDS.isdisjoint(m):
+        m = {k: v for k, v in m.items() if k not in OWN_MESSAGE_FIELDS}
+    return m
 
 
 def sdk_digest(system: str | None, messages: list[dict[str, Any]]) -> str:

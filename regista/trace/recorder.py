@@ -262,13 +262,17 @@ class TraceRecorder:
         self.cost_usd = add_costs(self.cost_usd, cost_usd)
         self._count(source)
 
-    def request(self, request: LlmRequest, *, step: int | None = None) -> int:
+    def request(
+        self, request: LlmRequest, *, step: int | None = None, side: str | None = None
+    ) -> int:
         """Write ``llm.request``: only the messages new since the previous request are
         stored, after ``messages_prefix`` shared ones.
 
         Args:
             request: The full request sent to the model.
             step: Its step number (default: a new one).
+            side: A side call of the conversation (``"call"``: a title, a topic, …;
+                ``"count_tokens"``), written as ``side`` on the event.
 
         Returns:
             The step number.
@@ -277,22 +281,22 @@ class TraceRecorder:
             step = self.next_step()
         messages = request.messages
         prefix = common_prefix(self._prev_messages, messages)
-        self.writer.append(
-            LlmRequestEvent,
-            {
-                "step": step,
-                "turn": self.turns,
-                "request_hash": request.hash_by(self._hasher),
-                "model": request.model,
-                "system": request.system,
-                "tools": request.tools,
-                "tool_choice": request.tool_choice,
-                "max_tokens": request.max_tokens,
-                "params": request.params,
-                "messages_prefix": prefix,
-                "messages": messages[prefix:],
-            },
-        )
+        fields = {
+            "step": step,
+            "turn": self.turns,
+            "request_hash": request.hash_by(self._hasher),
+            "model": request.model,
+            "system": request.system,
+            "tools": request.tools,
+            "tool_choice": request.tool_choice,
+            "max_tokens": request.max_tokens,
+            "params": request.params,
+            "messages_prefix": prefix,
+            "messages": messages[prefix:],
+        }
+        if side is not None:
+            fields["side"] = side
+        self.writer.append(LlmRequestEvent, fields)
         self._prev_messages = list(messages)
         return step
 

@@ -243,9 +243,11 @@ def _messages(messages: Any, where: str) -> None:
     for i, m in enumerate(_list(messages, where)):
         if type(m) is not dict:
             raise _Bad(f"{where}[{i}]: expected an object, found {_kind(m)}")
+        # user and assistant, and whatever other role a provider accepted (Claude Code
+        # sends ``system`` messages inside ``messages``): kept as sent
         role = m.get("role")
-        if role != "user" and role != "assistant":
-            raise _Bad(f"{where}[{i}].role: expected 'user' or 'assistant', found {role!r:.40}")
+        if role != "user" and role != "assistant" and (type(role) is not str or not role):
+            raise _Bad(f"{where}[{i}].role: expected a role (a string), found {_kind(role)}")
         content = m.get("content")
         if type(content) is list:
             if not _plain_blocks(content):

@@ -49,7 +49,7 @@ CASES = [
         "response.usage.output_tokens",
     ),
     ("llm.response", _set("response", "stop_reason", value=[1]), "response.stop_reason"),
-    ("llm.request", _set("messages", 0, "role", value="robot"), "messages[0].role"),
+    ("llm.request", _set("messages", 0, "role", value=7), "messages[0].role"),
     ("llm.request", _set("messages", 0, "content", value=7), "messages[0].content"),
     ("llm.request", _set("tools", 0, "name", value=None), "tools[0].name"),
     ("session.end", _set("usage", "input_tokens", value=1.5), "usage.input_tokens"),

@@ -19,6 +19,13 @@ Script items (answered in order, one per request):
 ``answer_with(fn)`` answers every request with ``fn(body)`` instead. A request beyond the
 script gets a 500 ``api_error`` saying so.
 
+It takes the requests as Claude Code sends them: ``system`` given as text blocks, messages
+of role ``system`` inside ``messages`` (any other role than ``user``, ``assistant`` and
+``system`` is a 400, as the API says), ``cache_control`` on any block, ``thinking`` and
+other parameters, and ``?beta=true``. ``POST /v1/messages/count_tokens`` answers
+``{"input_tokens": N}`` (N from the body's size: :func:`count_tokens`) without using the
+script; it is recorded in ``requests`` too.
+
 Usage::
 
     with FakeAnthropicServer() as server:
@@ -39,7 +46,14 @@ from typing import Any
 
 from fakes import QuietHTTPServer
 
-__all__ = ["FakeAnthropicServer", "FakeDisconnect", "FakeError", "RecordedRequest"]
+__all__ = [
+    "ROLES",
+    "FakeAnthropicServer",
+    "FakeDisconnect",
+    "FakeError",
+    "RecordedRequest",
+    "count_tokens",
+]
 
 
 @dataclass(frozen=True)
@@ -295,12 +309,16 @@ class FakeAnthropicServer:
         kind = block.get("type")
         deltas: list[dict[str, Any]] = []
         if kind == "text":
-            start = {**block, "text": ""}
+            start = {k: v for k, v in block.items() if k != "citations"} | {"text": ""}
             deltas = [
                 {"type": "text_delta", "text": piece}
                 for piece in _chunks(str(block.get("text", "")), self.text_chunk)
             ]
-        elif kind == "tool_use":
+            # as the API streams them: each citation in a delta of its own
+            deltas += [
+                {"type": "citations_delta", "citation": c} for c in block.get("citations") or []
+            ]
+        elif kind in ("tool_use", "server_tool_use"):
             start = {**block, "input": {}}
             raw = json.dumps(block.get("input", {})) if block.get("input") else ""
             deltas = [
@@ -332,6 +350,29 @@ class FakeAnthropicServer:
         yield "content_block_stop", {"type": "content_block_stop", "index": index}
 
 
+#: The roles the Messages API takes inside ``messages`` (``system``: mid-conversation
+#: system messages, as Claude Code sends them).
+ROLES = ("user", "assistant", "system")
+
+
+def count_tokens(body: dict[str, Any]) -> int:
+    """The fake's token count of a request: a token per four characters of its system
+    prompt, messages and tools as JSON (at least 1)."""
+    counted = {k: body.get(k) for k in ("system", "messages", "tools")}
+    return max(1, len(json.dumps(counted, sort_keys=True)) // 4)
+
+
+def _bad_roles(body: dict[str, Any]) -> str | None:
+    messages = body.get("messages")
+    if not isinstance(messages, list):
+        return "messages: Field required"
+    for i, m in enumerate(messages):
+        if not isinstance(m, dict) or m.get("role") not in ROLES:
+            role = m.get("role") if isinstance(m, dict) else None
+            return f"messages.{i}.role: Input should be 'user', 'assistant' or 'system' ({role!r})"
+    return None
+
+
 def _chunks(text: str, size: int) -> list[str]:
     return [text[i : i + size] for i in range(0, len(text), max(size, 1))]
 
@@ -357,7 +398,23 @@ class _Handler(BaseHTTPRequestHandler):
             body=body if isinstance(body, dict) else {},
         )
         request_id = f"req_fake_{len(self.fake.requests) + 1:04d}"
-        if self.path.split("?")[0] != "/v1/messages":
+        route = self.path.split("?")[0]
+        if route == "/v1/messages/count_tokens" and isinstance(body, dict):
+            with self.fake._lock:
+                self.fake.requests.append(request)
+            problem = _bad_roles(body)
+            if problem is not None:
+                self._error(FakeError(400, message=problem), request_id)
+                return
+            self._send_json(200, {"input_tokens": count_tokens(body)}, {"request-id": request_id})
+            return
+        if isinstance(body, dict) and route == "/v1/messages":
+            problem = _bad_roles(body)
+            if problem is not None:
+                self.fake.requests.append(request)
+                self._error(FakeError(400, message=problem), request_id)
+                return
+        if route != "/v1/messages":
             self.fake.requests.append(request)
             self._error(FakeError(404, message=f"no route {self.path}"), request_id)
             return

@@ -4,6 +4,7 @@ secrets redacted the same way whether the JSON is redacted whole or value by val
 from __future__ import annotations
 
 import random
+from pathlib import Path
 from typing import Any
 
 from regista.server.shapes import digest_form, sdk_digest
@@ -58,3 +59,33 @@ def test_a_secret_does_not_change_the_digest_but_other_text_does() -> None:
     other_text = [{"role": "user", "content": f"my key was {SECRETS[0]}"}]
     assert sdk_digest("s", messages) == sdk_digest("s", other_key)
     assert sdk_digest("s", messages) != sdk_digest("s", other_text)
+
+
+def test_an_imported_session_with_meta_messages_replays_strict_to_a_real_request(
+    tmp_path: Path,
+) -> None:
+    """An importer marks a Claude Code meta message with ``origin``: no request the client
+    sends carries it, so the digest must not cover it (every call used to diverge)."""
+    from importers.cc_fixtures import CCSession, text, tool_use
+
+    from regista.importers.claude_code import convert
+    from regista.server.sdk_replay import SdkReplay, SdkReplayMode, Spec
+    from regista.trace.reader import Trace
+
+    s = CCSession()
+    s.meta("<command-name>/clear</command-name>")
+    s.prompt("Fix the test.")
+    s.answer(
+        text("Running it."), tool_use("toolu_1", "Bash", command="pytest"), stop_reason="tool_use"
+    )
+    s.tool_result("toolu_1", "1 passed")
+    s.answer(text("Fixed."), stop_reason="end_turn")
+    trace = Trace.from_bytes(convert(s.write(tmp_path / "s.jsonl")).main.to_bytes(), "<test>")
+    calls = trace.llm_calls()
+    assert any("origin" in m for m in calls[0][0].messages)  # the importer's own mark
+    replay = SdkReplay(trace, Spec(run=trace.session_id, mode=SdkReplayMode.STRICT), ttl=60)
+    for request, _ in calls:
+        sent = [{k: v for k, v in m.items() if k != "origin"} for m in request.messages]
+        served = replay.answer(request.model_copy(update={"messages": sent}), "anthropic")
+        assert not isinstance(served, str) and served.matched
+    assert replay.served == len(calls) == 2

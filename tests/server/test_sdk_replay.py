@@ -231,9 +231,12 @@ def test_openai_conflict_and_unsupported_endpoints(tmp_path: Path) -> None:
             client.responses.create(model="gpt-4o", input="x")  # served, not refused
         aclient = anthropic.Anthropic(api_key="unused", base_url=rp["anthropic_base_url"])
         with pytest.raises(anthropic.BadRequestError, match="v1/messages"):
-            aclient.messages.count_tokens(
-                model="claude-sonnet-4-6", messages=[{"role": "user", "content": "x"}]
-            )
+            aclient.models.list()
+        # a token count is answered (see test_record_claude_code_shapes.py)
+        counted = aclient.messages.count_tokens(
+            model="claude-sonnet-4-6", messages=[{"role": "user", "content": "x"}]
+        )
+        assert counted.input_tokens > 0
 
 
 def test_openai_async_client_replays(tmp_path: Path) -> None:

@@ -122,6 +122,7 @@ def test_fuzzed_bodies_never_break_the_server(recorded: Path) -> None:
         routes = [
             "/v1/replays",
             f"/v1/replays/{rid}/anthropic/v1/messages",
+            f"/v1/replays/{rid}/anthropic/v1/messages/count_tokens",
             f"/v1/replays/{rid}/openai/v1/chat/completions",
             "/v1/record/anthropic/v1/count_tokens?x=1",
             "/v1/traces",
