@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from regista.cli.cmd_masks import add_mask_options, masks_from_args
 from regista.errors import RegistaError
 from regista.vocab import KIND_COLOURS
 
@@ -55,6 +57,7 @@ def register(subparsers: Any) -> None:
         metavar="N",
         help="field-level changes listed for the first divergence (default 10)",
     )
+    add_mask_options(parser)
     parser.set_defaults(func=run)
 
 
@@ -62,6 +65,7 @@ def run(args: argparse.Namespace) -> int:
     from regista.diff import diff_runs
 
     try:
+        masks = masks_from_args(args, Path(args.a).parent)
         diff = diff_runs(args.a, args.b)
     except RegistaError as exc:
         print(f"regista: {exc}", file=sys.stderr)
@@ -73,7 +77,15 @@ def run(args: argparse.Namespace) -> int:
 
         console = Console(file=sys.stdout, highlight=False, soft_wrap=True)
         context = None if args.all else max(args.context, 0)
-        print_diff(console, diff, args.a, args.b, context=context, max_changes=max(args.changes, 0))
+        print_diff(
+            console,
+            diff,
+            args.a,
+            args.b,
+            context=context,
+            max_changes=max(args.changes, 0),
+            masks=masks,
+        )
     return EXIT_SAME if diff.identical else EXIT_DIFFERENT
 
 
@@ -89,8 +101,13 @@ def print_diff(
     *,
     context: int | None = 2,
     max_changes: int = 10,
+    masks: Any = None,
 ) -> None:
-    """Print ``diff`` for people: header, first divergence, aligned table, counts."""
+    """Print ``diff`` for people: header, first divergence, aligned table, counts.
+
+    With ``masks`` (a :class:`~regista.diff.masks.MaskSet`), a change that only masked
+    parts explain (the date or folder a client put in its prompt) is listed as ``masked``;
+    steps that differ only there are named before the first divergence that is real."""
     from rich.markup import escape
     from rich.table import Table
 
@@ -105,13 +122,36 @@ def print_diff(
     if first is None:
         console.print(f"The runs are the same ({len(diff.pairs)} steps).")
         return
-    console.print(
-        f"[bold]First divergence:[/] {escape(fit(first.describe('A', 'B')))}",
-        style=STYLES[first.kind],
-    )
-    changes = first.changes
+    changes: list[Any] = first.changes
+    masked: list[str] = []
+    only_masked: list[int] = []
+    if masks:
+        from regista.diff.masks import split_changes
+        from regista.diff.runs import Divergence
+
+        for i in diff.differences:
+            real, lines = split_changes(diff.pairs[i].changes, masks)
+            if not real:
+                only_masked.append(i)
+                masked = masked or lines
+                continue
+            first, changes, masked = Divergence(i, diff.pairs[i]), real, lines
+            break
+        else:
+            changes = []
+    if only_masked:
+        steps = ", ".join(str(diff.pairs[i].a_step) for i in only_masked[:10])
+        etc = " …" if len(only_masked) > 10 else ""
+        console.print(f"Steps that differ only in masked parts (see regista masks): {steps}{etc}")
+    if changes or not only_masked:
+        console.print(
+            f"[bold]First divergence:[/] {escape(fit(first.describe('A', 'B')))}",
+            style=STYLES[first.kind],
+        )
     for change in changes[:max_changes]:
         console.print("  " + escape(fit(change.describe("A", "B"))))
+    for line in masked[:max_changes]:
+        console.print("  " + escape(fit(line)))
     if len(changes) > max_changes:
         more = len(changes) - max_changes
         console.print(f"  … and {more} more difference{'s' if more > 1 else ''}")
@@ -138,7 +178,12 @@ def print_diff(
     console.print(table)
     console.print()
     counts = ", ".join(_styled(kind, f"{n} {LABELS[kind]}") for kind, n in diff.counts.items() if n)
-    console.print(f"{len(diff.differences)} of {len(diff.pairs)} steps differ: {counts}")
+    line = f"{len(diff.differences)} of {len(diff.pairs)} steps differ: {counts}"
+    if only_masked and len(only_masked) == len(diff.differences):
+        line += " (only in masked parts)"
+    elif only_masked:
+        line += f" ({len(only_masked)} before the first divergence only in masked parts)"
+    console.print(line)
 
 
 #: The most characters of one value the table or a change line shows (a terminal line).

@@ -5,9 +5,11 @@ from __future__ import annotations
 import argparse
 import sys
 import warnings
+from pathlib import Path
 from typing import Any
 
 from regista.cli._common import out, result_lines
+from regista.cli.cmd_masks import add_mask_options, masks_from_args
 from regista.defaults import DEFAULT_TRACE_DIR
 from regista.errors import ReplayDivergence, ReplayDivergenceWarning, UserError
 from regista.loading import load_agent
@@ -40,6 +42,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--trace-dir", default=str(DEFAULT_TRACE_DIR), help="where the replay's trace goes"
     )
+    add_mask_options(p)
     p.set_defaults(func=run)
 
 
@@ -60,7 +63,8 @@ def run_child(args: argparse.Namespace) -> int:
     if args.mode == "hybrid":
         raise UserError(f"--mode {args.mode} cannot replay a command: use strict or loose")
     mode = "loose" if args.mode == "warn" else args.mode  # None: the run decides
-    code, replay, _ = replay_child(args.trace, args.child_command, mode=mode)
+    masks = masks_from_args(args, Path(args.trace).parent)
+    code, replay, _ = replay_child(args.trace, args.child_command, mode=mode, masks=masks)
     out([replay_line(replay)])
     return code
 
@@ -72,9 +76,15 @@ def replay_line(replay: Any) -> str:
         f"replayed: {replay.served} of {len(replay.tape)} model calls served, "
         f"{replay.matched} matched"
     )
+    masks = getattr(replay, "masks", None)
+    if replay.masked_matches:
+        used = ", ".join(sorted(replay.masks_used))
+        line += f" ({replay.masked_matches} through masks: {used})"
     rejected = replay.rejected
     if rejected:
         line += f", {rejected} request{'s' if rejected != 1 else ''} rejected"
+    if masks is not None:
+        line += f"; masks: {len(masks)} ({' + '.join(masks.sources) or 'none'})"
     div = replay.divergence
     if div is not None:
         first = div["diff"][0] if div["diff"] else "the request differs"

@@ -7,6 +7,7 @@ import os
 import sys
 from pathlib import Path
 
+from regista.cli.cmd_masks import add_mask_options, masks_from_args
 from regista.defaults import DEFAULT_TRACE_DIR
 from regista.errors import UserError
 
@@ -53,6 +54,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="how long a replay lives in memory unless its POST sets ttl_seconds "
         f"(default {DEFAULT_REPLAY_TTL:g})",
     )
+    add_mask_options(p)
     p.set_defaults(func=run)
 
 
@@ -69,12 +71,14 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"--port must be between 1 and 65535, not {args.port}")
     check_bind(args.host, args.token)
     created = _ready_store(Path(args.store))
+    masks = masks_from_args(args, Path(args.store))
     app = create_app(
         args.store,
         token=args.token,
         upstreams=upstreams(),
         session_idle=args.session_idle or None,
         replay_ttl=args.replay_ttl,
+        masks=masks,
     )
     host = f"[{args.host}]" if ":" in args.host and not args.host.startswith("[") else args.host
     made = " (a new, empty folder)" if created else ""

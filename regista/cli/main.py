@@ -36,6 +36,7 @@ COMMANDS = [
     "mcp",
     "verify",
     "redact",
+    "masks",
 ]
 
 #: Each command's module and one-line help, so that ``regista --help`` and a command's run
@@ -68,6 +69,10 @@ SUMMARIES: dict[str, tuple[str, str]] = {
     "mcp": ("mcp", "serve a traces folder to agents over the Model Context Protocol (stdio)"),
     "verify": ("verify", "check a trace: every line, and every rebuilt request against its hash"),
     "redact": ("redact", "copy a trace with secret shapes (API keys, tokens, passwords) replaced"),
+    "masks": (
+        "masks",
+        "list the masks a strict replay applies (volatile parts of a client's requests)",
+    ),
 }
 
 EXIT_ERROR = 1

@@ -75,13 +75,18 @@ def replay_child(
     live_after: int | None = None,
     loose_after_edits: bool = False,
     trace_dir: str | Path = ".regista/traces",
+    masks: Any = None,
 ) -> tuple[int, Any, list[Path]]:
     """Serve ``trace_path`` to ``cmd``; a fork or rewind goes live through the proxy.
+
+    ``masks`` (a :class:`~regista.diff.masks.MaskSet`) are the volatile spans a strict match
+    ignores; default: the built-in set and ``masks.toml`` beside the trace.
 
     Returns:
         The child's exit code, the replay (its counts and first divergence), and the fork's
         trace paths (none for a plain replay).
     """
+    from regista.diff.masks import mask_set
     from regista.errors import RegistaError
     from regista.server import BackgroundServer, HttpError, create_app
     from regista.server.replays import registry
@@ -90,6 +95,8 @@ def replay_child(
     from regista.trace.reader import Trace
 
     trace = Trace.load(trace_path)
+    if masks is None:
+        masks = mask_set(beside=Path(trace_path).parent)
     is_fork = bool(answers or tool_results) or live_after is not None
     spec = Spec(
         run=trace.session_id,
@@ -103,7 +110,7 @@ def replay_child(
     )
     app = create_app(trace_dir, upstreams=upstreams())
     try:
-        replay = SdkReplay(trace, spec, ttl=365 * 86400.0)
+        replay = SdkReplay(trace, spec, ttl=365 * 86400.0, masks=masks)
     except HttpError as exc:
         raise UserError(exc.message) from None
     except RegistaError:

@@ -28,6 +28,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from regista.diff.masks import MaskSet
 from regista.server.context import (
     DEFAULT_MAX_BODY,
     DEFAULT_REPLAY_TTL,
@@ -57,6 +58,7 @@ def create_app(
     session_idle: float | None = None,
     modules: Sequence[str] | None = None,
     extra_routes: Sequence[BaseRoute] = (),
+    masks: MaskSet | None = None,
 ) -> Starlette:
     """The regista server app over the traces in ``store_dir``.
 
@@ -71,6 +73,8 @@ def create_app(
             (``None``: only when the recording stops; see :mod:`regista.server.lifecycle`).
         modules: The route modules to mount (default: :data:`ROUTE_MODULES`).
         extra_routes: More routes, mounted after the modules' (tests, embedding).
+        masks: The volatile spans SDK replays ignore in a strict match (default: the
+            built-in set; see :mod:`regista.diff.masks`).
     """
     ctx = ServerContext(
         store=Path(store_dir),
@@ -79,6 +83,7 @@ def create_app(
         replay_ttl=replay_ttl,
         upstreams=dict(upstreams or {}),
         session_idle=session_idle,
+        masks=masks,
     )
     routes: list[BaseRoute] = [Route("/v1/health", _health, methods=["GET"])]
     for name in ROUTE_MODULES if modules is None else modules:

@@ -15,6 +15,8 @@ from typing import Any, Literal
 import orjson
 from starlette.requests import Request
 
+from regista.diff.masks import MaskSet
+
 __all__ = [
     "DEFAULT_MAX_BODY",
     "DEFAULT_REPLAY_TTL",
@@ -104,6 +106,8 @@ class ServerContext:
             record proxy and live replays forward to (default: the public APIs).
         session_idle: Seconds after which a recorded session no call continued ends
             (``None``: sessions end only when the recording stops).
+        masks: The volatile spans that SDK replays' strict match ignores
+            (:mod:`regista.diff.masks`; ``None``: the built-in set).
         state: Per-module state (a module keeps its registry under its own name).
     """
 
@@ -113,6 +117,7 @@ class ServerContext:
     replay_ttl: float = DEFAULT_REPLAY_TTL
     upstreams: dict[str, str] = field(default_factory=dict)
     session_idle: float | None = None
+    masks: MaskSet | None = None
     state: dict[str, Any] = field(default_factory=dict)
 
     def run_path(self, run_id: str) -> Path:

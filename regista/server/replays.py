@@ -24,6 +24,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
+from regista.diff.masks import MaskSet, mask_set
 from regista.errors import RegistaError
 from regista.server.context import ErrorShape, HttpError, ServerContext, read_json
 from regista.server.openai_responses import (
@@ -66,7 +67,10 @@ class ReplayRegistry:
             trace = Trace.load(path)
         except RegistaError as exc:
             raise HttpError(400, f"run {spec.run!r} cannot be read: {exc}") from None
-        replay = SdkReplay(trace, spec, self.ctx.replay_ttl)
+        masks = self.ctx.masks if self.ctx.masks is not None else mask_set()
+        replay = SdkReplay(
+            trace, spec, self.ctx.replay_ttl, masks=masks if spec.masks else MaskSet()
+        )
         if spec.live == "proxy":
             replay.book = SessionBook(
                 self.ctx.store,

@@ -25,6 +25,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from regista.diff.masks import MaskHit, MaskSet
 from regista.errors import ContentNotRecorded, InvalidEditError
 from regista.fork import ModelAnswerEdit, validate_model_edit
 from regista.providers.replay import RecordedCall, recorded_calls
@@ -32,7 +33,7 @@ from regista.providers.tape import Tape, mismatch
 from regista.server.context import ErrorShape, HttpError
 from regista.server.openai_responses import conversation_of, input_items
 from regista.server.sessions import SessionBook
-from regista.server.shapes import digest_form, sdk_digest
+from regista.server.shapes import masked_form, sdk_digest
 from regista.trace.canonical import canonical_json
 from regista.trace.events import ToolResult
 from regista.trace.reader import Trace
@@ -66,9 +67,9 @@ def default_mode(trace: Trace) -> SdkReplayMode:
     return SdkReplayMode.LOOSE if imported else SdkReplayMode.STRICT
 
 
-def _digest_of(call: RecordedCall) -> str:
+def _digest_of(call: RecordedCall, masks: MaskSet | None = None) -> str:
     request = call.request
-    return sdk_digest(request.system, request.messages) if request is not None else ""
+    return sdk_digest(request.system, request.messages, masks) if request is not None else ""
 
 
 def _counted(response: LlmResponse) -> dict[str, Any] | None:
@@ -82,10 +83,6 @@ def estimate_tokens(request: LlmRequest) -> int:
     characters of its system prompt, messages and tools as JSON (at least 1)."""
     form = {"system": request.system, "messages": request.messages, "tools": request.tools}
     return max(1, len(canonical_json(form)) // 4)
-
-
-def _canonical(request: LlmRequest) -> dict[str, Any]:
-    return digest_form(request.system, request.messages)
 
 
 @dataclass
@@ -117,9 +114,11 @@ class Spec:
     live_after: int | None = None
     live: Literal["proxy", "signal"] | None = None
     ttl: float | None = None
+    #: False: no masks, every byte of the request counts.
+    masks: bool = True
 
 
-_SPEC_KEYS = {"run", "mode", "edits", "live_after", "live", "ttl_seconds"}
+_SPEC_KEYS = {"run", "mode", "edits", "live_after", "live", "ttl_seconds", "masks"}
 _EDIT_KEYS = {"step", "tool_result", "answer", "is_error"}
 
 
@@ -185,6 +184,10 @@ def parse_spec(body: dict[str, Any]) -> Spec:
     if live not in (None, "proxy", "signal"):
         raise HttpError(400, f"'live' must be 'proxy' or 'signal', not {live!r}")
     spec.live = live
+    masks = body.get("masks", True)
+    if not isinstance(masks, bool):
+        raise HttpError(400, "'masks' must be true (the server's masks, the default) or false")
+    spec.masks = masks
     ttl = body.get("ttl_seconds")
     if ttl is not None:
         if not isinstance(ttl, int | float) or isinstance(ttl, bool) or not 0 < ttl <= 86400:
@@ -202,8 +205,11 @@ class SdkReplay:
         ttl: Seconds it lives.
     """
 
-    def __init__(self, trace: Trace, spec: Spec, ttl: float) -> None:
+    def __init__(self, trace: Trace, spec: Spec, ttl: float, masks: MaskSet | None = None) -> None:
         self.id = "rp_" + secrets.token_hex(12)
+        #: The volatile spans a strict match ignores (none: every byte counts).
+        self.masks = masks if masks is not None else MaskSet()
+
         if not spec.mode_given:
             spec.mode = default_mode(trace)
         self.trace = trace
@@ -211,14 +217,22 @@ class SdkReplay:
         self.created = time.time()
         self.expires_at = self.created + (spec.ttl or ttl)
         calls = [c for c in recorded_calls(trace) if c.kind == "model"]
+        #: The masks matching uses: none when no recorded request holds a masked part (a
+        #: live request then matches only as it is, masked or not: walking it would cost
+        #: for nothing).
+        self._active = self.masks
+        if self.masks and not any(
+            c.request is not None and self._masked(c.request)[1] for c in calls
+        ):
+            self._active = MaskSet()
         #: Recorded ``count_tokens`` answers by digest: served apart from the model calls.
         self.counts: dict[str, list[dict[str, Any]]] = {}
         for c in calls:
             counted = _counted(c.response)
             if counted is not None:
-                self.counts.setdefault(_digest_of(c), []).append(counted)
+                self.counts.setdefault(_digest_of(c, self._active), []).append(counted)
         calls = [c for c in calls if _counted(c.response) is None]
-        self.tape = Tape(calls, key=_digest_of)
+        self.tape = Tape(calls, key=lambda call: _digest_of(call, self._active))
         self.steps = trace.steps()
         self._check_edits()
         self.tool_edits = {
@@ -244,6 +258,9 @@ class SdkReplay:
         self.requests = 0
         self.served = 0
         self.matched = 0
+        #: Calls matched only because masks covered what differed, and the masks used.
+        self.masked_matches = 0
+        self.masks_used: dict[str, int] = {}
         self.live_calls = 0
         #: Requests answered with a 409 (a divergence, past the live point, or an answer
         #: recorded without its content): a client that retries anyway sends each again.
@@ -298,7 +315,7 @@ class SdkReplay:
         Raises:
             HttpError: 409 ``replay_divergence`` (strict) or ``replay_live`` (signal).
         """
-        digest = sdk_digest(request.system, request.messages)
+        digest = sdk_digest(request.system, request.messages, self._active)
         with self._lock:
             self.requests += 1
             if self.is_live:
@@ -309,6 +326,7 @@ class SdkReplay:
                 if self.live_from is None or rec.step < self.live_from:
                     served = self._serve(rec, matched=True, shape=shape)
                     self.tape.play(i)
+                    self._count_masked(rec, request)
                     return served
             expected = self.tape.expected()
             if expected is None or (self.live_from is not None and expected.step >= self.live_from):
@@ -351,7 +369,7 @@ class SdkReplay:
         """The answer to a ``count_tokens`` call, and whether it was recorded: the
         recording's answer to the same request, else an estimate
         (:func:`estimate_tokens`). A count generates nothing, so it never diverges."""
-        digest = sdk_digest(request.system, request.messages)
+        digest = sdk_digest(request.system, request.messages, self._active)
         with self._lock:
             self.counted += 1
             recorded = self.counts.get(digest)
@@ -402,17 +420,41 @@ class SdkReplay:
             headers={"x-should-retry": "false"},
         )
 
+    def _masked(self, request: LlmRequest) -> tuple[dict[str, Any], list[MaskHit]]:
+        return masked_form(request.system, request.messages, self._active)
+
+    def _count_masked(self, rec: RecordedCall, request: LlmRequest) -> None:
+        """Count a call that matched only through masks (its masked values differ)."""
+        if not self._active or rec.request is None:
+            return
+        _, recorded = self._masked(rec.request)
+        _, live = self._masked(request)
+        differing = {h.mask for h in recorded} ^ {h.mask for h in live}
+        by_place = {(h.path, h.mask, h.value) for h in recorded} ^ {
+            (h.path, h.mask, h.value) for h in live
+        }
+        names = differing | {name for _, name, _ in by_place}
+        if names:
+            self.masked_matches += 1
+            for name in names:
+                self.masks_used[name] = self.masks_used.get(name, 0) + 1
+
     def _note(self, request: LlmRequest, expected: RecordedCall | None) -> dict[str, Any]:
+        live, live_hits = self._masked(request)
         m = mismatch(
             expected,
-            _canonical(request),
-            canonical=_canonical,
+            live,
+            canonical=lambda r: self._masked(r)[0],
             others=[c for c in self.tape.calls[self.tape.next_index :] if c is not expected][:4],
             root="",
         )
+        masked: list[str] = []
+        if expected is not None and expected.request is not None:
+            masked = self.masks.masked_changes(self._masked(expected.request)[1], live_hits)
+        # The real differences first; then what a mask covered, marked "masked".
         note = {
             "step": expected.step if expected is not None else self._end_step(),
-            "diff": [c.describe() for c in m.changes[:20]],
+            "diff": [c.describe() for c in m.changes[:20]] + masked[:20],
             "nearest": m.nearest_note,
         }
         if self.divergence is None:
@@ -442,7 +484,9 @@ class SdkReplay:
             shape=shape,
             extra={
                 "step": note["step"],
-                "expected_digest": _digest_of(expected) if expected is not None else None,
+                "expected_digest": (
+                    _digest_of(expected, self._active) if expected is not None else None
+                ),
                 "got_digest": digest,
                 "diff": note["diff"],
             },
@@ -500,6 +544,9 @@ class SdkReplay:
             "requests": self.requests,
             "served": self.served,
             "matched": self.matched,
+            "masked_matches": self.masked_matches,
+            "masks_used": dict(self.masks_used),
+            "masks": {"count": len(self.masks), "sources": self.masks.sources},
             "live_calls": self.live_calls,
             "rejected": self.rejected,
             "count_tokens": {"answered": self.counted, "estimated": self.estimated},

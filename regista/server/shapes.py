@@ -6,7 +6,9 @@ strings of its tool calls, ``finish_reason``, the raw usage, …) under the resp
 ``openai`` field, so a replay serves the very body the provider sent.
 
 The strict replay digest (:func:`sdk_digest`) covers the system prompt and the messages
-only: the model name, tools and sampling parameters are not part of it.
+only: the model name, tools and sampling parameters are not part of it. The volatile spans
+that a client varies by itself (the date, its folder, …: :mod:`regista.diff.masks`) are
+masked before it is taken.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 
 import orjson
 
+from regista.diff.masks import MaskHit, MaskSet
 from regista.redact import redact_bytes
 from regista.server.context import ErrorShape, HttpError
 from regista.trace.canonical import canonical_json
@@ -24,6 +27,7 @@ from regista.types import LlmRequest, LlmResponse, Usage
 __all__ = [
     "anthropic_body",
     "anthropic_request",
+    "masked_form",
     "openai_body",
     "openai_request",
     "openai_response",
@@ -73,11 +77,24 @@ def _as_sent(m: dict[str, Any]) -> dict[str, Any]:
     return m
 
 
-def sdk_digest(system: str | None, messages: list[dict[str, Any]]) -> str:
-    """The strict replay digest: SHA-256 of the canonical :func:`digest_form`, secrets
-    redacted (``request_hash`` of it, in one pass: a server gets a fresh parse of the
-    history on every call, so there is nothing to remember message by message)."""
-    return hashlib.sha256(redact_bytes(canonical_json(digest_form(system, messages)))).hexdigest()
+def masked_form(
+    system: str | None, messages: list[dict[str, Any]], masks: MaskSet | None = None
+) -> tuple[dict[str, Any], list[MaskHit]]:
+    """The :func:`digest_form` with the volatile spans ``masks`` name replaced by their
+    placeholders, and what was masked."""
+    form = digest_form(system, messages)
+    return masks.apply(form) if masks else (form, [])
+
+
+def sdk_digest(
+    system: str | None, messages: list[dict[str, Any]], masks: MaskSet | None = None
+) -> str:
+    """The strict replay digest: SHA-256 of the canonical :func:`digest_form` (its volatile
+    spans masked by ``masks``), secrets redacted (``request_hash`` of it, in one pass: a
+    server gets a fresh parse of the history on every call, so there is nothing to remember
+    message by message). With no mask hit, the digest is the unmasked one."""
+    form, _ = masked_form(system, messages, masks)
+    return hashlib.sha256(redact_bytes(canonical_json(form))).hexdigest()
 
 
 def _bad(message: str, shape: ErrorShape) -> HttpError:
