@@ -3,16 +3,20 @@
 The child runs with ``ANTHROPIC_BASE_URL`` and ``OPENAI_BASE_URL`` pointing at a server on
 127.0.0.1 (a free port) inside this process: the recording proxy, or a replay of a trace.
 Its own API keys are forwarded (live calls) and never written. Where a replay needs no key,
-a placeholder is set when the child has none, so the SDKs start.
+a placeholder is set when the child has none, so the SDKs start. The Codex CLI reads no base
+URL from the environment: when the command is Codex, regista adds configuration overrides to
+its arguments instead (:mod:`regista.cli.codex_child`).
 """
 
 from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
+from regista.cli.codex_child import CodexChild, codex_child
 from regista.errors import UserError
 
 __all__ = ["record", "replay_child", "upstreams"]
@@ -27,6 +31,21 @@ def upstreams() -> dict[str, str]:
         ups["anthropic"] = os.environ["ANTHROPIC_BASE_URL"]
     if os.environ.get("OPENAI_BASE_URL"):
         ups["openai"] = os.environ["OPENAI_BASE_URL"]
+    return ups
+
+
+def _codex_upstreams(codex: CodexChild | None) -> dict[str, str]:
+    """The upstreams, with Codex's provider as the OpenAI one when the command is Codex."""
+    ups = upstreams()
+    if codex is not None:
+        named = ups.get("openai")
+        if named and named.rstrip("/") != codex.upstream.rstrip("/"):
+            print(
+                f"regista: Codex's provider {codex.provider!r} sends its calls to "
+                f"{codex.upstream}; OpenAI calls go there too, not to OPENAI_BASE_URL ({named})",
+                file=sys.stderr,
+            )
+        ups["openai"] = codex.upstream
     return ups
 
 
@@ -48,8 +67,11 @@ def record(cmd: list[str], trace_dir: str | Path) -> tuple[int, list[Path]]:
     from regista.server import BackgroundServer, create_app
     from regista.server.record import book
 
-    app = create_app(trace_dir, upstreams=upstreams())
+    codex = codex_child(cmd)
+    app = create_app(trace_dir, upstreams=_codex_upstreams(codex))
     with BackgroundServer(app) as server:
+        if codex is not None:
+            cmd = codex.command(cmd, f"{server.url}/v1/record/openai", replay=False)
         try:
             code = _run(
                 cmd,
@@ -108,7 +130,8 @@ def replay_child(
         live_after=live_after,
         live="proxy" if is_fork and not loose_after_edits else None,
     )
-    app = create_app(trace_dir, upstreams=upstreams())
+    codex = codex_child(cmd)
+    app = create_app(trace_dir, upstreams=_codex_upstreams(codex))
     try:
         replay = SdkReplay(trace, spec, ttl=365 * 86400.0, masks=masks)
     except HttpError as exc:
@@ -125,8 +148,12 @@ def replay_child(
         base = f"{server.url}/v1/replays/{replay.id}"
         env["ANTHROPIC_BASE_URL"] = f"{base}/anthropic"
         env["OPENAI_BASE_URL"] = f"{base}/openai/v1"
+        keys = ["ANTHROPIC_API_KEY", "OPENAI_API_KEY"]
+        if codex is not None:
+            cmd = codex.command(cmd, env["OPENAI_BASE_URL"], replay=True)
+            keys += [codex.key_env] if codex.key_env else []
         if not is_fork or loose_after_edits:
-            for key in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY"):
+            for key in keys:
                 if not os.environ.get(key):
                     env[key] = _PLACEHOLDER_KEY
         try:
