@@ -167,6 +167,7 @@ def test_the_user_s_own_model_provider_override_does_not_win_over_regista_s(
         ("model_provider = [1]\n", [], "provider id"),
         ("model_provider = \n", [], "not valid TOML"),
         ("", ["--oss"], "--oss"),
+        ("", ["-c", 'profile="a\\u0000b"'], "cannot read"),  # was a ValueError (fuzz)
     ],
 )
 def test_what_regista_cannot_redirect_is_one_clear_error(
