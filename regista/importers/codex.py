@@ -19,6 +19,7 @@ from typing import Any
 
 import orjson
 
+from regista.harness_notes import asked
 from regista.importers._builder import ImportReport, RunBuilder, derived_session_id
 from regista.importers._common import (
     Conversion,
@@ -135,8 +136,7 @@ def _output(value: Any) -> tuple[str | list[dict[str, Any]], int | None, float]:
 
 def _human(text: str) -> bool:
     """User text a person typed (not the harness's injected context)."""
-    t = text.lstrip()
-    return bool(t) and not t.startswith(("<", "# AGENTS.md"))
+    return bool(asked(text))
 
 
 def _usage(info: dict[str, Any]) -> dict[str, int]:

@@ -31,7 +31,6 @@ session already ended starts a new trace whose ``session.start.metadata.continue
 from __future__ import annotations
 
 import asyncio
-import re
 import threading
 import time
 from collections.abc import Callable
@@ -41,6 +40,7 @@ from typing import Any
 
 from ulid import ULID
 
+from regista.harness_notes import asked
 from regista.pricing import cost_usd, price_for
 from regista.trace.recorder import TraceRecorder
 from regista.trace.validate import check_messages, check_response
@@ -95,30 +95,31 @@ def continues_conversation(
     return system == last_system and _extends(messages, last_messages)
 
 
-#: What a harness wraps its own notes to the model in (Claude Code's context, reminders):
-#: not what the person asked.
-_REMINDER = re.compile(r"<system-reminder>.*?(?:</system-reminder>|\Z)", re.DOTALL)
-
-
 def _task(messages: list[Message]) -> str:
-    """What the person asked: the first user message's text, less the harness's
-    ``<system-reminder>`` blocks (all of it when there is nothing else)."""
+    """What the person asked: the first user text that is not a harness's note (Claude
+    Code's reminders, Codex's environment and AGENTS.md messages: :mod:`regista.harness_notes`);
+    the first user message whole when there is nothing else."""
+    first: str | None = None
     for m in messages:
-        if m.get("role") == "user":
-            content = m.get("content")
-            if isinstance(content, str):
-                texts = [content]
-            elif isinstance(content, list):
-                texts = [
-                    str(b.get("text", ""))
-                    for b in content
-                    if isinstance(b, dict) and b.get("type", "text") == "text" and "text" in b
-                ]
-            else:
-                continue
-            asked = [t for t in (_REMINDER.sub("", t).strip() for t in texts) if t]
-            return "\n\n".join(asked) if asked else "".join(texts)
-    return ""
+        if m.get("role") != "user":
+            continue
+        content = m.get("content")
+        if isinstance(content, str):
+            texts = [content]
+        elif isinstance(content, list):
+            texts = [
+                str(b.get("text", ""))
+                for b in content
+                if isinstance(b, dict) and b.get("type", "text") == "text" and "text" in b
+            ]
+        else:
+            continue
+        said = [t for t in map(asked, texts) if t]
+        if said:
+            return "\n\n".join(said)
+        if first is None:
+            first = "".join(texts)
+    return first or ""
 
 
 def _unmarked(message: Message) -> Message:

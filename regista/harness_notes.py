@@ -1,0 +1,41 @@
+"""What coding-agent harnesses put in user messages that the person did not type.
+
+Claude Code wraps its context in ``<system-reminder>`` blocks; Codex sends its environment
+(``<environment_context>``: working folder, shell, date), the project's AGENTS.md
+(``# AGENTS.md instructions for DIR`` then ``<INSTRUCTIONS>``, or ``<user_instructions>`` in
+older versions) and other notes as user messages of their own. A run's task is what the
+person asked, so the views that show it (``show``, ``runs``) leave these out.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["asked", "is_note"]
+
+_TAGS = (
+    "system-reminder",
+    "environment_context",
+    "user_instructions",
+    "INSTRUCTIONS",
+    "user_shell_command",
+    "turn_aborted",
+    "skill",
+)
+_BLOCK = re.compile(
+    r"<(?P<tag>" + "|".join(_TAGS) + r")(?:\s[^>]*)?>.*?(?:</(?P=tag)>|\Z)", re.DOTALL
+)
+#: Codex's header before the AGENTS.md text it sends.
+_AGENTS_HEADER = re.compile(r"^\s*# AGENTS\.md instructions for [^\n]*\n?", re.MULTILINE)
+
+
+def asked(text: str) -> str:
+    """``text`` without the harness's notes (empty when it holds nothing else)."""
+    if "<" not in text and "AGENTS.md" not in text:
+        return text.strip()
+    return _AGENTS_HEADER.sub("", _BLOCK.sub("", text)).strip()
+
+
+def is_note(text: str) -> bool:
+    """Whether ``text`` holds only harness notes (nothing the person typed)."""
+    return bool(text.strip()) and not asked(text)
