@@ -1,26 +1,45 @@
-"""The real Codex CLI (``codex exec``) recorded, replayed and forked through regista.
+"""The real Codex CLI (``codex exec``, from npm) recorded, replayed and forked by regista.
 
 Codex runs headless (``codex exec --skip-git-repo-check TASK``) with a temporary home and
 ``CODEX_HOME``, against a fake Responses API on 127.0.0.1 (``tests/fakes/responses_server``).
 regista reaches it by the ``-c`` overrides it adds after the ``codex`` word (Codex reads no
 base URL from the environment; see regista/cli/codex_child.py and docs/clients.md).
+
+One conversation is recorded once for the module, on Codex's built-in ``openai`` provider:
+the fake model asks for a real shell command through Codex's ``exec_command`` function tool,
+then answers ``DONE: <its output>``. Replays run in the same folder with the same home, with
+no provider behind regista; the last test measures a replay from another folder.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+import httpx
+import orjson
+import pytest
 from fakes.responses_server import FakeResponsesServer
 
-from conformance.matrix import npm_bin
+from conformance.matrix import Row, npm_bin, row
+from regista.cli.codex_child import codex_child
+from regista.server import BackgroundServer, create_app
+from regista.trace.reader import Trace
 
+TASK = "Run `echo hello-from-codex-shell` and tell me what it printed."
+SHELL = "echo hello-from-codex-shell"
+OUTPUT = "hello-from-codex-shell"
 KEY = "sk-codex-conformance-secret-4242"
 CORP_KEY = "sk-corp-gateway-secret-7373"
-#: One real CLI run: Codex's own start-up is about a second; a run here takes a few.
+#: A port nothing listens on: the provider is down.
+DOWN = "http://127.0.0.1:9/v1"
+#: One real CLI run takes a few seconds; a hang fails the test instead of the suite.
 TIMEOUT = 120
 
 
@@ -30,12 +49,28 @@ class Ran:
     out: str
     err: str
 
+    @property
+    def both(self) -> str:
+        return self.out + self.err
 
-def _codex() -> str:
-    return str(npm_bin("codex"))
+
+def answer(body: dict[str, Any]) -> dict[str, Any]:
+    """The fake model: a shell command first; then what its output said."""
+    items = body.get("input")
+    last = items[-1] if isinstance(items, list) and items else {}
+    if isinstance(last, dict) and last.get("type") == "function_call_output":
+        output = str(last.get("output", ""))
+        said = output.split("Output:\n", 1)[-1].strip()
+        return {"text": f"DONE: {said}"}
+    args = orjson.dumps({"cmd": SHELL}).decode()
+    return {"tool_calls": [{"id": "call_sh1", "name": "exec_command", "arguments": args}]}
 
 
-def _home(root: Path, config: str | None = None) -> dict[str, str]:
+def codex_cmd(task: str = TASK) -> list[str]:
+    return [str(npm_bin("codex")), "exec", "--skip-git-repo-check", task]
+
+
+def codex_env(root: Path, config: str | None = None) -> dict[str, str]:
     """A clean environment for Codex: its own HOME and CODEX_HOME (``config`` as its
     config.toml), nothing of the machine's but PATH."""
     home = root / "home"
@@ -53,7 +88,7 @@ def _home(root: Path, config: str | None = None) -> dict[str, str]:
 
 
 def regista(args: list[str], env: dict[str, str], cwd: Path) -> Ran:
-    """``regista ARGS`` in a subprocess (the environment is the child's, as a user's shell)."""
+    """``regista ARGS`` in a subprocess, in ``env`` (the child's, as a user's shell has it)."""
     proc = subprocess.run(
         [sys.executable, "-m", "regista.cli.main", *args],
         env={**env, "PYTHONPATH": os.pathsep.join(sys.path)},
@@ -66,48 +101,194 @@ def regista(args: list[str], env: dict[str, str], cwd: Path) -> Ran:
     return Ran(proc.returncode, proc.stdout, proc.stderr)
 
 
-def _traces(folder: Path) -> list[Path]:
-    return sorted(folder.glob("*.jsonl")) if folder.exists() else []
+def _version() -> str:
+    out = subprocess.run(
+        [str(npm_bin("codex")), "--version"], capture_output=True, text=True, check=False
+    ).stdout
+    return out.split()[-1] if out.strip() else "?"
 
 
-def test_record_reaches_the_default_provider_with_codex_s_own_key(tmp_path: Path) -> None:
-    """No config.toml: the built-in ``openai`` provider. Its calls reach the upstream
-    OPENAI_BASE_URL names, through regista, with the key Codex logs in with."""
-    codex = _codex()
-    work = tmp_path / "work"
+def _row() -> Row:
+    return row("codex", _VERSION[0] if _VERSION else _version())
+
+
+_VERSION: list[str] = []
+
+
+_SERVED = re.compile(
+    r"(?:replayed|recorded prefix): (\d+) of \d+ model calls served, (\d+) matched"
+)
+
+
+def _served(out: str) -> tuple[int, int]:
+    """(served, matched) from a replay's summary line."""
+    m = _SERVED.search(out)
+    return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+
+
+@pytest.fixture(scope="module")
+def fake() -> Iterator[FakeResponsesServer]:
+    with FakeResponsesServer() as server:
+        server.answer_with(answer)
+        yield server
+
+
+@pytest.fixture(scope="module")
+def session(fake: FakeResponsesServer, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """One recorded ``codex exec`` conversation on the default provider (no config.toml):
+    its trace, folder, environment, what Codex printed and the requests the fake received."""
+    npm_bin("codex")
+    _VERSION[:] = [_version()]
+    root = tmp_path_factory.mktemp("codex")
+    work = root / "work"
     work.mkdir()
-    with FakeResponsesServer() as fake:
-        fake.script({"text": "hello from the fake"})
-        env = {**_home(tmp_path), "OPENAI_BASE_URL": fake.url, "CODEX_API_KEY": KEY}
-        ran = regista(
-            [
-                "record",
-                "--trace-dir",
-                str(tmp_path / "traces"),
-                "--",
-                codex,
-                "exec",
-                "--skip-git-repo-check",
-                "say hello",
-            ],
-            env,
-            work,
+    env = {**codex_env(root), "OPENAI_BASE_URL": fake.url, "CODEX_API_KEY": KEY}
+    before = len(fake.requests)
+    ran = regista(["record", "--trace-dir", str(root / "traces"), "--", *codex_cmd()], env, work)
+    traces = sorted((root / "traces").glob("*.jsonl"))
+    return {
+        "ran": ran,
+        "traces": traces,
+        "trace": traces[0] if traces else None,
+        "root": root,
+        "work": work,
+        "env": {k: v for k, v in env.items() if k != "CODEX_API_KEY"},
+        "requests": fake.requests[before:],
+    }
+
+
+def test_record_gives_one_run_that_verifies_and_shows_the_task(session: dict[str, Any]) -> None:
+    r = _row()
+    ran: Ran = session["ran"]
+    assert ran.code == 0, ran.both
+    assert f"DONE: {OUTPUT}" in ran.out
+    # the built-in provider's calls reached the upstream, with the key Codex logs in with
+    requests = session["requests"]
+    assert [q.path for q in requests] == ["/v1/responses", "/v1/responses"]
+    assert all(q.headers["authorization"] == f"Bearer {KEY}" for q in requests)
+    assert not (session["root"] / "home" / ".codex" / "config.toml").exists()
+    assert len(session["traces"]) == 1, session["traces"]  # one run per conversation
+    path: Path = session["trace"]
+    assert KEY.encode() not in path.read_bytes()
+    trace = Trace.load(path)
+    assert [s.kind for s in trace.steps()] == ["model", "tool", "model"]
+    assert trace.start.task == TASK  # not Codex's <environment_context> message
+    assert trace.end is not None and trace.end.output == f"DONE: {OUTPUT}"
+    env = session["env"]
+    check = regista(["verify", str(path)], env, session["work"])
+    assert check.code == 0, check.both
+    shown = regista(["show", str(path)], env, session["work"])
+    assert shown.code == 0, shown.both
+    assert TASK[:30] in shown.out and "environment_context" not in shown.out
+    r.record_ok = True
+
+
+def test_a_strict_replay_serves_every_call_with_the_provider_down(
+    session: dict[str, Any],
+) -> None:
+    r = _row()
+    trace = Trace.load(session["trace"])
+    total = sum(1 for s in trace.steps() if s.kind == "model")
+    env = {**session["env"], "OPENAI_BASE_URL": DOWN}
+    ran = regista(["replay", str(session["trace"]), "--", *codex_cmd()], env, session["work"])
+    served, _ = _served(ran.out)
+    r.strict_served, r.strict_total = served, total
+    assert f"replayed: {total} of {total} model calls served, {total} matched" in ran.out, ran.both
+    assert ran.code == 0, ran.both
+    assert f"DONE: {OUTPUT}" in ran.out
+
+
+def test_a_changed_prompt_gets_a_409_that_is_not_retried(session: dict[str, Any]) -> None:
+    """Codex pointed at a replay with regista's overrides: the replay counts the requests
+    Codex sent for the 409 (Codex retries a stream's failure five times unless told not)."""
+    app = create_app(session["trace"].parent)
+    cmd = codex_cmd("Say goodbye instead.")
+    with BackgroundServer(app) as server:
+        made = httpx.post(
+            f"{server.url}/v1/replays", json={"run": Trace.load(session["trace"]).session_id}
+        ).json()
+        env = session["env"]
+        child = codex_child(cmd, env)
+        assert child is not None
+        p = subprocess.run(
+            child.command(cmd, made["openai_base_url"], replay=True),
+            cwd=session["work"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+            check=False,
         )
-        assert ran.code == 0, ran.err
-        assert "hello from the fake" in ran.out
-        assert len(fake.requests) == 1
-        request = fake.requests[0]
-        assert request.path == "/v1/responses"
-        assert request.headers["authorization"] == f"Bearer {KEY}"
-        assert not (tmp_path / "home" / ".codex" / "config.toml").exists()
-    for path in _traces(tmp_path / "traces"):
-        assert KEY.encode() not in path.read_bytes()
+        status = httpx.get(f"{server.url}/v1/replays/{made['id']}").json()
+    r = _row()
+    said = p.stdout + p.stderr
+    r.conflict_requests = status["requests"]
+    r.conflict_surfaced = "409" in said and status["requests"] == 1
+    assert p.returncode != 0
+    assert "409" in said and "diverged at step 0" in said, said
+    assert status["requests"] == 1, status
+    assert status["served"] == 0
+
+
+def test_loose_mode_serves_in_order(session: dict[str, Any]) -> None:
+    env = {**session["env"], "OPENAI_BASE_URL": DOWN}
+    ran = regista(
+        ["replay", str(session["trace"]), "--mode", "loose", "--", *codex_cmd("Say goodbye.")],
+        env,
+        session["work"],
+    )
+    r = _row()
+    r.loose_ok = ran.code == 0 and f"DONE: {OUTPUT}" in ran.out
+    assert ran.code == 0, ran.both
+    assert f"DONE: {OUTPUT}" in ran.out
+    assert _served(ran.out)[0] == 2, ran.out
+
+
+def test_a_fork_with_an_edited_shell_result_goes_live_after_it(
+    session: dict[str, Any], fake: FakeResponsesServer
+) -> None:
+    before = len(fake.requests)
+    forks = session["root"] / "forks"
+    env = {**session["env"], "OPENAI_BASE_URL": fake.url, "CODEX_API_KEY": KEY}
+    ran = regista(
+        ["fork", str(session["trace"]), "--at", "1", "--tool-result", "EDITED-RESULT",
+         "--trace-dir", str(forks), "--", *codex_cmd()],
+        env,
+        session["work"],
+    )  # fmt: skip
+    r = _row()
+    assert ran.code == 0, ran.both
+    # Codex ran its real shell command, but the model saw the edit
+    assert "DONE: EDITED-RESULT" in ran.out, ran.both
+    live = fake.requests[before:]
+    assert len(live) == 1  # the call after the edit went live
+    assert live[0].headers["authorization"] == f"Bearer {KEY}"
+    (fork_path,) = forks.glob("*.jsonl")
+    fork = Trace.load(fork_path)
+    assert fork.start.forked_from is not None
+    assert fork.start.forked_from["session_id"] == Trace.load(session["trace"]).session_id
+    assert [s.kind for s in fork.steps()] == ["model", "tool", "model"]
+    assert KEY.encode() not in fork_path.read_bytes()
+    r.fork_ok = True
+
+
+def test_strict_share_from_another_folder(session: dict[str, Any], tmp_path: Path) -> None:
+    """Codex puts its folder (and the date, shell, time zone) in ``<environment_context>``:
+    how much of its own recording does a strict replay serve from another folder? Measured
+    and noted in the row; the masks make it all."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    env = {**session["env"], "OPENAI_BASE_URL": DOWN}
+    ran = regista(["replay", str(session["trace"]), "--", *codex_cmd()], env, elsewhere)
+    served, _ = _served(ran.out)
+    total = sum(1 for s in Trace.load(session["trace"]).steps() if s.kind == "model")
+    _row().notes.append(f"strict from another folder: {served}/{total} served")
+    assert served <= total
 
 
 def test_record_reaches_the_user_s_own_provider_with_its_key(tmp_path: Path) -> None:
     """A config.toml naming its own provider, base_url and env_key: regista forwards to
     that base_url, the key in that variable flows, and the file is left as it was."""
-    codex = _codex()
     work = tmp_path / "work"
     work.mkdir()
     with FakeResponsesServer() as fake:
@@ -115,7 +296,6 @@ def test_record_reaches_the_user_s_own_provider_with_its_key(tmp_path: Path) -> 
         config = (
             'model = "gpt-5.5"\n'
             'model_provider = "corp"\n'
-            "check_for_update_on_startup = false\n"
             "[model_providers.corp]\n"
             'name = "Corp gateway"\n'
             f'base_url = "{fake.url}"\n'
@@ -123,23 +303,14 @@ def test_record_reaches_the_user_s_own_provider_with_its_key(tmp_path: Path) -> 
             'wire_api = "responses"\n'
             'query_params = { "api-version" = "2025-04-01" }\n'
         )
-        env = {**_home(tmp_path, config), "CORP_KEY": CORP_KEY}
+        env = {**codex_env(tmp_path, config), "CORP_KEY": CORP_KEY}
         before = (tmp_path / "home" / ".codex" / "config.toml").read_bytes()
         ran = regista(
-            [
-                "record",
-                "--trace-dir",
-                str(tmp_path / "traces"),
-                "--",
-                codex,
-                "exec",
-                "--skip-git-repo-check",
-                "say hello",
-            ],
+            ["record", "--trace-dir", str(tmp_path / "traces"), "--", *codex_cmd("say hello")],
             env,
             work,
         )
-        assert ran.code == 0, ran.err
+        assert ran.code == 0, ran.both
         assert "hello from the gateway" in ran.out
         assert len(fake.requests) == 1
         request = fake.requests[0]
@@ -147,5 +318,6 @@ def test_record_reaches_the_user_s_own_provider_with_its_key(tmp_path: Path) -> 
         assert request.headers["authorization"] == f"Bearer {CORP_KEY}"
         assert request.body["model"] == "gpt-5.5"
     assert (tmp_path / "home" / ".codex" / "config.toml").read_bytes() == before
-    for path in _traces(tmp_path / "traces"):
-        assert CORP_KEY.encode() not in path.read_bytes()
+    (path,) = (tmp_path / "traces").glob("*.jsonl")
+    assert CORP_KEY.encode() not in path.read_bytes()
+    assert Trace.load(path).start.task == "say hello"
