@@ -144,11 +144,14 @@ def _usage(info: dict[str, Any]) -> dict[str, int]:
         v = info.get(key)
         return v if isinstance(v, int) and not isinstance(v, bool) else 0
 
+    # Codex's input_tokens count the cached and cache-written ones too; the trace's (the
+    # Messages API's) count only the rest.
     cached = n("cached_input_tokens")
+    written = n("cache_write_input_tokens")
     return {
-        "input_tokens": max(n("input_tokens") - cached, 0),
+        "input_tokens": max(n("input_tokens") - cached - written, 0),
         "output_tokens": n("output_tokens"),
-        "cache_creation_input_tokens": 0,
+        "cache_creation_input_tokens": written,
         "cache_read_input_tokens": cached,
         "reasoning_output_tokens": n("reasoning_output_tokens"),
     }
@@ -264,6 +267,8 @@ class _Rollout:
         self.pending_ts: str | None = None
         self.input_ts: str | None = None
         self.pending_usage: dict[str, int] | None = None
+        #: The provider's id of the answer being read (``token_usage_record.response_id``).
+        self.pending_id: str | None = None
         self.last_response: dict[str, Any] | None = None
         self.calls: dict[str, tuple[int, str]] = {}
         self.results: dict[str, dict[str, Any]] = {}
@@ -294,6 +299,8 @@ class _Rollout:
             elif kind == "compacted":
                 self._flush(model)
                 self._compacted(ts, p)
+            elif kind == "token_usage_record":
+                self._usage_record(p)
             elif kind == "session_meta":
                 if p is not self.meta:
                     self.report.notes.append("a second session_meta (a fork's copied history)")
@@ -376,7 +383,7 @@ class _Rollout:
             return
         kinds = [b.pop("kind", None) for b in self.pending]
         response: dict[str, Any] = {
-            "id": None,
+            "id": self.pending_id,
             "model": model,
             "role": "assistant",
             "content": self.pending,
@@ -418,6 +425,7 @@ class _Rollout:
                 )
         self.pending = []
         self.pending_usage = None
+        self.pending_id = None
         self.input_ts = None
 
     def _result(self, ts: str | None, p: dict[str, Any]) -> None:
@@ -445,6 +453,22 @@ class _Rollout:
             extra=extra,
         )
         self.results[call_id] = self.b.events[-1]
+
+    def _usage_record(self, p: dict[str, Any]) -> None:
+        """One answer's usage and id (Codex 0.1xx writes one per response; its
+        ``token_count`` event that follows says the same)."""
+        usage = p.get("usage")
+        rid = p.get("response_id")
+        if not isinstance(usage, dict):
+            return
+        if self.pending:
+            self.pending_usage = _usage(usage)
+            self.pending_id = rid if isinstance(rid, str) else None
+        elif self.last_response is not None:  # recorded after the step was closed
+            response = self.last_response["response"]
+            response["usage"] = _usage(usage)
+            if isinstance(rid, str) and response.get("id") is None:
+                response["id"] = rid
 
     def _event(self, ts: str | None, p: dict[str, Any]) -> None:
         kind = p.get("type") if isinstance(p.get("type"), str) else None

@@ -156,6 +156,47 @@ class Rollout:
                 },
             )
 
+    def usage_record(
+        self, response_id: str, inp: int, cached: int, written: int, out: int, reasoning: int
+    ) -> None:
+        """Codex 0.1xx's ``token_usage_record`` line (one per answer), then the
+        ``token_count`` event it also writes."""
+        usage = {
+            "input_tokens": inp,
+            "cached_input_tokens": cached,
+            "cache_write_input_tokens": written,
+            "output_tokens": out,
+            "reasoning_output_tokens": reasoning,
+            "total_tokens": inp + out,
+        }
+        self._total += inp + out
+        self.lines.append(
+            {
+                "timestamp": self._ts(),
+                "type": "token_usage_record",
+                "payload": {
+                    "thread_id": self.thread_id,
+                    "turn_id": "01a23411-5320-7aa2-af8e-983ad6f0550c",
+                    "response_id": response_id,
+                    "usage": usage,
+                    "turn_token_usage": {**usage, "total_tokens": self._total},
+                },
+            }
+        )
+        self.line(
+            "event_msg",
+            {
+                "type": "token_count",
+                "info": {
+                    "total_token_usage": {**usage, "total_tokens": self._total},
+                    "last_token_usage": usage,
+                    "last_usage_includes_reasoning": True,
+                    "model_context_window": 475000,
+                },
+                "rate_limits": None,
+            },
+        )
+
     def data(self) -> bytes:
         return b"".join(orjson.dumps(x) + b"\n" for x in self.lines)
 
@@ -261,3 +302,54 @@ def subagent_rollout() -> Rollout:
 
 def rollout_name(thread: str, when: str = "2026-02-11T08-27-22") -> str:
     return f"rollout-{when}-{thread}.jsonl"
+
+
+def codex_0171_rollout() -> Rollout:
+    """A rollout as Codex 0.171 writes it: its tools as an ``additional_tools`` item, the
+    AGENTS.md and environment notes in a user message of their own, an ``exec_command``
+    call, and a ``token_usage_record`` (id, cached, cache-written and reasoning tokens) per
+    answer."""
+    r = Rollout()
+    r.meta(cli_version="0.171.0")
+    r.line(
+        "response_item",
+        {
+            "type": "additional_tools",
+            "id": "at_01a23411-53a1-7c10-9d2e-1b2c3d4e5f60",
+            "role": "developer",
+            "tools": [{"type": "namespace", "name": "functions", "description": "", "tools": []}],
+        },
+    )
+    r.developer("You are Codex, an agent based on GPT-6.")
+    r.line(
+        "response_item",
+        {
+            "type": "message",
+            "role": "user",
+            "content": [
+                {
+                    "type": "input_text",
+                    "text": "# AGENTS.md instructions for /w\n\n<INSTRUCTIONS>\nBe brief.\n"
+                    "</INSTRUCTIONS>",
+                },
+                {
+                    "type": "input_text",
+                    "text": "<environment_context>\n  <cwd>/w</cwd>\n</environment_context>",
+                },
+            ],
+        },
+    )
+    r.turn("gpt-6.2-sol")
+    r.user("Run the tests")
+    r.reasoning("I should run the tests.")
+    r.call("call_1", "exec_command", cmd="pytest -q")
+    r.usage_record("resp_1", 1200, 1000, 50, 40, 25)
+    r.output(
+        "call_1",
+        "Chunk ID: dface1\nWall time: 0.0111 seconds\nProcess exited with code 0\n"
+        "Original token count: 4\nOutput:\n3 passed\n",
+    )
+    r.reasoning("They pass.")
+    r.say("All 3 tests pass.")
+    r.usage_record("resp_2", 1300, 1150, 0, 30, 10)
+    return r

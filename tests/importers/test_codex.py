@@ -10,7 +10,7 @@ from regista.importers import detect
 from regista.importers.codex import convert
 from regista.trace.reader import Trace
 
-from .codex_fixtures import Rollout, basic_rollout
+from .codex_fixtures import Rollout, basic_rollout, codex_0171_rollout
 
 
 def _trace(path: Path) -> Trace:
@@ -191,3 +191,32 @@ def test_web_search_call_is_a_tool_step_without_an_invented_result(tmp_path: Pat
     assert search.result is not None and search.result.content == ""
     assert search.result.unknown == ["content"]
     assert trace.end is not None and trace.end.output == "Python 3.10."
+
+
+def test_a_codex_0171_rollout_keeps_what_each_answer_says(tmp_path: Path) -> None:
+    """Codex 0.171 writes a token_usage_record per answer: its id, and cached, cache-written
+    and reasoning tokens are recorded (usage in the trace's own terms: input less cached);
+    the exec_command call is a tool step; the task is what the person typed."""
+    path = codex_0171_rollout().write(tmp_path / "rollout-2026-12-02T00-04-40-01a23411.jsonl")
+    conv = convert(path)
+    trace = _trace(path)
+    assert trace.start.task == "Run the tests"
+    steps = trace.steps()
+    assert [(s.kind, s.title) for s in steps] == [
+        ("model", "gpt-6.2-sol"),
+        ("tool", "exec_command"),
+        ("model", "gpt-6.2-sol"),
+    ]
+    first, last = steps[0].response, steps[2].response
+    assert first is not None and last is not None
+    assert [b["type"] for b in first.content] == ["thinking", "tool_use"]
+    assert first.tool_uses[0]["input"] == {"cmd": "pytest -q"}
+    assert first.id == "resp_1" and last.id == "resp_2"
+    assert first.usage.input_tokens == 1200 - 1000 - 50
+    assert first.usage.cache_read_input_tokens == 1000
+    assert first.usage.cache_creation_input_tokens == 50
+    assert first.usage.model_extra["reasoning_output_tokens"] == 25
+    assert last.usage.input_tokens == 150 and last.usage.cache_read_input_tokens == 1150
+    assert last.usage.model_extra["reasoning_output_tokens"] == 10
+    assert trace.tool_results()["call_1"].content.endswith("3 passed\n")
+    assert "token_usage_record" not in conv.report.skipped

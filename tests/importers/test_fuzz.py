@@ -12,7 +12,7 @@ from regista.importers import convert
 from regista.trace.reader import Trace
 
 from .cc_fixtures import CCSession, basic_session, text, tool_use
-from .codex_fixtures import basic_rollout, spawning_rollout
+from .codex_fixtures import basic_rollout, codex_0171_rollout, spawning_rollout
 from .fuzzing import CASES, mutate, rng_for
 
 
@@ -36,6 +36,7 @@ def _codex_seed() -> bytes:
     r.line("response_item", {"type": "web_search_call", "action": {"query": "q"}})
     r.line("event_msg", {"type": "exec_command_end", "call_id": "call_A", "exit_code": 2})
     r.lines.extend(spawning_rollout().lines[1:])  # a spawn_agent call and its subagent's id
+    r.lines.extend(codex_0171_rollout().lines[1:])  # token_usage_record, additional_tools
     return r.data()
 
 
