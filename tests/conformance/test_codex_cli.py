@@ -54,16 +54,49 @@ class Ran:
         return self.out + self.err
 
 
+def _usage(inp: int, cached: int, out: int, reasoning: int) -> dict[str, Any]:
+    return {
+        "input_tokens": inp,
+        "input_tokens_details": {"cached_tokens": cached},
+        "output_tokens": out,
+        "output_tokens_details": {"reasoning_tokens": reasoning},
+        "total_tokens": inp + out,
+    }
+
+
 def answer(body: dict[str, Any]) -> dict[str, Any]:
-    """The fake model: a shell command first; then what its output said."""
+    """The fake model: a shell command first; then what its output said (each answer with
+    cached and reasoning tokens in its usage)."""
     items = body.get("input")
     last = items[-1] if isinstance(items, list) and items else {}
     if isinstance(last, dict) and last.get("type") == "function_call_output":
         output = str(last.get("output", ""))
         said = output.split("Output:\n", 1)[-1].strip()
-        return {"text": f"DONE: {said}"}
+        return {
+            "reasoning": "It printed.",
+            "text": f"DONE: {said}",
+            "usage": _usage(1300, 1150, 30, 10),
+        }
     args = orjson.dumps({"cmd": SHELL}).decode()
-    return {"tool_calls": [{"id": "call_sh1", "name": "exec_command", "arguments": args}]}
+    call = {"id": "call_sh1", "name": "exec_command", "arguments": args}
+    return {"reasoning": "Run it.", "tool_calls": [call], "usage": _usage(1200, 1000, 40, 25)}
+
+
+def _rollouts(session: dict[str, Any]) -> set[Path]:
+    return set((session["root"] / "home" / ".codex" / "sessions").rglob("rollout-*.jsonl"))
+
+
+def _last_usage(rollout: Path) -> dict[str, Any]:
+    """The thread's total token usage in a rollout Codex wrote (its last token_count)."""
+    total: dict[str, Any] = {}
+    for line in rollout.read_bytes().splitlines():
+        event = orjson.loads(line)
+        payload = event.get("payload") if isinstance(event, dict) else None
+        if isinstance(payload, dict) and payload.get("type") == "token_count":
+            info = payload.get("info")
+            if isinstance(info, dict) and isinstance(info.get("total_token_usage"), dict):
+                total = info["total_token_usage"]
+    return total
 
 
 def codex_cmd(task: str = TASK) -> list[str]:
@@ -144,6 +177,7 @@ def session(fake: FakeResponsesServer, tmp_path_factory: pytest.TempPathFactory)
     work.mkdir()
     env = {**codex_env(root), "OPENAI_BASE_URL": fake.url, "CODEX_API_KEY": KEY}
     before = len(fake.requests)
+    rollouts = set((root / "home" / ".codex").rglob("rollout-*.jsonl"))
     ran = regista(["record", "--trace-dir", str(root / "traces"), "--", *codex_cmd()], env, work)
     traces = sorted((root / "traces").glob("*.jsonl"))
     return {
@@ -154,6 +188,7 @@ def session(fake: FakeResponsesServer, tmp_path_factory: pytest.TempPathFactory)
         "work": work,
         "env": {k: v for k, v in env.items() if k != "CODEX_API_KEY"},
         "requests": fake.requests[before:],
+        "rollouts_before": rollouts,
     }
 
 
@@ -270,6 +305,30 @@ def test_a_fork_with_an_edited_shell_result_goes_live_after_it(
     assert [s.kind for s in fork.steps()] == ["model", "tool", "model"]
     assert KEY.encode() not in fork_path.read_bytes()
     r.fork_ok = True
+
+
+def test_codex_s_own_rollout_imports_and_replays_to_codex(session: dict[str, Any]) -> None:
+    """The rollout Codex wrote while recorded, imported (``regista import codex``), served
+    back to Codex (an imported run replays loose): every answer, with its tool call and its
+    usage (cached and reasoning tokens) as Codex counted it the first time."""
+    (rollout,) = _rollouts(session) - session["rollouts_before"]
+    env = {**session["env"], "OPENAI_BASE_URL": DOWN}
+    imported = session["root"] / "imported"
+    ran = regista(
+        ["import", "codex", str(rollout), "--trace-dir", str(imported)], env, session["work"]
+    )
+    assert ran.code == 0, ran.both
+    (path,) = imported.glob("*.jsonl")
+    trace = Trace.load(path)
+    assert trace.start.task == TASK
+    assert [s.kind for s in trace.steps()] == ["model", "tool", "model"]
+    before = _rollouts(session)
+    ran = regista(["replay", str(path), "--", *codex_cmd()], env, session["work"])
+    assert ran.code == 0, ran.both
+    assert f"DONE: {OUTPUT}" in ran.out
+    assert _served(ran.out)[0] == 2, ran.out
+    (replayed,) = _rollouts(session) - before
+    assert _last_usage(replayed) == _last_usage(rollout)
 
 
 def test_strict_share_from_another_folder(session: dict[str, Any], tmp_path: Path) -> None:
