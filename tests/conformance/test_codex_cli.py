@@ -188,7 +188,7 @@ def session(fake: FakeResponsesServer, tmp_path_factory: pytest.TempPathFactory)
         "work": work,
         "env": {k: v for k, v in env.items() if k != "CODEX_API_KEY"},
         "requests": fake.requests[before:],
-        "rollouts_before": rollouts,
+        "rollouts": sorted(set((root / "home" / ".codex").rglob("rollout-*.jsonl")) - rollouts),
     }
 
 
@@ -311,7 +311,7 @@ def test_codex_s_own_rollout_imports_and_replays_to_codex(session: dict[str, Any
     """The rollout Codex wrote while recorded, imported (``regista import codex``), served
     back to Codex (an imported run replays loose): every answer, with its tool call and its
     usage (cached and reasoning tokens) as Codex counted it the first time."""
-    (rollout,) = _rollouts(session) - session["rollouts_before"]
+    (rollout,) = session["rollouts"]  # the one Codex wrote while recorded
     env = {**session["env"], "OPENAI_BASE_URL": DOWN}
     imported = session["root"] / "imported"
     ran = regista(
