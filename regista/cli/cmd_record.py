@@ -18,6 +18,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "recording proxy on 127.0.0.1. Every call goes on to the upstream those variables "
         "named before (default: the public APIs) with the command's own API keys (never "
         "written), streams back untouched, and each agent session becomes one trace. "
+        "The Codex CLI reads no base URL from the environment: a codex command gets -c "
+        "overrides after the codex word instead, and its calls go on to the provider its "
+        "config.toml selects (docs/clients.md). "
         "Prints the traces and exits with the command's exit code.",
         usage="regista record [--trace-dir DIR] -- CMD [ARGS...]",
     )
