@@ -91,6 +91,10 @@ class CodexChild:
     """Where that provider sends calls: where regista forwards them."""
     table: dict[str, Any] = field(default_factory=dict)
     """The provider table regista defines (less ``base_url``)."""
+    env: dict[str, str] = field(default_factory=dict)
+    """Variables the child needs besides: the provider's secrets from the configuration,
+    passed in the environment (private to the child) rather than on its command line
+    (which any user of the machine can read)."""
 
     @property
     def key_env(self) -> str | None:
@@ -281,7 +285,36 @@ def codex_child(cmd: list[str], env: Mapping[str, str] | None = None) -> CodexCh
     upstream = base if isinstance(base, str) and base else OPENAI_API
     own = {k: v for k, v in table.items() if k != "base_url"}
     own.setdefault("name", provider)
-    return CodexChild(word, provider, upstream, own)
+    own, secrets = _secrets_to_env(own)
+    return CodexChild(word, provider, upstream, own, secrets)
+
+
+#: Where the provider's configured secrets go in the child's environment.
+_BEARER_ENV = "REGISTA_CODEX_BEARER_TOKEN"
+_HEADER_ENV = "REGISTA_CODEX_HEADER_{}"
+
+
+def _secrets_to_env(table: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+    """``table`` with the values that may be secrets (``experimental_bearer_token``, the
+    static ``http_headers``) moved to environment variables Codex reads (``env_key``,
+    ``env_http_headers``)."""
+    table = dict(table)
+    env: dict[str, str] = {}
+    token = table.pop("experimental_bearer_token", None)
+    if isinstance(token, str) and token:
+        # Codex prefers the configured token to ``env_key``: the token, from a variable
+        env[_BEARER_ENV] = token
+        table["env_key"] = _BEARER_ENV
+    headers = table.pop("http_headers", None)
+    if isinstance(headers, dict) and headers:
+        from_env = table.get("env_http_headers")
+        merged = dict(from_env) if isinstance(from_env, dict) else {}
+        for n, (name, value) in enumerate(headers.items()):
+            var = _HEADER_ENV.format(n)
+            env[var] = value if isinstance(value, str) else toml_value(value)
+            merged[str(name)] = var
+        table["env_http_headers"] = merged
+    return table, env
 
 
 # -- TOML values for ``-c key=value`` ----------------------------------------------------------

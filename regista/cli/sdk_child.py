@@ -70,16 +70,15 @@ def record(cmd: list[str], trace_dir: str | Path) -> tuple[int, list[Path]]:
     codex = codex_child(cmd)
     app = create_app(trace_dir, upstreams=_codex_upstreams(codex))
     with BackgroundServer(app) as server:
+        env = {
+            "ANTHROPIC_BASE_URL": f"{server.url}/v1/record/anthropic",
+            "OPENAI_BASE_URL": f"{server.url}/v1/record/openai",
+        }
         if codex is not None:
-            cmd = codex.command(cmd, f"{server.url}/v1/record/openai", replay=False)
+            cmd = codex.command(cmd, env["OPENAI_BASE_URL"], replay=False)
+            env.update(codex.env)
         try:
-            code = _run(
-                cmd,
-                {
-                    "ANTHROPIC_BASE_URL": f"{server.url}/v1/record/anthropic",
-                    "OPENAI_BASE_URL": f"{server.url}/v1/record/openai",
-                },
-            )
+            code = _run(cmd, env)
         finally:
             sessions = book(app.state.ctx)
             sessions.close()
@@ -151,10 +150,11 @@ def replay_child(
         keys = ["ANTHROPIC_API_KEY", "OPENAI_API_KEY"]
         if codex is not None:
             cmd = codex.command(cmd, env["OPENAI_BASE_URL"], replay=True)
+            env.update(codex.env)
             keys += [codex.key_env] if codex.key_env else []
         if not is_fork or loose_after_edits:
             for key in keys:
-                if not os.environ.get(key):
+                if not os.environ.get(key) and not env.get(key):
                     env[key] = _PLACEHOLDER_KEY
         try:
             code = _run(cmd, env)

@@ -361,6 +361,7 @@ def test_record_reaches_the_user_s_own_provider_with_its_key(tmp_path: Path) -> 
             'env_key = "CORP_KEY"\n'
             'wire_api = "responses"\n'
             'query_params = { "api-version" = "2025-04-01" }\n'
+            'http_headers = { "X-Team" = "blue" }\n'
         )
         env = {**codex_env(tmp_path, config), "CORP_KEY": CORP_KEY}
         before = (tmp_path / "home" / ".codex" / "config.toml").read_bytes()
@@ -375,6 +376,7 @@ def test_record_reaches_the_user_s_own_provider_with_its_key(tmp_path: Path) -> 
         request = fake.requests[0]
         assert request.path == "/v1/responses?api-version=2025-04-01"
         assert request.headers["authorization"] == f"Bearer {CORP_KEY}"
+        assert request.headers["x-team"] == "blue"  # given to Codex in its environment
         assert request.body["model"] == "gpt-5.5"
     assert (tmp_path / "home" / ".codex" / "config.toml").read_bytes() == before
     (path,) = (tmp_path / "traces").glob("*.jsonl")

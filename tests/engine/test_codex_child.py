@@ -111,12 +111,14 @@ http_headers = { "X-Team" = "a \\"quoted\\" team" }
         "env_key": "CORP_KEY",
         "wire_api": "responses",
         "query_params": {"api-version": "2025-04-01"},
-        "http_headers": {"X-Team": 'a "quoted" team'},
+        # a static header may be a secret: from the child's environment, not its arguments
+        "env_http_headers": {"X-Team": "REGISTA_CODEX_HEADER_0"},
         "base_url": URL,
         "supports_websockets": False,
         "request_max_retries": 0,  # a replay's 409 is final
         "stream_max_retries": 0,
     }
+    assert child.env == {"REGISTA_CODEX_HEADER_0": 'a "quoted" team'}
     assert (tmp_path / "codex-home" / "config.toml").read_bytes() == before
 
 
@@ -195,3 +197,27 @@ def test_other_commands_are_left_alone(tmp_path: Path) -> None:
 )
 def test_toml_values_read_back(value: Any) -> None:
     assert tomllib.loads(f"v = {toml_value(value)}")["v"] == value
+
+
+def test_configured_secrets_go_to_the_child_s_environment_not_its_arguments(
+    tmp_path: Path,
+) -> None:
+    config = """
+model_provider = "corp"
+[model_providers.corp]
+base_url = "https://gateway.example/v1"
+experimental_bearer_token = "sk-configured-token-123"
+http_headers = { "api-key" = "sk-header-456" }
+env_http_headers = { "X-Org" = "ORG_ID" }
+"""
+    child = codex_child(["codex", "exec", "x"], _home(tmp_path, config))
+    assert child is not None
+    cmd = child.command(["codex", "exec", "x"], URL, replay=False)
+    assert not any("sk-configured-token-123" in a or "sk-header-456" in a for a in cmd)
+    table = dict(_overrides(cmd))["model_providers.regista"]
+    assert table["env_key"] == "REGISTA_CODEX_BEARER_TOKEN" == child.key_env
+    assert table["env_http_headers"] == {"X-Org": "ORG_ID", "api-key": "REGISTA_CODEX_HEADER_0"}
+    assert child.env == {
+        "REGISTA_CODEX_BEARER_TOKEN": "sk-configured-token-123",
+        "REGISTA_CODEX_HEADER_0": "sk-header-456",
+    }
