@@ -22,8 +22,10 @@ _TAGS = (
     "turn_aborted",
     "skill",
 )
+# The attributes stop at the next ``<``: a tag left open then costs one scan, not one per
+# character of the text after it.
 _BLOCK = re.compile(
-    r"<(?P<tag>" + "|".join(_TAGS) + r")(?:\s[^>]*)?>.*?(?:</(?P=tag)>|\Z)", re.DOTALL
+    r"<(?P<tag>" + "|".join(_TAGS) + r")(?:\s[^<>]*)?>.*?(?:</(?P=tag)>|\Z)", re.DOTALL
 )
 #: Codex's header before the AGENTS.md text it sends.
 _AGENTS_HEADER = re.compile(r"^\s*# AGENTS\.md instructions for [^\n]*\n?", re.MULTILINE)
