@@ -262,7 +262,7 @@ def test_a_changed_prompt_gets_a_409_that_is_not_retried(session: dict[str, Any]
     assert p.returncode != 0
     assert "409" in said and "diverged at step 0" in said, said
     assert status["requests"] == 1, status
-    assert status["served"] == 0
+    assert status["served"] == 0 and status["rejected"] == 1
 
 
 def test_loose_mode_serves_in_order(session: dict[str, Any]) -> None:
