@@ -194,6 +194,7 @@ def session(fake: FakeResponsesServer, tmp_path_factory: pytest.TempPathFactory)
 
 def test_record_gives_one_run_that_verifies_and_shows_the_task(session: dict[str, Any]) -> None:
     r = _row()
+    r.record_ok = False  # until every check below holds
     ran: Ran = session["ran"]
     assert ran.code == 0, ran.both
     assert f"DONE: {OUTPUT}" in ran.out
@@ -292,6 +293,7 @@ def test_a_fork_with_an_edited_shell_result_goes_live_after_it(
         session["work"],
     )  # fmt: skip
     r = _row()
+    r.fork_ok = False  # until every check below holds
     assert ran.code == 0, ran.both
     # Codex ran its real shell command, but the model saw the edit
     assert "DONE: EDITED-RESULT" in ran.out, ran.both
