@@ -384,3 +384,11 @@ def test_record_reaches_the_user_s_own_provider_with_its_key(tmp_path: Path) -> 
     (path,) = (tmp_path / "traces").glob("*.jsonl")
     assert CORP_KEY.encode() not in path.read_bytes()
     assert Trace.load(path).start.task == "say hello"
+    # a replay needs no key: Codex, which wants its env_key set, gets a placeholder
+    env.pop("CORP_KEY")
+    ran = regista(
+        ["replay", str(path), "--mode", "loose", "--", *codex_cmd("say hello")], env, work
+    )
+    assert ran.code == 0, ran.both
+    assert "hello from the gateway" in ran.out
+    assert (tmp_path / "home" / ".codex" / "config.toml").read_bytes() == before
