@@ -15,6 +15,9 @@ regista reads that configuration (never writes it) and adds, right after the ``c
 - under a replay or a fork, ``stream_max_retries = 0`` and ``request_max_retries = 0``: a
   replay's 409 is final, and Codex would otherwise send the same request five more times.
 
+Values of the user's table that may be secrets (a bearer token, static headers) go to the
+child's environment (``env_key``, ``env_http_headers``), never onto its command line.
+
 The provider's own ``base_url`` is where regista forwards live calls; for ``openai``, Codex's
 ``openai_base_url``, else ``OPENAI_BASE_URL`` (which Codex itself ignores: regista's rule for
 every OpenAI client), else the public API. See docs/clients.md.
