@@ -13,7 +13,6 @@ no provider behind regista; the last test measures a replay from another folder.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import subprocess
@@ -160,16 +159,6 @@ def _served(out: str) -> tuple[int, int]:
     return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
 
 
-#: Codex puts fresh ids (its tools item's, its cache key, its metadata, each command
-#: output's chunk id) into every request: no call replays strict without the built-in masks
-#: for Codex (measured with them: 2 of 2, and from another folder too).
-NEEDS_MASKS = pytest.mark.xfail(
-    importlib.util.find_spec("regista.diff.masks") is None,
-    reason="strict replay of Codex needs the built-in Codex masks (regista.diff.masks)",
-    strict=True,
-)
-
-
 @pytest.fixture(scope="module")
 def fake() -> Iterator[FakeResponsesServer]:
     with FakeResponsesServer() as server:
@@ -230,7 +219,6 @@ def test_record_gives_one_run_that_verifies_and_shows_the_task(session: dict[str
     r.record_ok = True
 
 
-@NEEDS_MASKS
 def test_a_strict_replay_serves_every_call_with_the_provider_down(
     session: dict[str, Any],
 ) -> None:
@@ -292,7 +280,6 @@ def test_loose_mode_serves_in_order(session: dict[str, Any]) -> None:
     assert _served(ran.out)[0] == 2, ran.out
 
 
-@NEEDS_MASKS
 def test_a_fork_with_an_edited_shell_result_goes_live_after_it(
     session: dict[str, Any], fake: FakeResponsesServer
 ) -> None:
