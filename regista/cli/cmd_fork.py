@@ -4,11 +4,17 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from regista.cli._common import out, read_arg, result_lines
 from regista.cli._edits import EditsAction, parse_edits_file
 from regista.errors import ReplayDivergence, UserError
+
+if TYPE_CHECKING:
+    from regista.trace.reader import Trace
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -158,25 +164,71 @@ def _fork_child(
     from regista.cli.cmd_replay import replay_line
 
     lines = [replay_line(replay).replace("replayed:", "recorded prefix:", 1)]
-    parent = Trace.load(args.trace).summary()
-    for path in paths:
-        s = Trace.load(path).summary()
-        lines.append(
-            f"fork: {s.stop_reason or 'unfinished'} after {s.steps} "
-            f"step{'' if s.steps == 1 else 's'}, "
-            f"cost {_cost(s.cost_usd)}; trace: {path}"
-        )
-    lines.append(
-        f"parent {parent.session_id}: {parent.stop_reason or 'unfinished'}, "
-        f"cost {_cost(parent.cost_usd)}"
-    )
-    lines += [f"compare: regista-tui {args.trace} {path}" for path in paths]
+    if not paths:
+        lines.append("fork: no model call was made, so no fork was written")
+    for i, path in enumerate(paths):
+        fork = Trace.load(path)
+        what = _fork_what(edits, live_after) if i == 0 else "another conversation of the fork"
+        lines += result_lines(_ForkOutcome.of(fork, path, replay, parent=i == 0), what)
+    lines += [f"compare: regista-tui {args.trace} {path}" for path in paths[:1]]
     out(lines)
     return code
 
 
-def _cost(value: float | None) -> str:
-    return "unknown" if value is None else f"${value:.4f}"
+def _fork_what(edits: list[tuple[int, Any]], live_after: int | None) -> str:
+    """What the summary calls the fork: ``fork at step 1`` (or ``rewind to step N``)."""
+    if not edits:
+        return f"rewind to step {(live_after or -1) + 1}"
+    at = sorted(n for n, _ in edits)
+    return f"fork at step{'s' if len(at) > 1 else ''} {', '.join(map(str, at))}"
+
+
+@dataclass
+class _ForkOutcome:
+    """A fork written by the server, as :func:`result_lines` reads a harness fork's result."""
+
+    trace_path: Path
+    stop_reason: str | None
+    steps: int
+    cost_usd: float | None
+    output: str | None
+    recorded_steps: int = 0
+    edited_steps: int = 0
+    live_steps: int = 0
+    loose_steps: int = 0
+    matched: dict[int, bool] = field(default_factory=dict)
+    parent_session_id: str = ""
+    parent_stop_reason: str | None = None
+    parent_cost_usd: float | None = None
+
+    @classmethod
+    def of(cls, fork: Trace, path: Path, replay: Any, *, parent: bool) -> _ForkOutcome:
+        s = fork.summary()
+        sources = Counter(step.source for step in fork.steps())
+        first = replay.first_edit
+        loose = sum(
+            1
+            for step in fork.steps()
+            if first is not None and step.index > first and step.source == "recorded"
+        )
+        outcome = cls(
+            trace_path=path,
+            stop_reason=s.stop_reason or "unfinished",
+            steps=s.steps,
+            cost_usd=s.cost_usd,
+            output=None,  # the program printed its own
+            recorded_steps=sources["recorded"],
+            edited_steps=sources["edit"],
+            live_steps=sources["live"],
+            loose_steps=loose,
+            matched=dict(replay.loose),
+        )
+        if parent:
+            p = replay.trace.summary()
+            outcome.parent_session_id = p.session_id
+            outcome.parent_stop_reason = p.stop_reason
+            outcome.parent_cost_usd = p.cost_usd
+        return outcome
 
 
 async def _run_fork(args: argparse.Namespace) -> int:

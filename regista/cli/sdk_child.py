@@ -112,7 +112,6 @@ def replay_child(
     from regista.server import BackgroundServer, HttpError, create_app
     from regista.server.replays import registry
     from regista.server.sdk_replay import SdkReplay, SdkReplayMode, Spec
-    from regista.server.sessions import SessionBook
     from regista.trace.reader import Trace
 
     trace = Trace.load(trace_path)
@@ -140,7 +139,7 @@ def replay_child(
     if loose_after_edits:
         replay.live_from = None
     if is_fork:
-        replay.book = SessionBook(trace_dir, forked_from=replay.forked_from())
+        replay.book = replay.fork_book(trace_dir)
     registry(app.state.ctx).add(replay)
     env = {}
     with BackgroundServer(app) as server:

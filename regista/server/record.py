@@ -39,7 +39,7 @@ from regista.server.openai_responses import (
 )
 from regista.server.replays import registry
 from regista.server.sdk_replay import SdkReplay
-from regista.server.sessions import SessionBook
+from regista.server.sessions import SessionBook, edit_tool_results
 from regista.server.shapes import anthropic_request, openai_request, openai_response
 from regista.types import LlmRequest, LlmResponse
 
@@ -371,28 +371,13 @@ def substitute_tool_results(
     if provider == "openai" and isinstance(body.get("input"), list):
         substitute_outputs(body["input"], edits)
         return
-    for m in body.get("messages") or []:
-        if not isinstance(m, dict):
-            continue
-        if provider == "openai":
-            if m.get("role") == "tool" and m.get("tool_call_id") in edits:
+    if provider == "openai":
+        for m in body.get("messages") or []:
+            if isinstance(m, dict) and m.get("role") == "tool" and m.get("tool_call_id") in edits:
                 value = edits[m["tool_call_id"]]
                 m["content"] = value if isinstance(value, str) else orjson.dumps(value).decode()
-            continue
-        content = m.get("content")
-        if m.get("role") != "user" or not isinstance(content, list):
-            continue
-        for b in content:
-            if (
-                isinstance(b, dict)
-                and b.get("type") == "tool_result"
-                and b.get("tool_use_id") in edits
-            ):
-                b["content"] = edits[b["tool_use_id"]]
-                if b["tool_use_id"] in errors:
-                    b["is_error"] = True
-                else:
-                    b.pop("is_error", None)
+    else:
+        edit_tool_results(body.get("messages") or [], edits, errors)
 
 
 def routes(ctx: ServerContext) -> list[BaseRoute]:

@@ -33,7 +33,6 @@ from regista.server.openai_responses import (
     responses_request,
 )
 from regista.server.sdk_replay import LIVE, SdkReplay, parse_spec
-from regista.server.sessions import SessionBook
 from regista.server.shapes import (
     anthropic_body,
     anthropic_request,
@@ -72,11 +71,7 @@ class ReplayRegistry:
             trace, spec, self.ctx.replay_ttl, masks=masks if spec.masks else MaskSet()
         )
         if spec.live == "proxy":
-            replay.book = SessionBook(
-                self.ctx.store,
-                forked_from=replay.forked_from(),
-                idle_seconds=self.ctx.session_idle,
-            )
+            replay.book = replay.fork_book(self.ctx.store, idle_seconds=self.ctx.session_idle)
         with self._lock:
             self._sweep()
             self._replays[replay.id] = replay

@@ -32,7 +32,7 @@ from regista.providers.replay import RecordedCall, recorded_calls
 from regista.providers.tape import Tape, mismatch
 from regista.server.context import ErrorShape, HttpError
 from regista.server.openai_responses import conversation_of, input_items
-from regista.server.sessions import SessionBook
+from regista.server.sessions import SessionBook, with_tool_edits
 from regista.server.shapes import masked_form, sdk_digest
 from regista.trace.canonical import canonical_json
 from regista.trace.events import ToolResult
@@ -245,6 +245,7 @@ class SdkReplay:
             for step in sorted(spec.tool_errors & set(spec.tool_results))
         ]
         edited = [*spec.answers, *spec.tool_results]
+        self.first_edit = min(edited) if edited else None
         self.last_edit = max(edited) if edited else None
         if spec.live_after is not None:
             self.live_from: int | None = spec.live_after + 1
@@ -269,6 +270,8 @@ class SdkReplay:
         self.counted = 0
         self.estimated = 0
         self.divergence: dict[str, Any] | None = None
+        #: A fork's model steps played loosely after its first edit: whether each matched.
+        self.loose: dict[int, bool] = {}
         self._tools_served: set[str] = set()
         self._lock = threading.Lock()
         self._book: SessionBook | None = None
@@ -315,6 +318,9 @@ class SdkReplay:
         Raises:
             HttpError: 409 ``replay_divergence`` (strict) or ``replay_live`` (signal).
         """
+        # matched as the model sees it: after a tool edit, with the edit, as the harness's
+        # fork does (so the calls between the edit and the live point play loosely)
+        request = with_tool_edits(request, self.tool_edits, self.tool_errors)
         digest = sdk_digest(request.system, request.messages, self._active)
         with self._lock:
             self.requests += 1
@@ -334,10 +340,13 @@ class SdkReplay:
                     self.is_live = True
                     return self._go_live(shape)
                 return self._diverge(request, digest, None, shape)
-            loose_after_edit = self.last_edit is not None and expected.step > self.last_edit
+            # after the first edit the recording plays loosely, as the harness's fork does:
+            # the requests hold the edit, which the recording does not
+            loose_after_edit = self.first_edit is not None and expected.step > self.first_edit
             if self.spec.mode is SdkReplayMode.LOOSE or loose_after_edit:
                 served = self._serve(expected, matched=False, shape=shape)
-                self._note(request, expected)
+                if not loose_after_edit:  # a fork's loose playback is no divergence
+                    self._note(request, expected)
                 self.tape.play(self.tape.next_index)
                 return served
             return self._diverge(request, digest, expected, shape)
@@ -394,6 +403,8 @@ class SdkReplay:
             )
         self.served += 1
         self.matched += matched
+        if edit is None and self.first_edit is not None and rec.step > self.first_edit:
+            self.loose[rec.step] = matched
         if edit is not None:
             response = LlmResponse(
                 id=f"msg_edit_{rec.step}",
@@ -516,23 +527,40 @@ class SdkReplay:
         }
 
     def forked_from(self) -> dict[str, Any]:
-        """The ``forked_from`` link of the trace a live fork writes."""
-        edited = [*self.spec.answers, *self.spec.tool_results]
-        edits = [
-            {"step": s, "kind": "model_answer", "content": a.content}
-            for s, a in self.spec.answers.items()
-        ] + [
-            {"step": s, "kind": "tool_result", "content": c}
-            for s, c in self.spec.tool_results.items()
-        ]
-        at = min(edited) if edited else (self.live_from or 0)
-        return {
+        """The ``forked_from`` link of the trace a live fork writes: the shape the harness's
+        fork writes (``edit``; ``edits`` when there are several)."""
+        from regista.fork import ToolResultEdit
+
+        edits: list[tuple[int, Any]] = sorted(
+            [*self.spec.answers.items()]
+            + [
+                (s, ToolResultEdit(c, is_error=s in self.spec.tool_errors))
+                for s, c in self.spec.tool_results.items()
+            ],
+            key=lambda pair: pair[0],
+        )
+        link: dict[str, Any] = {
             "session_id": self.trace.session_id,
-            "at_step": at,
-            "edit": edits[0] if len(edits) == 1 else ({"edits": edits} if edits else None),
+            "at_step": edits[0][0] if edits else (self.live_from or 0),
+            "edit": edits[0][1].to_dict() if edits else None,
             "live_after": self.spec.live_after,
             "path": str(self.trace.path) if self.trace.path else None,
         }
+        if len(edits) > 1:
+            link["edits"] = [{"at_step": n, "edit": e.to_dict()} for n, e in edits]
+        return link
+
+    def fork_book(self, trace_dir: Any, **kwargs: Any) -> SessionBook:
+        """Where the fork writes its trace: every call with the edits in place, linked by
+        :meth:`forked_from` (``kwargs`` go to :class:`SessionBook`)."""
+        return SessionBook(
+            trace_dir,
+            forked_from=self.forked_from(),
+            tool_edits=self.tool_edits,
+            tool_errors=self.tool_errors,
+            live_from=self.live_from,
+            **kwargs,
+        )
 
     def status(self) -> dict[str, Any]:
         """What ``GET /v1/replays/{id}`` answers."""
@@ -554,6 +582,7 @@ class SdkReplay:
             "tool_edits": self.tool_edits,
             "tool_errors": self.tool_errors,
             "divergence": self.divergence,
+            "forked_from": self.forked_from() if self.live_from is not None else None,
             "expires_at": _iso(self.expires_at),
         }
 

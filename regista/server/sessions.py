@@ -31,9 +31,10 @@ session already ended starts a new trace whose ``session.start.metadata.continue
 from __future__ import annotations
 
 import asyncio
+import copy
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,7 +47,13 @@ from regista.trace.recorder import TraceRecorder
 from regista.trace.validate import check_messages, check_response
 from regista.types import LlmRequest, LlmResponse, Message
 
-__all__ = ["SdkSession", "SessionBook", "continues_conversation"]
+__all__ = [
+    "SdkSession",
+    "SessionBook",
+    "continues_conversation",
+    "edit_tool_results",
+    "with_tool_edits",
+]
 
 #: Ended sessions kept (for ``continues`` links) once idle sessions are being ended.
 _KEEP_ENDED = 64
@@ -173,6 +180,47 @@ def _results(messages: list[Message]) -> dict[str, dict[str, Any]]:
     return out
 
 
+def edit_tool_results(
+    messages: list[Any], edits: Mapping[str, Any], errors: Collection[str] = ()
+) -> None:
+    """Put the edited results (by tool_use_id) in place of the ``tool_result`` blocks of
+    Anthropic-shaped ``messages``, in place; ``errors``: the ids whose edit is an error."""
+    for m in messages:
+        if not isinstance(m, dict):
+            continue
+        content = m.get("content")
+        if m.get("role") != "user" or not isinstance(content, list):
+            continue
+        for b in content:
+            if (
+                isinstance(b, dict)
+                and b.get("type") == "tool_result"
+                and b.get("tool_use_id") in edits
+            ):
+                b["content"] = edits[b["tool_use_id"]]
+                if b["tool_use_id"] in errors:
+                    b["is_error"] = True
+                else:
+                    b.pop("is_error", None)
+
+
+def with_tool_edits(
+    request: LlmRequest, edits: Mapping[str, Any], errors: Collection[str] = ()
+) -> LlmRequest:
+    """``request`` as the model of a fork sees it: the edited tool results in place of
+    the agent's own (``request`` itself when no message holds one)."""
+    if not edits or not any(
+        isinstance(b, dict) and b.get("type") == "tool_result" and b.get("tool_use_id") in edits
+        for m in request.messages
+        if isinstance(m.get("content"), list)
+        for b in m["content"]
+    ):
+        return request
+    messages = copy.deepcopy(request.messages)
+    edit_tool_results(messages, edits, errors)
+    return request.model_copy(update={"messages": messages})
+
+
 def _in_event_loop() -> bool:
     try:
         asyncio.get_running_loop()
@@ -190,6 +238,14 @@ class SessionBook:
         idle_seconds: End a session no call has continued for this long (``None``: only
             when the book is closed).
         clock: Seconds, monotonic (tests pass a fake one).
+        tool_edits: For a fork: edited tool results by tool_use_id. Every call is written
+            with them in place of the agent's own results (what the model saw), and their
+            tool steps are written as edits.
+        tool_errors: The tool_use_ids whose edited result is an error.
+        live_from: For a fork: its first live step. A tool step before it is written as
+            recorded, one from it on as live, whichever call brought its result (the
+            agent runs its tools either way; this is where the harness's fork takes them
+            from).
     """
 
     def __init__(
@@ -199,9 +255,15 @@ class SessionBook:
         *,
         idle_seconds: float | None = None,
         clock: Callable[[], float] = time.monotonic,
+        tool_edits: Mapping[str, Any] | None = None,
+        tool_errors: Collection[str] = (),
+        live_from: int | None = None,
     ) -> None:
         self.trace_dir = Path(trace_dir)
         self.forked_from = forked_from
+        self.tool_edits = dict(tool_edits or {})
+        self.tool_errors = frozenset(tool_errors)
+        self.live_from = live_from
         self.idle_seconds = idle_seconds
         self.clock = clock
         self.sessions: list[SdkSession] = []
@@ -287,6 +349,9 @@ class SessionBook:
         # what is written must read back: checked with the reader's own check first
         check_messages(request.messages)
         check_response(response.payload())
+        # the same request whether it was served or went live (where the agent's own
+        # result was replaced on its way upstream): one conversation, one trace
+        request = with_tool_edits(request, self.tool_edits, self.tool_errors)
         with self._lock:
             self._sweep(self.clock())
             main = self._side_of(request, bool(side)) if side or not request.tools else None
@@ -318,7 +383,7 @@ class SessionBook:
                         content if isinstance(content, str | list) else str(content),
                         is_error=bool(block.get("is_error")),
                         by="default",
-                        source=source if source != "edit" else "recorded",
+                        source=self._tool_source(str(use.get("id")), s.rec.steps, source),
                     )
             step = s.rec.request(request)
             model = response.model or request.model
@@ -433,6 +498,14 @@ class SessionBook:
         )
         return step
 
+    def _tool_source(self, tool_use_id: str, step: int, call_source: str) -> str:
+        """Where a tool step's result is said to come from (see ``live_from``)."""
+        if tool_use_id in self.tool_edits:
+            return "edit"
+        if self.live_from is not None:
+            return "live" if step >= self.live_from else "recorded"
+        return call_source if call_source != "edit" else "recorded"
+
     def sweep(self) -> int:
         """End the sessions idle for ``idle_seconds`` or more; return how many ended."""
         with self._lock:
@@ -467,19 +540,22 @@ class SessionBook:
                 if not s.rec.closed:
                     self._end(s, self.rejected)
 
-    @staticmethod
-    def _end(s: SdkSession, rejected: Callable[[], int] | None = None) -> None:
+    def _end(self, s: SdkSession, rejected: Callable[[], int] | None = None) -> None:
         if not s.started:
             s.rec.close()
             return
         last = s.last
         stop = (last.stop_reason or "end_turn") if last is not None else "error"
+        replay: dict[str, Any] | None = None
+        if rejected is not None or self.forked_from:
+            # a fork says, as the harness's does, how many steps came from where
+            replay = {**s.rec.sources, "diverged_at": None}
+            if rejected is not None:
+                replay["rejected"] = rejected()
         s.rec.end(
             stop,
             output=last.text if last is not None else None,
             duration_ms=max(s.last_seen - s.first_at, 0.0) * 1000,
-            replay=None
-            if rejected is None
-            else {**s.rec.sources, "diverged_at": None, "rejected": rejected()},
+            replay=replay,
         )
         # the prefix is still needed to tell a continuation from a new conversation

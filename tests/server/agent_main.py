@@ -1,4 +1,5 @@
-"""A plain SDK agent as a program: ``python agent_main.py anthropic|openai``.
+"""A plain SDK agent as a program: ``python agent_main.py anthropic|openai`` (or
+``anthropic-stream|openai-stream``: the same loop, streaming).
 
 It reads its base URL and key from the environment (as any SDK program does), prints the
 final answer, and exits 3 when the replay answers 409 (a divergence)."""
@@ -53,11 +54,12 @@ def main() -> int:
                 }
             )
         return 0
-    if sys.argv[1] == "anthropic":
+    stream = sys.argv[1].endswith("-stream")  # anthropic-stream, openai-stream
+    if sys.argv[1] in ("anthropic", "anthropic-stream"):
         import anthropic
 
         try:
-            print(anthropic_agent(anthropic.Anthropic(max_retries=0), system=system))
+            print(anthropic_agent(anthropic.Anthropic(max_retries=0), system=system, stream=stream))
         except anthropic.ConflictError as exc:
             print(f"conflict: {exc}", file=sys.stderr)
             return 3
@@ -65,7 +67,7 @@ def main() -> int:
     import openai
 
     try:
-        print(openai_agent(openai.OpenAI(max_retries=0), system=system))
+        print(openai_agent(openai.OpenAI(max_retries=0), system=system, stream=stream))
     except openai.ConflictError as exc:
         print(f"conflict: {exc}", file=sys.stderr)
         return 3

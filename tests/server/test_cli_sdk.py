@@ -111,7 +111,8 @@ def test_fork_with_an_edited_tool_result_goes_live_after_it(
     assert fork.start.forked_from["session_id"] == Trace.load(path).session_id
     assert [s.kind for s in fork.steps()] == ["model", "tool", "model"]
     assert "sk-ant-cli-secret" not in fork_path.read_text()
-    assert "fork: end_turn after 3 steps" in out and "parent " in out
+    assert "fork at step 1: end_turn after 3 steps (1 recorded, 1 edited, 1 live)" in out
+    assert "parent " in out
     assert f"compare: regista-tui {path} {fork_path}" in out
 
 
@@ -206,7 +207,7 @@ def test_a_fork_that_ends_at_its_edit_says_one_step(
     argv = ["fork", str(recorded), "--at", "0", "--answer", "Done.", "--trace-dir", str(tmp_path)]
     assert main([*argv, "--", *AGENT, "anthropic"]) == 0
     out = capfd.readouterr().out
-    assert "Done." in out and "fork: end_turn after 1 step, cost" in out
+    assert "Done." in out and "fork at step 0: end_turn after 1 step (0 recorded, 1 edited" in out
     assert len(fake.requests) == before
 
 
