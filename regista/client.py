@@ -156,15 +156,21 @@ class ReplaySession:
         from regista.server.sessions import SessionBook
 
         edited = [e["step"] for e in edits or [] if isinstance(e, dict) and "step" in e]
+        # the server's link, in the shape the harness's fork writes; the edited tool results
+        # are written in place of the agent's own, so the fork is one trace
         self.book = SessionBook(
             trace_dir,
-            forked_from={
+            forked_from=status.get("forked_from")
+            or {
                 "session_id": run,
                 "at_step": min(edited) if edited else (live_after or -1) + 1,
-                "edit": {"edits": edits} if edits else None,
+                "edit": None,
                 "live_after": live_after,
                 "path": None,
             },
+            tool_edits=self.tool_edits,
+            tool_errors=self.tool_errors,
+            live_from=status.get("live_from"),
         )
 
     @property
