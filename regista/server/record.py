@@ -40,7 +40,12 @@ from regista.server.openai_responses import (
 from regista.server.replays import registry
 from regista.server.sdk_replay import SdkReplay
 from regista.server.sessions import SessionBook, edit_tool_results
-from regista.server.shapes import anthropic_request, openai_request, openai_response
+from regista.server.shapes import (
+    anthropic_request,
+    openai_request,
+    openai_response,
+    openai_tool_text,
+)
 from regista.types import LlmRequest, LlmResponse
 
 __all__ = ["DEFAULT_UPSTREAMS", "Upstream", "routes", "substitute_tool_results"]
@@ -374,8 +379,7 @@ def substitute_tool_results(
     if provider == "openai":
         for m in body.get("messages") or []:
             if isinstance(m, dict) and m.get("role") == "tool" and m.get("tool_call_id") in edits:
-                value = edits[m["tool_call_id"]]
-                m["content"] = value if isinstance(value, str) else orjson.dumps(value).decode()
+                m["content"] = openai_tool_text(edits[m["tool_call_id"]])
     else:
         edit_tool_results(body.get("messages") or [], edits, errors)
 

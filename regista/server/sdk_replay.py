@@ -320,7 +320,7 @@ class SdkReplay:
         """
         # matched as the model sees it: after a tool edit, with the edit, as the harness's
         # fork does (so the calls between the edit and the live point play loosely)
-        request = with_tool_edits(request, self.tool_edits, self.tool_errors)
+        request = with_tool_edits(request, self.tool_edits, self.tool_errors, shape)
         digest = sdk_digest(request.system, request.messages, self._active)
         with self._lock:
             self.requests += 1

@@ -43,6 +43,7 @@ from ulid import ULID
 
 from regista.harness_notes import asked
 from regista.pricing import cost_usd, price_for
+from regista.server.shapes import openai_tool_result
 from regista.trace.recorder import TraceRecorder
 from regista.trace.validate import check_messages, check_response
 from regista.types import LlmRequest, LlmResponse, Message
@@ -205,10 +206,14 @@ def edit_tool_results(
 
 
 def with_tool_edits(
-    request: LlmRequest, edits: Mapping[str, Any], errors: Collection[str] = ()
+    request: LlmRequest,
+    edits: Mapping[str, Any],
+    errors: Collection[str] = (),
+    provider: str = "anthropic",
 ) -> LlmRequest:
-    """``request`` as the model of a fork sees it: the edited tool results in place of
-    the agent's own (``request`` itself when no message holds one)."""
+    """``request`` (normalised from ``provider``'s shape) as the model of a fork sees it:
+    the edited tool results in place of the agent's own, as that provider carries them
+    (``request`` itself when no message holds one)."""
     if not edits or not any(
         isinstance(b, dict) and b.get("type") == "tool_result" and b.get("tool_use_id") in edits
         for m in request.messages
@@ -216,6 +221,8 @@ def with_tool_edits(
         for b in m["content"]
     ):
         return request
+    if provider == "openai":  # a tool message is text: read back as text blocks
+        edits = {k: openai_tool_result(v) for k, v in edits.items()}
     messages = copy.deepcopy(request.messages)
     edit_tool_results(messages, edits, errors)
     return request.model_copy(update={"messages": messages})
@@ -351,7 +358,7 @@ class SessionBook:
         check_response(response.payload())
         # the same request whether it was served or went live (where the agent's own
         # result was replaced on its way upstream): one conversation, one trace
-        request = with_tool_edits(request, self.tool_edits, self.tool_errors)
+        request = with_tool_edits(request, self.tool_edits, self.tool_errors, provider)
         with self._lock:
             self._sweep(self.clock())
             main = self._side_of(request, bool(side)) if side or not request.tools else None

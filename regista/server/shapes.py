@@ -289,6 +289,17 @@ def _openai_tool(tool: Any) -> dict[str, Any]:
     return {"name": str(name if name is not None else kind or ""), "openai": tool}
 
 
+def openai_tool_text(value: Any) -> str:
+    """A tool result (text or content blocks) as a chat completions ``tool`` message's
+    content: text as it is, blocks as their JSON."""
+    return value if isinstance(value, str) else orjson.dumps(value).decode()
+
+
+def openai_tool_result(value: Any) -> list[dict[str, Any]]:
+    """A tool result as :func:`openai_request` reads it back from a ``tool`` message."""
+    return _openai_content(openai_tool_text(value))
+
+
 def openai_request(body: dict[str, Any]) -> LlmRequest:
     """A chat completions request, normalised to the Messages shape.
 

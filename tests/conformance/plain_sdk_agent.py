@@ -15,7 +15,7 @@ from typing import Any
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "server"))
 
-from sdk_agents import anthropic_agent, openai_agent  # noqa: E402
+from sdk_agents import anthropic_agent, openai_agent
 
 
 def main() -> int:
@@ -33,7 +33,8 @@ def main() -> int:
         if provider == "anthropic":
             import anthropic
 
-            client = anthropic.Anthropic(http_client=anthropic.DefaultHttpxClient(event_hooks=hooks))
+            http = anthropic.DefaultHttpxClient(event_hooks=hooks)
+            client = anthropic.Anthropic(http_client=http)
             try:
                 print(anthropic_agent(client, system=system, stream=stream))
             except anthropic.ConflictError as exc:

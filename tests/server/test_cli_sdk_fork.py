@@ -179,7 +179,7 @@ def test_an_edited_tool_result_goes_live_right_after_it(
     monkeypatch: pytest.MonkeyPatch
 ) -> None:  # fmt: skip
     argv = ["fork", "--at", "1", "--tool-result", "rainy", "--error"]
-    fork, out, sent = _fork(argv, recorded, fakes, tmp_path, capfd, monkeypatch)
+    fork, _, sent = _fork(argv, recorded, fakes, tmp_path, capfd, monkeypatch)
     assert _sources(fork) == ["recorded", "edit", "live", "live", "live"]
     assert len(sent) == 2 and all(_tool_results_sent(b)[0] == "rainy" for b in sent)
     edited = fork.steps()[1].result
