@@ -11,7 +11,9 @@ served).
 - ``loose`` (the harness calls it ``warn``): the next recorded call answers regardless, and
   whether it matched is counted.
 - Edits answer a model step with another answer, or give a tool step another result (served
-  by ``tools/next``, and put in place of the agent's own result in what goes live).
+  by ``tools/next``, and put in place of the agent's own result in every request, the ones
+  matched and written as well as the ones that go live). After the first edit the
+  recording plays loosely, as the harness's fork does.
 - Past the live point (``live_after``): ``live="signal"`` answers 409 ``replay_live`` (the
   client's cue to call the real provider); ``live="proxy"`` forwards to the upstream.
 """
@@ -27,7 +29,7 @@ from typing import Any, Literal
 
 from regista.diff.masks import MaskHit, MaskSet
 from regista.errors import ContentNotRecorded, InvalidEditError
-from regista.fork import ModelAnswerEdit, validate_model_edit
+from regista.fork import ModelAnswerEdit, ToolResultEdit, validate_model_edit
 from regista.providers.replay import RecordedCall, recorded_calls
 from regista.providers.tape import Tape, mismatch
 from regista.server.context import ErrorShape, HttpError
@@ -298,9 +300,13 @@ class SdkReplay:
                 self.spec.answers[step] = validate_model_edit(answer, tool_names)
             except InvalidEditError as exc:
                 raise HttpError(400, f"edit at step {step}: {exc}") from None
-        for step in self.spec.tool_results:
+        for step, content in self.spec.tool_results.items():
             if step >= n or self.steps[step].kind != "tool" or self.steps[step].tool_call is None:
                 raise HttpError(400, f"edit at step {step}: not a tool step of the run")
+            try:
+                ToolResultEdit(content)
+            except InvalidEditError as exc:
+                raise HttpError(400, f"edit at step {step}: {exc}") from None
         if (
             self.spec.live_after is not None
             and self.spec.answers | self.spec.tool_results
@@ -529,8 +535,6 @@ class SdkReplay:
     def forked_from(self) -> dict[str, Any]:
         """The ``forked_from`` link of the trace a live fork writes: the shape the harness's
         fork writes (``edit``; ``edits`` when there are several)."""
-        from regista.fork import ToolResultEdit
-
         edits: list[tuple[int, Any]] = sorted(
             [*self.spec.answers.items()]
             + [

@@ -182,6 +182,9 @@ BAD = [
     (b'{"run": "RUN", "live_after": -2}', 400),
     (b'{"run": "RUN", "live_afer": 1}', 400),  # a misspelt key is not silently ignored
     (b'{"run": "RUN", "edits": [{"step": 1, "tool_result": "x", "is_eror": true}]}', 400),
+    # a tool result is text or content blocks, as the harness's fork takes it
+    (b'{"run": "RUN", "edits": [{"step": 1, "tool_result": [1]}], "live": "proxy"}', 400),
+    (b'{"run": "RUN", "edits": [{"step": 1, "tool_result": [{"text": "x"}]}]}', 400),
 ]
 
 
