@@ -70,6 +70,13 @@ def test_signal_fork_with_the_python_client(recorded: Path, tmp_path: Path) -> N
     assert fork.end is not None and fork.end.stop_reason == "end_turn"
     sources = [e.source for e in fork.events if e.type == "llm.response"]
     assert sources == ["recorded", "live"]
+    # the edited tool step is the edit, with the edited result, as the harness writes it
+    assert [s.source for s in fork.steps()] == ["recorded", "edit", "live"]
+    result = fork.steps()[1].result
+    assert result is not None and result.content == "rainy in Paris"
+    assert fork.start.forked_from["edit"] == {
+        "kind": "tool_result", "content": "rainy in Paris", "is_error": False
+    }  # fmt: skip
 
 
 def test_signal_fork_with_an_async_client(recorded: Path, tmp_path: Path) -> None:
@@ -108,6 +115,32 @@ def test_api_fork_through_the_proxy_with_an_edited_answer(recorded: Path) -> Non
     fork = Trace.load(fork_path)
     assert fork.start.forked_from is not None and fork.start.forked_from["at_step"] == 2
     assert [e.source for e in fork.events if e.type == "llm.response"] == ["recorded", "edit"]
+
+
+def test_api_fork_through_the_proxy_writes_the_edited_tool_result_as_an_edit(
+    recorded: Path,
+) -> None:
+    """The tool step whose result was edited is the edit (as the harness's fork writes it),
+    not a live step, though its result reached the model with a live call."""
+    store = recorded.parent
+    with FakeAnthropicServer() as fake, regista_server(store, anthropic=fake.url) as server:
+        fake.answer_with(_weather)
+        edits = [{"step": 1, "tool_result": "rainy in Paris"}]
+        rp = new_replay(server, recorded.stem, edits=edits, live="proxy")
+        client = anthropic.Anthropic(api_key="k", base_url=rp["anthropic_base_url"])
+        assert anthropic_agent(client) == "Tool: rainy in Paris"
+        (fork_path,) = [p for p in store.glob("*.jsonl") if p != recorded]
+        status = server.http.get(f"/v1/replays/{rp['id']}").json()
+        assert server.http.delete(f"/v1/replays/{rp['id']}").status_code == 204
+    fork = Trace.load(fork_path)
+    assert [s.source for s in fork.steps()] == ["recorded", "edit", "live"]
+    result = fork.steps()[1].result
+    assert result is not None and result.content == "rainy in Paris"
+    edit = {"kind": "tool_result", "content": "rainy in Paris", "is_error": False}
+    assert fork.start.forked_from is not None and fork.start.forked_from["edit"] == edit
+    assert status["forked_from"] == fork.start.forked_from
+    assert fork.end is not None and fork.end.replay is not None
+    assert (fork.end.replay["recorded"], fork.end.replay["edit"]) == (1, 1)
 
 
 def test_tools_next_expiry_and_delete(recorded: Path) -> None:
