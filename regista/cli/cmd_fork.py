@@ -178,7 +178,7 @@ def _fork_child(
 def _fork_what(edits: list[tuple[int, Any]], live_after: int | None) -> str:
     """What the summary calls the fork: ``fork at step 1`` (or ``rewind to step N``)."""
     if not edits:
-        return f"rewind to step {(live_after or -1) + 1}"
+        return f"rewind to step {(-1 if live_after is None else live_after) + 1}"
     at = sorted(n for n, _ in edits)
     return f"fork at step{'s' if len(at) > 1 else ''} {', '.join(map(str, at))}"
 

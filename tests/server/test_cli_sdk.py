@@ -129,7 +129,20 @@ def test_rewind_goes_live_from_the_step(
     )  # fmt: skip
     assert code == 0
     assert len(fake.requests) == before + 1  # step 0 from the tape, step 2 live
-    assert "recorded prefix: 1 of 2 model calls served" in capfd.readouterr().out
+    out = capfd.readouterr().out
+    assert "recorded prefix: 1 of 2 model calls served" in out
+    assert "rewind to step 2: end_turn after 3 steps (2 recorded, 0 edited, 1 live)" in out
+    # from the tool step: its result is the agent's own, live
+    code = main(
+        ["rewind", str(path), "--at", "1", "--trace-dir", str(tmp_path / "r1"),
+         "--", *AGENT, "anthropic"]
+    )  # fmt: skip
+    assert code == 0
+    assert "rewind to step 1: end_turn after 3 steps (1 recorded, 0 edited, 2 live)" in (
+        capfd.readouterr().out
+    )
+    (fork_path,) = (tmp_path / "r1").glob("*.jsonl")
+    assert [s.source for s in Trace.load(fork_path).steps()] == ["recorded", "live", "live"]
 
 
 def test_openai_agent_record_and_replay(
