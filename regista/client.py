@@ -156,6 +156,7 @@ class ReplaySession:
         from regista.server.sessions import SessionBook
 
         edited = [e["step"] for e in edits or [] if isinstance(e, dict) and "step" in e]
+        live_from = (-1 if live_after is None else live_after) + 1
         # the server's link, in the shape the harness's fork writes; the edited tool results
         # are written in place of the agent's own, so the fork is one trace
         self.book = SessionBook(
@@ -163,7 +164,7 @@ class ReplaySession:
             forked_from=status.get("forked_from")
             or {
                 "session_id": run,
-                "at_step": min(edited) if edited else (live_after or -1) + 1,
+                "at_step": min(edited) if edited else live_from,
                 "edit": None,
                 "live_after": live_after,
                 "path": None,
