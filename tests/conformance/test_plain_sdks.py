@@ -96,7 +96,12 @@ class Recorded:
         return self.paths[0]
 
 
-@pytest.fixture(scope="module", params=CLIENTS, ids=lambda c: c.name)
+def _id(client: Client) -> str:
+    """``openai-chat-stream`` for ``openai chat (stream)``: an id ``-k`` can take."""
+    return client.name.replace(" (stream)", "-stream").replace(" ", "-")
+
+
+@pytest.fixture(scope="module", params=CLIENTS, ids=_id)
 def recorded(
     request: pytest.FixtureRequest, fakes: dict[str, Any], tmp_path_factory: pytest.TempPathFactory
 ) -> Recorded:
@@ -171,6 +176,7 @@ def test_a_changed_prompt_gets_a_409_the_sdk_does_not_retry(
     assert code == 3, err  # the agent's own exit on a ConflictError
     assert r.conflict_surfaced, err
     assert r.conflict_requests == 1  # x-should-retry: false, so the SDK's retries stay off
+    assert "1 request rejected" in out  # the summary counts what the client sent
 
 
 def test_loose_replay_serves_in_order(
