@@ -378,8 +378,9 @@ def substitute_tool_results(
         return
     if provider == "openai":
         for m in body.get("messages") or []:
-            if isinstance(m, dict) and m.get("role") == "tool" and m.get("tool_call_id") in edits:
-                m["content"] = openai_tool_text(edits[m["tool_call_id"]])
+            call_id = m.get("tool_call_id") if isinstance(m, dict) else None
+            if isinstance(call_id, str) and call_id in edits and m.get("role") == "tool":
+                m["content"] = openai_tool_text(edits[call_id])
     else:
         edit_tool_results(body.get("messages") or [], edits, errors)
 

@@ -181,6 +181,15 @@ def _results(messages: list[Message]) -> dict[str, dict[str, Any]]:
     return out
 
 
+def _edited(block: Any, edits: Mapping[str, Any]) -> str | None:
+    """The tool_use_id of ``block`` when it is a tool result that ``edits`` replaces (an id
+    that is not text, as any part of a request may be, is none)."""
+    if not isinstance(block, dict) or block.get("type") != "tool_result":
+        return None
+    tool_use_id = block.get("tool_use_id")
+    return tool_use_id if isinstance(tool_use_id, str) and tool_use_id in edits else None
+
+
 def edit_tool_results(
     messages: list[Any], edits: Mapping[str, Any], errors: Collection[str] = ()
 ) -> None:
@@ -193,13 +202,10 @@ def edit_tool_results(
         if m.get("role") != "user" or not isinstance(content, list):
             continue
         for b in content:
-            if (
-                isinstance(b, dict)
-                and b.get("type") == "tool_result"
-                and b.get("tool_use_id") in edits
-            ):
-                b["content"] = edits[b["tool_use_id"]]
-                if b["tool_use_id"] in errors:
+            tool_use_id = _edited(b, edits)
+            if tool_use_id is not None:
+                b["content"] = edits[tool_use_id]
+                if tool_use_id in errors:
                     b["is_error"] = True
                 else:
                     b.pop("is_error", None)
@@ -215,7 +221,7 @@ def with_tool_edits(
     the edited tool results in place of the agent's own, as that provider carries them
     (``request`` itself when no message holds one)."""
     if not edits or not any(
-        isinstance(b, dict) and b.get("type") == "tool_result" and b.get("tool_use_id") in edits
+        _edited(b, edits) is not None
         for m in request.messages
         if isinstance(m.get("content"), list)
         for b in m["content"]

@@ -150,3 +150,41 @@ def test_fuzzed_bodies_never_break_the_server(recorded: Path) -> None:
                 "/v1/traces", content=body, headers={"content-type": "application/x-protobuf"}
             )
             assert r.status_code in (200, 400), f"seed {SEED}, protobuf case {n}: {body[:200]!r}"
+
+
+def _tool_result_body(rng: random.Random, provider: str) -> dict[str, Any]:
+    """A request that answers the recorded tool call, its tool result's fields fuzzed."""
+    if provider == "openai":
+        result: dict[str, Any] = {"role": "tool", "tool_call_id": "t1", "content": "sunny"}
+        call = {"id": "t1", "type": "function",
+                "function": {"name": "get_weather", "arguments": "{}"}}  # fmt: skip
+        turns = [{"role": "assistant", "content": None, "tool_calls": [call]}, result]
+    else:
+        result = {"type": "tool_result", "tool_use_id": "t1", "content": "sunny"}
+        use = {"type": "tool_use", "id": "t1", "name": "get_weather", "input": {}}
+        turns = [{"role": "assistant", "content": [use]}, {"role": "user", "content": [result]}]
+    for _ in range(rng.randrange(1, 3)):
+        result[rng.choice([*result, "is_error"])] = _value(rng)
+    messages = [{"role": "user", "content": "Weather in Paris?"}, *turns]
+    return {"model": "m", "max_tokens": 5, "messages": messages}
+
+
+def test_fuzzed_tool_results_never_break_a_fork_with_an_edited_one(recorded: Path) -> None:
+    """A fork puts its edit in place of the agent's tool result in every request: whatever
+    that result holds (an id that is a list, content of any shape), a 4xx, never a 500."""
+    rng = random.Random(SEED)
+    with regista_server(recorded.parent) as server:
+        for n in range(CASES):
+            provider = rng.choice(["anthropic", "openai"])
+            edit = {"step": 1, "tool_result": "rainy", "is_error": rng.random() < 0.5}
+            rp = new_replay(server, recorded.stem, edits=[edit], live="signal")
+            route = (
+                f"/v1/replays/{rp['id']}/anthropic/v1/messages"
+                if provider == "anthropic"
+                else f"/v1/replays/{rp['id']}/openai/v1/chat/completions"
+            )
+            body = _tool_result_body(rng, provider)
+            r = server.http.post(route, content=orjson.dumps(body))
+            where = f"seed {SEED}, case {n}: {orjson.dumps(body)[:300]!r}"
+            assert r.status_code < 500, where
+            assert "Traceback" not in r.text, where
