@@ -26,7 +26,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from conformance.report import (  # the conformance matrix, printed at the end
+    pytest_sessionfinish,
+    pytest_sessionstart,
+    pytest_terminal_summary,
+)
 from fakes.anthropic_server import FakeAnthropicServer
+
+__all__ = ["pytest_sessionfinish", "pytest_sessionstart", "pytest_terminal_summary"]
 
 _ANTHROPIC_ENV = (
     "ANTHROPIC_API_KEY",

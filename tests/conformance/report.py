@@ -1,5 +1,9 @@
 """Prints the conformance matrix at the end of the run (see ``matrix.py``).
 
+The suite's root ``conftest.py`` takes these hooks, so the table is printed whatever tests
+were asked for (a ``conftest.py`` in this folder would not be loaded by the controller of an
+xdist run, which collects nothing).
+
 Under pytest-xdist each worker fills the rows of the clients it ran and writes them to
 ``.artifacts/conformance/<worker>.json`` when it ends; the controller gathers every file into
 one table and writes it whole as ``.artifacts/conformance.json``.
