@@ -40,7 +40,7 @@ import orjson
 
 from regista.server.accumulate import SseParser
 from regista.server.context import HttpError
-from regista.server.shapes import openai_tool_choice
+from regista.server.shapes import openai_tool_choice, tool_arguments
 from regista.types import LlmRequest, LlmResponse, Message, Usage
 
 __all__ = [
@@ -109,18 +109,6 @@ def _parts(content: Any) -> list[dict[str, Any]]:
     return blocks
 
 
-def _arguments(raw: Any) -> dict[str, Any]:
-    if isinstance(raw, dict):
-        return raw
-    if isinstance(raw, str):
-        try:
-            value = orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            return {"_raw_arguments": raw}
-        return value if isinstance(value, dict) else {"_raw_arguments": raw}
-    return {}
-
-
 def _is_call(item: dict[str, Any]) -> bool:
     kind = item.get("type")
     return isinstance(kind, str) and kind.endswith("_call") and isinstance(item.get("call_id"), str)
@@ -141,7 +129,7 @@ def tool_use_of(item: dict[str, Any]) -> dict[str, Any]:
     block: dict[str, Any] = {"type": "tool_use", "id": str(item.get("call_id"))}
     if kind == "function_call":
         block["name"] = _text(item.get("name"))
-        block["input"] = _arguments(item.get("arguments"))
+        block["input"] = tool_arguments(item.get("arguments"))
         return block
     block["name"] = _text(item.get("name")) or kind.removesuffix("_call")
     if kind == "custom_tool_call":

@@ -242,6 +242,39 @@ def _in_event_loop() -> bool:
     return True
 
 
+def _answer(
+    s: SdkSession,
+    step: int,
+    provider: str,
+    request: LlmRequest,
+    response: LlmResponse,
+    source: str,
+    duration_ms: float,
+    matched: bool | None,
+    stream: bool | None,
+    server: dict[str, Any] | None,
+) -> None:
+    """Write the answer of ``step``: a live call costs what the price table says (unknown
+    for a model it lacks), a served one $0."""
+    model = response.model or request.model
+    cost = (
+        (cost_usd(model, response.usage) if price_for(model) is not None else None)
+        if source == "live"
+        else 0.0
+    )
+    s.rec.response(
+        step,
+        response,
+        provider=provider,
+        source=source,
+        cost_usd=cost,
+        duration_ms=duration_ms,
+        matched=matched,
+        stream=stream,
+        server=server,
+    )
+
+
 class SessionBook:
     """Open sessions of one recording, written into ``trace_dir``.
 
@@ -399,24 +432,8 @@ class SessionBook:
                         source=self._tool_source(str(use.get("id")), s.rec.steps, source),
                     )
             step = s.rec.request(request)
-            model = response.model or request.model
-            cost = (
-                0.0
-                if source != "live"
-                else cost_usd(model, response.usage)
-                if price_for(model) is not None
-                else None
-            )
-            s.rec.response(
-                step,
-                response,
-                provider=provider,
-                source=source,
-                cost_usd=cost,
-                duration_ms=duration_ms,
-                matched=matched,
-                stream=stream,
-                server=server,
+            _answer(
+                s, step, provider, request, response, source, duration_ms, matched, stream, server
             )
             s.messages = list(request.messages)
             s.last = response
@@ -492,23 +509,7 @@ class SessionBook:
         """Write a side call into ``s``, leaving its conversation as it was."""
         s.last_seen = self.clock()
         step = s.rec.request(request, side=kind)
-        model = response.model or request.model
-        cost = (
-            cost_usd(model, response.usage)
-            if source == "live" and price_for(model) is not None
-            else (0.0 if source != "live" else None)
-        )
-        s.rec.response(
-            step,
-            response,
-            provider=provider,
-            source=source,
-            cost_usd=cost,
-            duration_ms=duration_ms,
-            matched=matched,
-            stream=stream,
-            server=server,
-        )
+        _answer(s, step, provider, request, response, source, duration_ms, matched, stream, server)
         return step
 
     def _tool_source(self, tool_use_id: str, step: int, call_source: str) -> str:

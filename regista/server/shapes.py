@@ -33,6 +33,7 @@ __all__ = [
     "openai_response",
     "openai_tool_choice",
     "sdk_digest",
+    "tool_arguments",
 ]
 
 _FINISH_TO_STOP = {
@@ -217,7 +218,9 @@ def _openai_content(content: Any) -> list[dict[str, Any]]:
     return blocks
 
 
-def _arguments(raw: Any) -> dict[str, Any]:
+def tool_arguments(raw: Any) -> dict[str, Any]:
+    """A tool call's arguments as an object: a JSON string parsed; anything else that is
+    not an object is kept whole under ``_raw_arguments``."""
     if isinstance(raw, str):
         try:
             value = orjson.loads(raw)
@@ -341,7 +344,7 @@ def openai_request(body: dict[str, Any]) -> LlmRequest:
                         "type": "tool_use",
                         "id": str(call.get("id", "")),
                         "name": str(fn.get("name", "")),
-                        "input": _arguments(fn.get("arguments")),
+                        "input": tool_arguments(fn.get("arguments")),
                     }
                 )
             messages.append(_kept({"role": "assistant", "content": content}, m))
@@ -376,7 +379,7 @@ def openai_response(body: dict[str, Any]) -> LlmResponse:
                 "type": "tool_use",
                 "id": str(call.get("id", "")),
                 "name": str(fn.get("name", "")),
-                "input": _arguments(fn.get("arguments")),
+                "input": tool_arguments(fn.get("arguments")),
             }
         )
     usage = body.get("usage")
