@@ -161,3 +161,19 @@ async def test_tui_header(runs: dict[str, Path], name: str) -> None:
         styles = {str(s.style) for s in content.spans if s.start <= at < s.end}
         assert any(OUTCOME_COLOURS[status] in style for style in styles), styles
         assert "stop_reason None" not in shown
+
+
+def test_a_response_without_a_stop_reason_says_none(runs: dict[str, Path]) -> None:
+    """An imported response whose source wrote no stop reason is not ``stop_reason None``."""
+    from regista_tui.widgets.step.render import render_step
+
+    steps = [s for s in Trace.load(runs["imported"]).steps() if s.kind == "model"]
+    stops = [s.response_event.response.get("stop_reason") for s in steps if s.response_event]
+    assert None in stops and "end_turn" in stops
+    for step in steps:
+        console = Console(width=200, record=True, file=io.StringIO())
+        console.print(render_step(step))
+        shown = console.export_text()
+        assert "stop_reason None" not in shown
+        stop = step.response_event.response.get("stop_reason") if step.response_event else None
+        assert (f"stop_reason {stop}" in shown) == (stop is not None)
