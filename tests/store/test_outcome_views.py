@@ -177,3 +177,26 @@ def test_a_response_without_a_stop_reason_says_none(runs: dict[str, Path]) -> No
         assert "stop_reason None" not in shown
         stop = step.response_event.response.get("stop_reason") if step.response_event else None
         assert (f"stop_reason {stop}" in shown) == (stop is not None)
+
+
+async def test_tui_run_list(runs: dict[str, Path]) -> None:
+    """The TUI's run list colours each run's outcome as the header does."""
+    from rich.text import Text
+    from textual.widgets import DataTable
+
+    from regista.store.runs import list_runs
+    from regista_tui.app import RegistaApp
+
+    folder = next(iter(runs.values())).parent
+    app = RegistaApp(runs=list_runs(folder), runs_folder=str(folder), settle_s=0)
+    async with app.run_test(size=(200, 40)) as pilot:
+        await pilot.pause()
+        table: DataTable[Any] = app.screen.query_one("#runs-table", DataTable)
+        colours = {}
+        for r in range(table.row_count):
+            cells = table.get_row_at(r)
+            sid = next(str(c).strip(" └") for c in cells if str(c).strip(" └").startswith("01"))
+            outcome = next(c for c in cells if isinstance(c, Text) and c.plain != "●" and c.style)
+            colours[sid] = str(outcome.style)
+    for name, path in runs.items():
+        assert (name, colours[_sid(path)]) == (name, OUTCOME_COLOURS[EXPECTED[name][1]])
