@@ -123,6 +123,9 @@ def test_show_json_and_share(runs: dict[str, Path], capsys: pytest.CaptureFixtur
         assert main(["show", str(path), "--json"]) == 0
         shown = json.loads(capsys.readouterr().out)
         assert (name, shown["status"]) == (name, EXPECTED[name][1])
+        assert main(["show", str(path)]) == 0
+        words = outcome_text(*EXPECTED[name]) if name != "cut_short" else "unfinished"
+        assert (name, words in capsys.readouterr().out) == (name, True)
         header = _run_data(Trace.load(path))["header"]
         assert (name, header["status"]) == (name, EXPECTED[name][1])
         assert header["status_text"] == outcome_text(EXPECTED[name][0], EXPECTED[name][1])
