@@ -55,7 +55,6 @@ if TYPE_CHECKING:
 __all__ = ["StepEntry", "TraceIndex", "read_summary"]
 
 _HEAD = 512
-_TAIL = 160
 _CHUNK = 4 * 1024 * 1024
 # Traces written by regista are compact JSON; tolerate white space from other writers.
 _TYPE = re.compile(rb'"type"\s*:\s*"([a-z.]+)"')
@@ -280,9 +279,7 @@ class TraceIndex:
             if nl >= 0:
                 end += nl
                 head = pread(self._fd, min(_HEAD, end - pos), pos)
-                tail_at = max(pos, end - _TAIL)
-                tail = pread(self._fd, end - tail_at, tail_at)
-                self._add_line(pos, end - pos, head, tail)
+                self._add_line(pos, end - pos, head)
                 return end - pos + 1
             end += len(block)
         return 0
@@ -295,15 +292,10 @@ class TraceIndex:
             if nl < 0:
                 return start
             if nl > start:
-                self._add_line(
-                    base + start,
-                    nl - start,
-                    chunk[start : min(nl, start + _HEAD)],
-                    chunk[max(start, nl - _TAIL) : nl],
-                )
+                self._add_line(base + start, nl - start, chunk[start : min(nl, start + _HEAD)])
             start = nl + 1
 
-    def _add_line(self, offset: int, length: int, head: bytes, tail: bytes) -> None:
+    def _add_line(self, offset: int, length: int, head: bytes) -> None:
         lineno = len(self.offsets)
         if lineno == 0 and self.cold:
             self.start_data = self._check_first(pread(self._fd, length, offset))
@@ -705,9 +697,9 @@ class _SummaryScan(TraceIndex):
         finally:
             self._chunk = memoryview(b"")
 
-    def _add_line(self, offset: int, length: int, head: bytes, tail: bytes) -> None:
+    def _add_line(self, offset: int, length: int, head: bytes) -> None:
         priced = len(self._usage_lines)
-        super()._add_line(offset, length, head, tail)
+        super()._add_line(offset, length, head)
         if len(self._usage_lines) > priced:
             at = offset - self._chunk_at
             if at >= 0 and at + length <= len(self._chunk):
