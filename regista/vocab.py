@@ -32,13 +32,21 @@ __all__ = [
     "KIND_COLOURS",
     "KIND_MARKS",
     "LABELS",
+    "NO_STOPS",
+    "OK_STOPS",
+    "OUTCOME_COLOURS",
+    "OUTCOME_LABELS",
     "DiffKind",
+    "RunOutcome",
     "compaction_gist",
     "cost_amount",
     "cost_text",
+    "end_outcome",
     "gist_of",
     "model_gist",
     "one_line",
+    "outcome_text",
+    "run_outcome",
     "step_gist",
     "step_label",
     "step_line",
@@ -106,6 +114,63 @@ def cost_amount(value: float | None) -> str:
 def cost_text(value: float | None) -> str:
     """``$0.0123``, or ``cost unknown`` (where it stands on its own)."""
     return COST_UNKNOWN if value is None else f"${value:.4f}"
+
+
+# -- how a run ended ----------------------------------------------------------------------
+
+#: How a run ended, one word every view says: it did what it was asked (``ok``), it stopped
+#: for another reason or in an error (``failed``), it has no ``session.end`` yet
+#: (``in_progress``), or it ended without saying why (``no_stop_reason``: an imported
+#: transcript just ends, which is not a failure).
+RunOutcome = Literal["ok", "failed", "in_progress", "no_stop_reason"]
+
+#: The stop reasons of a run that did what it was asked.
+OK_STOPS = frozenset({"end_turn", "stop_sequence"})
+#: The stop reasons that say only that the source ended (an importer's, when the source
+#: does not say how the run ended).
+NO_STOPS = frozenset({"transcript_end"})
+
+OUTCOME_LABELS: dict[RunOutcome, str] = {
+    "ok": "ok",
+    "failed": "failed",
+    "in_progress": "in progress",
+    "no_stop_reason": "ended without a stop reason",
+}
+OUTCOME_COLOURS: dict[RunOutcome, str] = {
+    "ok": "green",
+    "failed": "red",
+    "in_progress": "yellow",
+    "no_stop_reason": "cyan",
+}
+
+
+def run_outcome(stop_reason: str | None, error: str | None = None, *, ended: bool) -> RunOutcome:
+    """How a run ended, from its ``session.end`` (``ended``: it has one): the one definition
+    ``show``, ``runs``, the TUI, share, MCP and ``/v1/runs`` use."""
+    if not ended:
+        return "in_progress"
+    if error is not None:
+        return "failed"
+    if stop_reason in OK_STOPS:
+        return "ok"
+    if not stop_reason or stop_reason in NO_STOPS:
+        return "no_stop_reason"
+    return "failed"
+
+
+def end_outcome(end: Any) -> RunOutcome:
+    """:func:`run_outcome` of a ``session.end`` event (``None``: the run has not ended)."""
+    if end is None:
+        return "in_progress"
+    return run_outcome(end.stop_reason, end.error, ended=True)
+
+
+def outcome_text(stop_reason: str | None, outcome: RunOutcome) -> str:
+    """How a run's end reads next to its outcome's colour: its stop reason when it has a
+    telling one (``end_turn``, ``max_turns`` …), else the outcome's words."""
+    if outcome in ("ok", "failed") and stop_reason:
+        return stop_reason
+    return OUTCOME_LABELS[outcome]
 
 
 # -- what a step did -----------------------------------------------------------------------

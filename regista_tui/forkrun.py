@@ -26,7 +26,7 @@ from regista.trace.events import (
     SessionStart,
     ToolResult,
 )
-from regista.vocab import cost_text
+from regista.vocab import cost_text, run_outcome
 from regista_tui.live import LiveHalf
 
 __all__ = ["ForkProgress", "ForkRequest", "State"]
@@ -167,7 +167,7 @@ class ForkProgress:
         elif self.state == "failed":
             line.append(" ✗ fork failed ", "bold red")
         else:
-            ok = self.stop_reason == "end_turn"
+            ok = run_outcome(self.stop_reason, ended=True) == "ok"
             line.append(f" ● fork ended: {self.stop_reason} ", "bold green" if ok else "bold red")
         # Most telling first: a narrow screen cuts the end of the line.
         line.append(f"│ {self.count('recorded')} replayed", "")

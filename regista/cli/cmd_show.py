@@ -85,6 +85,7 @@ def facts(s: Glance, trace: Trace | Listing) -> dict[str, Any]:
         "model": s.model,
         "provider": s.provider,
         "outcome": s.stop_reason or "unfinished",
+        "status": s.status,
         "turns": s.turns,
         "steps": s.steps,
         "tool_calls": s.tool_calls,
@@ -154,11 +155,15 @@ def _count(n: int, noun: str) -> str:
 
 
 def _outcome(s: Glance) -> str:
-    parts = [s.stop_reason or "[yellow]unfinished[/] (no session.end)"]
-    if s.stop_reason in ("error", "cancelled", "max_turns", "diverged"):
-        parts[0] = f"[red]{parts[0]}[/]"
-    elif s.stop_reason:
-        parts[0] = f"[green]{parts[0]}[/]"
+    from rich.markup import escape
+
+    from regista.vocab import OUTCOME_COLOURS, outcome_text
+
+    if s.status == "in_progress":
+        parts = ["[yellow]unfinished[/] (no session.end)"]
+    else:
+        colour = OUTCOME_COLOURS[s.status]
+        parts = [f"[{colour}]{escape(outcome_text(s.stop_reason, s.status))}[/]"]
     parts += [_count(s.turns, "turn"), _count(s.steps, "step"), _count(s.tool_calls, "tool call")]
     if s.errors:
         parts.append(f"[red]{s.errors} error{'s' if s.errors > 1 else ''}[/]")

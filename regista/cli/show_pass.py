@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from regista.trace.reader import Trace, TraceSummary
     from regista.trace.steps import StepKind
 
-from regista.vocab import compaction_gist, model_gist, tool_gist
+from regista.vocab import RunOutcome, compaction_gist, end_outcome, model_gist, tool_gist
 
 __all__ = ["Glance", "Row", "StepsPass", "marks_text", "ms_text", "tokens_text"]
 
@@ -288,6 +288,7 @@ class Glance:
         self.model: str = start.model
         self.provider: str = start.provider
         self.stop_reason: str | None = end.stop_reason if end else None
+        self.status: RunOutcome = end_outcome(end)
         self.output: str | None = end.output if end else None
         self.replay_of: str | None = start.replay_of
         self.forked_from: dict[str, Any] | None = start.forked_from

@@ -30,6 +30,7 @@ def _summary(trace: Any) -> dict[str, Any]:
         "model": s.model,
         "provider": s.provider,
         "outcome": s.stop_reason or "unfinished",
+        "status": s.status,
         "complete": s.complete,
         "steps": s.steps,
         "turns": s.turns,

@@ -31,6 +31,7 @@ from regista.trace.events import ContextCompaction, LlmRequestEvent, LlmResponse
 from regista.trace.reader import Trace, cost_and_tokens
 from regista.trace.steps import Step
 from regista.types import LlmRequest
+from regista.vocab import outcome_text
 from regista.vocab import step_label as step_summary
 
 __all__ = ["share_html", "write_share"]
@@ -130,6 +131,8 @@ def _run_data(trace: Trace) -> dict[str, Any]:
         "model": s.model,
         "provider": s.provider,
         "outcome": s.stop_reason or "unfinished",
+        "status": s.status,
+        "status_text": outcome_text(s.stop_reason, s.status),
         "steps": s.steps,
         "turns": s.turns,
         "tool_calls": s.tool_calls,

@@ -41,7 +41,8 @@
       s.appendChild(el("b", null, v));
       meta.appendChild(s);
     }
-    item("outcome", h.outcome, h.outcome === "end_turn" ? "ok" : "error");
+    var STATUS = { ok: "ok", failed: "error", in_progress: "unfinished", no_stop_reason: null };
+    item("outcome", h.status_text || h.outcome, STATUS[h.status] || null);
     item("model", h.provider === "scripted" ? "scripted" : h.model + " (" + h.provider + ")");
     item("steps", h.steps);
     var basis = (h.cost_basis || "").replace(/^unknown:? ?/, "");

@@ -108,6 +108,7 @@ class RunsTools:
                 "model": s.model,
                 "provider": s.provider,
                 "outcome": s.stop_reason or "unfinished",
+                "status": s.status,
                 "output": s.output,
                 "error": end.error if end else None,
                 "steps": s.steps,

@@ -26,7 +26,8 @@ import orjson
 
 from regista.errors import UserError
 from regista.store.extract import END_STEP, MAX_RUN_TEXT, RunDigest, digest_lines
-from regista.store.runs import DEFAULT_DIR, OK_OUTCOMES
+from regista.store.runs import DEFAULT_DIR
+from regista.vocab import run_outcome
 
 __all__ = ["INDEX_NAME", "RecallHit", "RecallIndex", "UpdateStats", "fingerprint", "recall"]
 
@@ -390,7 +391,14 @@ class RecallIndex:
         outcome, ok, steps, cost = row[2], row[3], row[4], row[5]
         if d.end is not None:
             outcome = str(d.end.get("stop_reason") or "?")
-            ok = int(outcome in OK_OUTCOMES and not d.end.get("error"))
+            error = d.end.get("error")
+            stop = d.end.get("stop_reason")
+            ended = run_outcome(
+                stop if isinstance(stop, str) else None,
+                error if isinstance(error, str) and error else None,
+                ended=True,
+            )
+            ok = int(ended == "ok")
             steps = d.end.get("steps") if _sql_int(d.end.get("steps")) else steps
             c = d.end.get("cost_usd")
             cost = float(c) if isinstance(c, int | float) else None

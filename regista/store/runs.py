@@ -25,6 +25,7 @@ from regista.defaults import DEFAULT_TRACE_DIR
 from regista.errors import UserError
 from regista.savings import Savings
 from regista.tokens import Tokens, tokens_of
+from regista.vocab import RunOutcome, run_outcome
 
 __all__ = [
     "DEFAULT_DIR",
@@ -44,8 +45,6 @@ IMPORTS_DIR = Path(".regista/imports")
 
 _BLOCK = 64 * 1024
 _MAX_LINE = 64 * 1024 * 1024
-#: Outcomes of a run that did what it was asked (anything else, or no end, is a failure).
-OK_OUTCOMES = frozenset({"end_turn", "stop_sequence"})
 
 
 @dataclass
@@ -90,9 +89,15 @@ class RunInfo:
     parent: RunInfo | None = field(default=None, repr=False, compare=False)
 
     @property
+    def status(self) -> RunOutcome:
+        """How the run ended (:func:`regista.vocab.run_outcome`)."""
+        stop = self.outcome if self.complete and self.outcome != "?" else None
+        return run_outcome(stop, self.error, ended=self.complete)
+
+    @property
     def failed(self) -> bool:
-        """Did not finish, ended in an error, or stopped for another reason than done."""
-        return not self.complete or self.error is not None or self.outcome not in OK_OUTCOMES
+        """Ended in an error, or stopped for another reason than done (see :attr:`status`)."""
+        return self.status == "failed"
 
     @property
     def link(self) -> str:
@@ -129,6 +134,7 @@ class RunInfo:
             "model": self.model,
             "provider": self.provider,
             "outcome": self.outcome,
+            "status": self.status,
             "failed": self.failed,
             "steps": self.steps,
             **cost_and_tokens(self),

@@ -55,7 +55,6 @@ if TYPE_CHECKING:
 __all__ = ["StepEntry", "TraceIndex", "read_summary"]
 
 _HEAD = 512
-_TAIL = 160
 _CHUNK = 4 * 1024 * 1024
 # Traces written by regista are compact JSON; tolerate white space from other writers.
 _TYPE = re.compile(rb'"type"\s*:\s*"([a-z.]+)"')
@@ -64,6 +63,10 @@ _NAME = re.compile(rb'"name"\s*:\s*"((?:[^"\\]|\\.){0,200})"')
 _TOOL_USE_ID = re.compile(rb'"tool_use_id"\s*:\s*("(?:[^"\\]|\\.){0,200}")')
 # A compact request writes ``system`` (and ``tools``) right after ``model`` when it has them.
 _MODEL = re.compile(rb'"model"\s*:\s*"(?:[^"\\]|\\.)*"\s*,\s*("system")?')
+# Where a tool result may say ``"is_error": true``: anywhere in its line (an importer writes
+# it before the content, regista's writer after); the line is decoded to confirm it.
+_IS_ERROR_KEY = b'"is_error"'
+_TRUE = re.compile(rb"\s*:\s*true")
 # The event types as the scan meets them: the bytes of a line's ``"type"``.
 _B_LLM_REQUEST = LLM_REQUEST.encode()
 _B_LLM_RESPONSE = LLM_RESPONSE.encode()
@@ -209,6 +212,9 @@ class TraceIndex:
         # (responses, compactions), and counts of events the steps do not hold.
         self._usage_lines: list[int] = []
         self._loose_errors = 0
+        # The chunk being scanned, and its offset in the file.
+        self._raw = b""
+        self._raw_at = 0
         self._denials = 0
         self._tool_calls = 0
         self._compactions = 0
@@ -242,7 +248,11 @@ class TraceIndex:
         stuck = False
         while self._pos < size and budget > 0:
             chunk = pread(self._fd, min(_CHUNK, size - self._pos, budget), self._pos)
-            consumed = self._scan_chunk(chunk, self._pos)
+            self._raw, self._raw_at = chunk, self._pos
+            try:
+                consumed = self._scan_chunk(chunk, self._pos)
+            finally:
+                self._raw = b""
             if consumed == 0 and len(chunk) < size - self._pos:  # a line longer than a chunk
                 consumed = self._scan_long_line(self._pos, size)
             if consumed == 0:
@@ -269,9 +279,7 @@ class TraceIndex:
             if nl >= 0:
                 end += nl
                 head = pread(self._fd, min(_HEAD, end - pos), pos)
-                tail_at = max(pos, end - _TAIL)
-                tail = pread(self._fd, end - tail_at, tail_at)
-                self._add_line(pos, end - pos, head, tail)
+                self._add_line(pos, end - pos, head)
                 return end - pos + 1
             end += len(block)
         return 0
@@ -284,15 +292,10 @@ class TraceIndex:
             if nl < 0:
                 return start
             if nl > start:
-                self._add_line(
-                    base + start,
-                    nl - start,
-                    chunk[start : min(nl, start + _HEAD)],
-                    chunk[max(start, nl - _TAIL) : nl],
-                )
+                self._add_line(base + start, nl - start, chunk[start : min(nl, start + _HEAD)])
             start = nl + 1
 
-    def _add_line(self, offset: int, length: int, head: bytes, tail: bytes) -> None:
+    def _add_line(self, offset: int, length: int, head: bytes) -> None:
         lineno = len(self.offsets)
         if lineno == 0 and self.cold:
             self.start_data = self._check_first(pread(self._fd, length, offset))
@@ -352,10 +355,37 @@ class TraceIndex:
             elif etype == _B_PERMISSION_DECISION:
                 entry.denied = b'"allowed":false' in head
             elif etype == _B_TOOL_RESULT:
-                entry.error = entry.error or b'"is_error":true' in tail
+                # The step's result is its first (as :attr:`Step.is_error` reads it).
+                if not entry.complete and not entry.error:
+                    entry.error = self._result_failed(offset, length, lineno)
                 entry.complete = True
             elif etype in (_B_LLM_RESPONSE, _B_CONTEXT_COMPACTION):
                 entry.complete = True
+
+    def _result_failed(self, offset: int, length: int, lineno: int) -> bool:
+        """Whether the ``tool.result`` line at ``offset`` says ``is_error: true``, as its
+        decoded event would (:attr:`regista.trace.events.ToolResult.is_error`).
+
+        A fast path: only a line whose bytes hold ``"is_error": true`` somewhere (a key of
+        the event, or of something in its content) is decoded to read the event's own key.
+        """
+        raw, at = self._raw, offset - self._raw_at
+        if at >= 0 and at + length <= len(raw):
+            start, end = at, at + length
+        else:  # a line longer than a chunk
+            raw, start, end = pread(self._fd, length, offset), 0, length
+        find, match = raw.find, _TRUE.match
+        key = find(_IS_ERROR_KEY, start, end)
+        while key >= 0:
+            if match(raw, key + len(_IS_ERROR_KEY), end) is not None:
+                try:
+                    data = orjson.loads(raw[start:end])
+                except orjson.JSONDecodeError:
+                    self._decode_line(offset, length, lineno)  # says what is wrong
+                    raise
+                return isinstance(data, dict) and data.get("is_error") is True
+            key = find(_IS_ERROR_KEY, key + 1, end)
+        return False
 
     def _check_first(self, raw: bytes) -> dict[str, Any]:
         """The first line, checked as far as it can be without the event models."""
@@ -667,9 +697,9 @@ class _SummaryScan(TraceIndex):
         finally:
             self._chunk = memoryview(b"")
 
-    def _add_line(self, offset: int, length: int, head: bytes, tail: bytes) -> None:
+    def _add_line(self, offset: int, length: int, head: bytes) -> None:
         priced = len(self._usage_lines)
-        super()._add_line(offset, length, head, tail)
+        super()._add_line(offset, length, head)
         if len(self._usage_lines) > priced:
             at = offset - self._chunk_at
             if at >= 0 and at + length <= len(self._chunk):

@@ -38,6 +38,7 @@ from regista.trace.lines import (
 )
 from regista.trace.steps import Step, build_steps
 from regista.types import LlmRequest, LlmResponse, Usage
+from regista.vocab import RunOutcome, end_outcome
 
 __all__ = [
     "Trace",
@@ -83,6 +84,8 @@ class TraceSummary:
     compactions: int = 0
     tokens: Tokens = field(default_factory=Tokens)
     """Every token of the run (:mod:`regista.tokens`): ``usage`` with the cache split."""
+    status: RunOutcome = "in_progress"
+    """How the run ended (:func:`regista.vocab.run_outcome`)."""
 
     @property
     def cost_basis(self) -> str:
@@ -107,6 +110,7 @@ class TraceSummary:
             replay_of=start.replay_of,
             forked_from=start.forked_from,
             complete=end is not None,
+            status=end_outcome(end),
             **counts,
         )
 

@@ -34,7 +34,7 @@ from regista.diff.runs import aligned_head, diff_files
 from regista.errors import RegistaError
 from regista.trace.formats import HEAD_BYTES, is_regista_trace
 from regista.trace.reader import Trace
-from regista.vocab import cost_text
+from regista.vocab import OUTCOME_COLOURS, cost_text, end_outcome, outcome_text
 from regista_tui.screens.help import HelpScreen, key_table
 from regista_tui.screens.prompt import GoToStep, SearchPrompt
 from regista_tui.search import visible_text
@@ -99,8 +99,9 @@ def _run_line(name: str, trace: Trace | RunFile, *, reading: bool = False) -> Te
     if end is None:
         line.append("  ◌ running / unfinished", "yellow")
     else:
-        style = "green" if end.stop_reason == "end_turn" else "bold red"
-        line.append(f"  ● {end.stop_reason}", style)
+        outcome = end_outcome(end)
+        style = "bold red" if outcome == "failed" else OUTCOME_COLOURS[outcome]
+        line.append(f"  ● {outcome_text(end.stop_reason, outcome)}", style)
         line.append(f" · {cost_text(end.cost_usd)}")
     line.append(f" · {len(trace.steps())} steps")
     if start.replay_of:

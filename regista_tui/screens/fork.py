@@ -23,7 +23,7 @@ from regista.diff import RunDiff
 from regista.errors import RegistaError
 from regista.trace.events import SessionStart
 from regista.trace.reader import Trace
-from regista.vocab import cost_text
+from regista.vocab import cost_text, run_outcome
 from regista_tui.forkrun import ForkProgress, ForkRequest
 from regista_tui.screens.compare import CompareScreen
 
@@ -156,7 +156,7 @@ class ForkScreen(CompareScreen):
         self.progress.parent = (result.parent_stop_reason, result.parent_cost_usd)
         self._steps_tick()
         self.refresh_bindings()
-        ok = result.stop_reason == "end_turn"
+        ok = run_outcome(result.stop_reason, ended=True) == "ok"
         self.notify(
             f"The fork ended {result.stop_reason} ({cost_text(result.cost_usd)}); the original "
             f"ended {result.parent_stop_reason}.",

@@ -22,7 +22,7 @@ from textual.widgets import DataTable, Footer, Input, Static
 
 from regista.errors import RegistaError
 from regista.store.runs import RunInfo, RunList
-from regista.vocab import cost_amount
+from regista.vocab import OUTCOME_COLOURS, cost_amount
 from regista_tui.screens.compare import CompareScreen
 
 __all__ = ["SORTS", "ListedCompareScreen", "RunsScreen", "tree_order"]
@@ -193,7 +193,7 @@ class RunsScreen(Screen[None]):
         for (run, depth), link in zip(self.rows, links, strict=True):
             mark = Text("●", "bold yellow") if run.session_id in self.marks else Text(" ")
             sid = ("  " * (depth - 1) + "└ " if depth else "") + run.session_id
-            outcome = Text(run.outcome, "red" if run.failed else "green")
+            outcome = Text(run.outcome, OUTCOME_COLOURS[run.status])
             steps = "?" if run.steps is None else str(run.steps)
             when = run.started[:16].replace("T", " ") if run.started else "?"
             table.add_row(

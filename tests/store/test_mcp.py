@@ -52,7 +52,7 @@ async def test_tools_over_stdio(lib: Library) -> None:
         forks = _payload(await session.call_tool("list_runs", {"forks_of": orig[:10]}))
         assert {r["session_id"] for r in forks} >= {orig, fork}
         failed = _payload(await session.call_tool("list_runs", {"failed": True}))
-        assert {r["outcome"] for r in failed} == {"unfinished", "max_turns"}
+        assert {(r["outcome"], r["status"]) for r in failed} == {("max_turns", "failed")}
 
         summary = _payload(await session.call_tool("run_summary", {"run": orig[:12]}))
         assert summary["outcome"] == "end_turn" and summary["step_list"][1]["kind"] == "tool"

@@ -42,7 +42,9 @@ async def test_every_run_is_listed_with_its_links(lib: Library) -> None:
     assert by[lib.resumed].kind == "resume"
     assert by[lib.resumed].link == f"resumed from {_sid(lib.unfinished)}"
     unfinished = by[lib.unfinished]
-    assert unfinished.outcome == "unfinished" and unfinished.failed and unfinished.steps == 2
+    # a run without a session.end is in progress (or was cut short): not a failure
+    assert unfinished.outcome == "unfinished" and unfinished.steps == 2
+    assert unfinished.status == "in_progress" and not unfinished.failed
     assert by[lib.failed].outcome == "max_turns" and by[lib.failed].failed
     # savings are there for every run that reused a recording
     for path in (lib.replayed, lib.forked, lib.rewound, lib.resumed):
@@ -57,7 +59,7 @@ async def test_every_run_is_listed_with_its_links(lib: Library) -> None:
 async def test_filters(lib: Library) -> None:
     runs = list_runs(lib.folder).runs
     failed = {r.path for r in filter_runs(runs, failed=True)}
-    assert failed == {lib.unfinished, lib.failed}
+    assert failed == {lib.failed}
     assert {r.path for r in filter_runs(runs, task="invoices RECONCILE")} == {lib.failed}
     assert {r.path for r in filter_runs(runs, task="paris picnic")} == {
         lib.original,
@@ -101,9 +103,9 @@ async def test_cli_table_and_json(lib: Library, capsys: pytest.CaptureFixture[st
     assert {r["kind"] for r in rows[1:]} == {"fork", "rewind"}
     assert all(r["parent_outcome"] == "end_turn" for r in rows[1:])
     assert main(["runs", str(lib.folder), "--failed", "--json"]) == 0
-    assert {r["outcome"] for r in json.loads(capsys.readouterr().out)} == {
-        "unfinished",
-        "max_turns",
+    failed = json.loads(capsys.readouterr().out)
+    assert {(r["outcome"], r["status"], r["failed"]) for r in failed} == {
+        ("max_turns", "failed", True)
     }
 
 

@@ -72,7 +72,7 @@ async def test_first_screen_then_the_rest_streams_in(tmp_path: Path) -> None:
         await pilot.pause()
         assert index.streaming.done and index.end is not None
         assert len(index.steps) == steps
-        assert "transcript_end" in str(screen.query_one("#header").render())
+        assert "ended without a stop reason" in str(screen.query_one("#header").render())
         await pilot.press("end")
         assert screen.timeline.cursor == steps - 1
     assert sorted(os.listdir(path.parent)) == before  # nothing written beside it

@@ -124,10 +124,11 @@ def _header_text(ix: TraceIndex, label: str, notice: str, now: float | None = No
     line2.append(model_label(ix), "cyan")
     if end is not None:
         from regista.savings import Savings
-        from regista.vocab import cost_text
+        from regista.vocab import OUTCOME_COLOURS, cost_text, end_outcome, outcome_text
 
-        style = "green" if end.stop_reason == "end_turn" else "bold red"
-        line2.append("  ● ", style).append(end.stop_reason, style)
+        outcome = end_outcome(end)
+        style = "bold red" if outcome == "failed" else OUTCOME_COLOURS[outcome]
+        line2.append("  ● ", style).append(outcome_text(end.stop_reason, outcome), style)
         # No price for the model (or a step's) means the cost is not known, not $0.
         line2.append(f" · {cost_text(end.cost_usd)}", "" if end.cost_usd is not None else "dim")
         saved = Savings.from_dict((end.replay or {}).get("saved"))

@@ -108,8 +108,11 @@ def _model(step: Step, limit: int, model_label: str | None) -> list[RenderableTy
             tokens = "tokens unreadable"
         model = model_label or resp.response.get("model") or resp.provider
         # An unknown cost says so: never blank, never $0.
+        stop = resp.response.get("stop_reason")
+        # A response without a stop reason (an imported one split over lines) says none.
+        stop_text = f"stop_reason {stop} · " if stop else ""
         detail = (
-            f"{model} · stop_reason {resp.response.get('stop_reason')} · {tokens} · "
+            f"{model} · {stop_text}{tokens} · "
             f"{cost_text(resp.cost_usd)} · {resp.duration_ms:.0f} ms · {resp.source}"
         )
         out.append(_heading("Response", detail))
