@@ -3,8 +3,11 @@
 Claude Code wraps its context in ``<system-reminder>`` blocks; Codex sends its environment
 (``<environment_context>``: working folder, shell, date), the project's AGENTS.md
 (``# AGENTS.md instructions for DIR`` then ``<INSTRUCTIONS>``, or ``<user_instructions>`` in
-older versions) and other notes as user messages of their own. A run's task is what the
-person asked, so the views that show it (``show``, ``runs``) leave these out.
+older versions) and other notes as user messages of their own. Claude Code also writes, as
+user lines, the output of a local command (``<local-command-stdout>``, its stderr and caveat)
+or of a ``!`` shell command (``<bash-stdout>``, ``<bash-stderr>``), and ``[Request
+interrupted by user]`` when the person stops an answer. A run's task is what the person
+asked, and a turn is what the person typed, so the views that show them leave these out.
 """
 
 from __future__ import annotations
@@ -21,6 +24,11 @@ _TAGS = (
     "user_shell_command",
     "turn_aborted",
     "skill",
+    "local-command-stdout",
+    "local-command-stderr",
+    "local-command-caveat",
+    "bash-stdout",
+    "bash-stderr",
 )
 # The attributes stop at the next ``<``: a tag left open then costs one scan, not one per
 # character of the text after it.
@@ -29,10 +37,14 @@ _BLOCK = re.compile(
 )
 #: Codex's header before the AGENTS.md text it sends.
 _AGENTS_HEADER = re.compile(r"^\s*# AGENTS\.md instructions for [^\n]*\n?", re.MULTILINE)
+#: Claude Code's marks of an answer the person stopped (the whole text).
+_INTERRUPTED = re.compile(r"\s*\[Request interrupted by user[^\]\n]*\]\s*")
 
 
 def asked(text: str) -> str:
     """``text`` without the harness's notes (empty when it holds nothing else)."""
+    if _INTERRUPTED.fullmatch(text):
+        return ""
     if "<" not in text and "AGENTS.md" not in text:
         return text.strip()
     return _AGENTS_HEADER.sub("", _BLOCK.sub("", text)).strip()

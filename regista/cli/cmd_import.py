@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
         written = write_runs(conv, args.trace_dir)
         sessions += 1
         runs += len(written)
-        steps = sum(1 for ev in conv.main.events if ev["type"] in ("llm.request", "tool.call"))
+        steps = conv.main.steps
         extra = f" + {len(written) - 1} subagent run(s)" if len(written) > 1 else ""
         print(f"{path} → {written[0]} ({steps} steps{extra})")
         for line in conv.report.lines():

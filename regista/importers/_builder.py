@@ -196,6 +196,8 @@ class RunBuilder:
         self.cost: float | None = 0.0
         self.model = model
         self.tool_calls = 0
+        #: tool step -> when it was called (its result's duration runs from there)
+        self._called: dict[int, str] = {}
         self.last_text: str | None = None
         self.last_stop: str | None = None
         self.first_ts = started
@@ -344,7 +346,7 @@ class RunBuilder:
         step = self.step
         self.step += 1
         self.tool_calls += 1
-        self._emit(
+        call = self._emit(
             ts,
             TOOL_CALL,
             step=step,
@@ -353,6 +355,7 @@ class RunBuilder:
             name=name,
             input=input if isinstance(input, dict) else {"input": input},
         )
+        self._called[step] = call["ts"]
         return step
 
     def tool_result(
@@ -364,10 +367,18 @@ class RunBuilder:
         content: str | list[dict[str, Any]],
         is_error: bool,
         ts: str | None,
-        duration_ms: float = 0.0,
+        duration_ms: float | None = None,
         extra: dict[str, Any] | None = None,
     ) -> None:
-        """The result of the tool call of ``step``."""
+        """The result of the tool call of ``step``.
+
+        ``duration_ms``: how long the tool ran, when the source says; else the time from
+        the call to the result (their recorded times).
+        """
+        called = self._called.pop(step, None)
+        if duration_ms is None:
+            a, b = ts_millis(called), ts_millis(ts or self.last_ts)
+            duration_ms = float(max(b - a, 0)) if a is not None and b is not None else 0.0
         self._emit(
             ts,
             TOOL_RESULT,

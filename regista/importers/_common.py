@@ -36,6 +36,12 @@ class ImportedRun:
     events: list[dict[str, Any]]
     parent: dict[str, Any] | None = None
 
+    @property
+    def steps(self) -> int:
+        """Its steps (model calls, tool calls, compactions), as its ``session.end`` (the
+        builder's :meth:`~regista.importers._builder.RunBuilder.finish`) counts them."""
+        return int(self.events[-1]["steps"])
+
     def to_bytes(self) -> bytes:
         return events_bytes(self.events)
 

@@ -18,6 +18,7 @@ from typing import Any
 
 import orjson
 
+from regista.harness_notes import asked
 from regista.importers._builder import ImportReport, RunBuilder, derived_session_id
 from regista.importers._common import (
     Conversion,
@@ -146,14 +147,18 @@ def _left_out(content: Any) -> int:
 
 
 def _is_prompt(obj: dict[str, Any]) -> bool:
-    """A line a person typed (not a tool result, injected text or the compaction summary)."""
+    """A line a person typed (not a tool result, injected text, a harness note such as a
+    local command's output or an interruption, or the compaction summary)."""
     if obj.get("type") != "user" or obj.get("isMeta") or obj.get("isCompactSummary"):
         return False
     content = (obj.get("message") or {}).get("content")
     if isinstance(content, str):
-        return True
+        return bool(asked(content))
     blocks = _blocks(content)
-    return bool(blocks) and not any(b.get("type") == "tool_result" for b in blocks)
+    if not blocks or any(b.get("type") == "tool_result" for b in blocks):
+        return False
+    texts = [b for b in blocks if b.get("type") == "text"]
+    return len(texts) < len(blocks) or bool(asked(_text(texts)))
 
 
 # -- one thread of lines → one run ---------------------------------------------------------
@@ -199,7 +204,15 @@ class _Thread:
                 meta[key] = values[0]
                 if len(values) > 1:
                     meta[key + "_changes"] = values
-        titles = [o.get("summary") for _, o in lines if o.get("type") == "summary"]
+        # A summary line titles the session holding the message it names (``leafUuid``):
+        # Claude Code writes those of earlier sessions at the top of a new one's file.
+        uuids = {u for _, o in lines if isinstance(u := o.get("uuid"), str)}
+        titles = [
+            o.get("summary")
+            for _, o in lines
+            if o.get("type") == "summary"
+            and ("leafUuid" not in o or (isinstance(o["leafUuid"], str) and o["leafUuid"] in uuids))
+        ]
         if titles:
             meta["title"] = titles[-1]
         self.b = RunBuilder(
@@ -263,7 +276,8 @@ class _Thread:
                         step=None,
                     )
                 # other subtypes are skipped (counted by _survey)
-            # summary lines are the session's title, kept in the metadata; other types
+            # summary lines naming one of its messages are the session's title, kept in the
+            # metadata; other types
             # are skipped (counted by _survey)
             yield None
         if boundary is not None:

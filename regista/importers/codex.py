@@ -89,10 +89,10 @@ def _texts(content: Any) -> list[str]:
     return [b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str)]
 
 
-def _output(value: Any) -> tuple[str | list[dict[str, Any]], int | None, float]:
-    """A tool output as (content, exit code, duration in ms)."""
+def _output(value: Any) -> tuple[str | list[dict[str, Any]], int | None, float | None]:
+    """A tool output as (content, exit code, duration in ms when it says)."""
     exit_code: int | None = None
-    duration = 0.0
+    duration: float | None = None
     if isinstance(value, dict):  # {"content": …, "success": false} as sent on the wire
         success = value.get("success")
         value = value.get("content", "")
@@ -126,7 +126,7 @@ def _output(value: Any) -> tuple[str | list[dict[str, Any]], int | None, float]:
             return (
                 doc["output"],
                 code if isinstance(code, int) else exit_code,
-                float(secs) * 1000 if isinstance(secs, int | float) else 0.0,
+                float(secs) * 1000 if isinstance(secs, int | float) else None,
             )
     m = _EXIT.search(text[:2000])
     if m:

@@ -307,11 +307,12 @@ class _Builder:
         if isinstance(stream, bool):
             attrs["gen_ai.request.stream"] = stream
         attrs.update(server_attributes(how.get("server")))
+        end = self.end_of(step, resp)
         span = SpanSpec(
             f"chat {req.model}",
             "client",
-            self.ns(req),
-            self.end_of(step, resp),
+            _start(self.ns(req), end, resp),
+            end,
             attrs,
             key=f"step/{step.index}",
         )
@@ -414,11 +415,12 @@ class _Builder:
             _io(attrs, "input", str(attrs["gen_ai.tool.call.arguments"]), True)
             if result is not None:
                 _io(attrs, "output", text_of(result.content) or to_json(result.content), False)
+        end = self.end_of(step, result)
         span = SpanSpec(
             f"execute_tool {call.name}",
             "internal",
-            self.ns(call),
-            self.end_of(step, result),
+            _start(self.ns(call), end, None if step.denied else result),
+            end,
             attrs,
             key=f"step/{step.index}",
         )
@@ -546,6 +548,15 @@ class _Builder:
                 cause.error_type if isinstance(cause, ErrorEvent) else end.stop_reason
             )
         return span
+
+
+def _start(start: int, end: int, closing: Any) -> int:
+    """When a step's span starts: its first event's time, or ``end`` less the duration its
+    closing event recorded where that is earlier. A proxy writes a call's request and
+    response together, when the response has come: they share one time, and the
+    recorded duration is all that says how long the call took."""
+    ms = getattr(closing, "duration_ms", None) or 0.0
+    return min(start, end - int(ms * 1_000_000))
 
 
 def _first_line(text: str, limit: int = 200) -> str:

@@ -222,4 +222,5 @@ def basic_session() -> CCSession:
     )
     s.tool_result("toolu_01C", "The file refund.py has been updated.")
     s.answer(text("Fixed: the refund no longer adds 10%."), stop_reason="end_turn")
+    s.lines[0]["leafUuid"] = s.lines[-1]["uuid"]  # the summary names the session's last message
     return s

@@ -1,0 +1,90 @@
+"""A span lasts as long as its step is recorded to have taken, also where the step's events
+share one time: a proxy writes a call's request and response together, when the answer
+has come."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from regista.server.sessions import SessionBook
+from regista.server.shapes import anthropic_request
+from regista.trace.otel import export_trace
+from regista.trace.reader import Trace
+from regista.trace.recorder import TraceRecorder
+from regista.types import LlmRequest, LlmResponse
+
+TOOLS = [
+    {
+        "name": "Bash",
+        "description": "Run a command.",
+        "input_schema": {"type": "object", "properties": {"command": {"type": "string"}}},
+    }
+]
+
+
+def _spans(path: Path) -> list[ReadableSpan]:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    export_trace(path, provider)
+    return list(exporter.get_finished_spans())
+
+
+def _ms(span: ReadableSpan) -> float:
+    assert span.start_time is not None and span.end_time is not None
+    return (span.end_time - span.start_time) / 1e6
+
+
+def _call(messages: list[dict[str, Any]]) -> LlmRequest:
+    return anthropic_request({"model": "m", "max_tokens": 9, "messages": messages, "tools": TOOLS})
+
+
+def test_a_proxy_recorded_calls_span_lasts_its_recorded_duration(tmp_path: Path) -> None:
+    use = {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "ls"}}
+    asks = LlmResponse.model_validate({"content": [use], "stop_reason": "tool_use"})
+    done = LlmResponse.model_validate(
+        {"content": [{"type": "text", "text": "done"}], "stop_reason": "end_turn"}
+    )
+    first = [{"role": "user", "content": "list the files"}]
+    book = SessionBook(tmp_path)
+    book.record("anthropic", _call(first), asks, duration_ms=1234.0)
+    result = {"type": "tool_result", "tool_use_id": "toolu_1", "content": "a.txt"}
+    then = [*first, {"role": "assistant", "content": [use]}, {"role": "user", "content": [result]}]
+    book.record("anthropic", _call(then), done, duration_ms=2500.0)
+    book.close()
+    (path,) = tmp_path.glob("*.jsonl")
+    trace = Trace.load(path)
+    recorded = {
+        s.index: s.response_event.duration_ms
+        for s in trace.steps()
+        if s.kind == "model" and s.response_event is not None
+    }
+    assert sorted(recorded.values()) == [1234.0, 2500.0]
+    chats = {
+        s.attributes["regista.step"]: _ms(s) for s in _spans(path) if s.name.startswith("chat")
+    }
+    assert chats == recorded
+
+
+def test_a_tool_span_whose_events_share_a_time_lasts_the_results_duration(
+    tmp_path: Path,
+) -> None:
+    rec = TraceRecorder.create(
+        tmp_path / "t.jsonl", "s-1", clock=lambda: "2026-03-02T09:15:00.000Z"
+    )
+    rec.start(task="list", model="m", provider="anthropic")
+    step = rec.request(_call([{"role": "user", "content": "list"}]))
+    use = {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "ls"}}
+    rec.response(step, LlmResponse.model_validate({"content": [use]}), provider="anthropic",
+                 duration_ms=300.0)  # fmt: skip
+    rec.tool_step("toolu_1", "Bash", {"command": "ls"}, "a.txt", duration_ms=750.0)
+    rec.end("end_turn")
+    spans = _spans(tmp_path / "t.jsonl")
+    (tool,) = [s for s in spans if s.name == "execute_tool Bash"]
+    (chat,) = [s for s in spans if s.name.startswith("chat")]
+    assert (_ms(chat), _ms(tool)) == (300.0, 750.0)
