@@ -21,6 +21,7 @@ from regista.trace.events import (
 )
 from regista.trace.reader import Trace, TraceSummary, _failed
 from regista.types import Usage
+from regista.vocab import end_outcome
 
 SAMPLES = sorted((Path(__file__).parents[2] / "sample_traces").glob("*.jsonl"))
 
@@ -71,6 +72,7 @@ def plain_summary(trace: Trace) -> TraceSummary:
         errors=sum(map(_failed, steps)) + sum(1 for ev in errors if ev.step not in numbers),
         denials=denials,
         compactions=compactions,
+        status=end_outcome(end),
     )
 
 
