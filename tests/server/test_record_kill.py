@@ -71,16 +71,29 @@ def test_kill_9_during_a_recorded_session_leaves_a_readable_trace(tmp_path: Path
             assert proc.stdout is not None
             line = proc.stdout.readline()  # the child has its answer
             assert line.strip() == "called", proc.stderr.read() if proc.stderr else ""
+            path = _written_call(tmp_path, proc)  # the call is on disk, the session open
         finally:
             _kill(proc)
-    # the only call may be lost (it was in flight), but what is there is a valid trace
-    for path in tmp_path.glob("*.jsonl"):
-        trace = Trace.load(path)
-        assert trace.end is None  # unfinished, not corrupt
-        assert [s.kind for s in trace.steps()] in ([], ["model"])
-        if trace.llm_calls():
-            assert trace.llm_calls()[0][1].text == "sunny"
-        assert SECRET not in path.read_text()
+    # killed mid-session: the call written before is there, whole, and the trace reads
+    assert list(tmp_path.glob("*.jsonl")) == [path]
+    trace = Trace.load(path)
+    assert trace.end is None  # unfinished, not corrupt
+    assert [s.kind for s in trace.steps()] == ["model"]
+    assert trace.llm_calls()[0][1].text == "sunny"
+    assert SECRET not in path.read_text()
+
+
+def _written_call(trace_dir: Path, proc: subprocess.Popen[str]) -> Path:
+    """The trace of the recording, once its first answer is written (the proxy writes it
+    right after passing it on); fails if the recorder exits first."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        for path in trace_dir.glob("*.jsonl"):
+            if b'"type":"llm.response"' in path.read_bytes():
+                return path
+        assert proc.poll() is None, "the recorder exited before writing the call"
+        time.sleep(0.02)
+    raise AssertionError(f"no answer was written in {trace_dir}")
 
 
 @pytest.mark.parametrize(
