@@ -16,6 +16,7 @@ from regista.loading import load_agent
 from regista.providers.replay import ReplayMode
 from regista.replay import replay
 from regista.trace.reader import Trace
+from regista.trace.verify import is_imported
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -92,6 +93,28 @@ def replay_line(replay: Any) -> str:
     return line
 
 
+#: An imported run's source, as a person names it, and the command that replays it.
+_IMPORTED = {
+    "claude-code": ("Claude Code", "claude -p 'TASK'"),
+    "codex": ("Codex", "codex exec 'TASK'"),
+    "otlp": ("OpenTelemetry", "python agent.py"),
+}
+
+
+def imported_needs_a_command(trace: Trace, path: str) -> str:
+    """What a replay of an imported run needs: its requests were made by another program,
+    so regista's own loop cannot make them again; the program itself can."""
+    meta = trace.start.metadata or {}
+    source = meta.get("imported_from") if isinstance(meta, dict) else None
+    fmt = source.get("format") if isinstance(source, dict) else None
+    who, example = _IMPORTED.get(str(fmt), ("another tool's", "python agent.py"))
+    return (
+        f"{path}: a {who} session is replayed to the program that made it, not to regista's "
+        f"own loop: regista replay {path} -- CMD (for example -- {example}), or serve it to "
+        "any client with regista serve"
+    )
+
+
 async def run_harness(args: argparse.Namespace) -> int:
     if args.mode is None:
         args.mode = "strict"
@@ -104,6 +127,8 @@ async def run_harness(args: argparse.Namespace) -> int:
             "use regista test)"
         )
     trace = Trace.load(args.trace)
+    if is_imported(trace):
+        raise UserError(imported_needs_a_command(trace, str(args.trace)))
     fallback = None
     tools = None
     if args.mode == "hybrid":

@@ -151,3 +151,25 @@ def test_a_named_file_with_no_session_is_one_line_and_a_damaged_start_still_impo
     assert main(["import", "claude-code", str(damaged), "--trace-dir", str(out_dir)]) == 0
     out = capsys.readouterr().out
     assert "(6 steps)" in out and "damaged.jsonl:30: skipped: not valid JSON" in out
+
+
+@pytest.mark.parametrize("mode", [[], ["--mode", "loose"], ["--mode", "hybrid"]])
+def test_replay_of_an_imported_run_without_a_command_says_what_it_needs(
+    projects: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], mode: list[str]
+) -> None:
+    """The harness replays runs of regista's own loop; an imported session is replayed to
+    its own client (``-- CMD``) or served (``regista serve``): said, and no run written."""
+    transcript = sorted(projects.rglob("*.jsonl"))[0]
+    out_dir = tmp_path / "replays"
+    assert main(["import", "claude-code", str(transcript), "--trace-dir", str(out_dir)]) == 0
+    (imported,) = out_dir.glob("*.jsonl")
+    capsys.readouterr()
+    for path in (transcript, imported):
+        code = main(["replay", str(path), *mode, "--trace-dir", str(out_dir / "new")])
+        captured = capsys.readouterr()
+        assert code == 2, captured
+        err = captured.err.strip()
+        assert len(err.splitlines()) == 1 and "Traceback" not in err
+        assert "-- CMD" in err and "regista serve" in err and "Claude Code" in err
+        assert "replayed:" not in captured.out
+        assert not (out_dir / "new").exists()
