@@ -1,12 +1,15 @@
-"""``regista recall WORDS [DIR]``: earlier runs that dealt with the same words."""
+"""``regista recall WORDS… [--dir DIR]``: earlier runs that dealt with the same words."""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from pathlib import Path
 
 import orjson
 
+from regista.errors import UserError
 from regista.store.recall import RecallHit, recall
 from regista.vocab import cost_text
 
@@ -19,8 +22,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "runs first, each with the path its steps took and the steps where the words occur. "
         "The index (.regista-recall.sqlite in DIR) is updated first, reading only what changed.",
     )
-    p.add_argument("words", help="the words to look for (quote several: 'refund tent')")
-    p.add_argument("dir", nargs="?", help="the traces folder (default .regista/traces)")
+    p.add_argument("words", nargs="+", help="the words to look for (every word given)")
+    p.add_argument(
+        "--dir", "-d", metavar="DIR", help="the traces folder to search (default .regista/traces)"
+    )
     p.add_argument("--json", action="store_true", help="one JSON array, for scripts")
     p.add_argument("--limit", type=int, default=10, metavar="N", help="at most N runs (10)")
     p.set_defaults(func=run)
@@ -44,12 +49,23 @@ def hit_lines(hit: RecallHit) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    hits = recall(args.words, args.dir, limit=max(1, args.limit))
+    words = " ".join(args.words)
+    # a folder given as a word, as the command once took it: said, not searched for quietly
+    folders = [w for w in args.words if os.sep in w and Path(w).is_dir()]
+    hint = (
+        f"every word is searched for; to search the runs of {folders[-1]}: --dir" if folders else ""
+    )
+    try:
+        hits = recall(words, args.dir, limit=max(1, args.limit))
+    except UserError as exc:
+        raise UserError(f"{exc} ({hint})" if hint else str(exc)) from None
     if args.json:
         sys.stdout.write(orjson.dumps([h.to_dict() for h in hits]).decode() + "\n")
         return 0
     if not hits:
-        print(f"no runs mention {args.words!r}")
+        print(f"no runs mention {words!r}")
+        if hint:
+            print(f"({hint})")
         return 0
     out: list[str] = []
     for h in hits:

@@ -37,7 +37,7 @@ def _commands(path: Path, original: Path, out: Path) -> list[list[str]]:
         ["verify", p],
         ["share", p, "-o", str(out / "one.html")],
         ["share", o, p, "-o", str(out / "two.html")],
-        ["recall", "order refund", str(path.parent)],
+        ["recall", "order refund", "--dir", str(path.parent)],
     ]
 
 

@@ -31,7 +31,7 @@ def test_once_failing_variant(
     original = tmp_path / "original.jsonl"
     original.write_bytes(seed_traces[variant.name])
     argv = {
-        "recall": ["recall", "order refund", str(tmp_path)],
+        "recall": ["recall", "order refund", "--dir", str(tmp_path)],
         "show": ["show", str(path)],
         "diff": ["diff", str(original), str(path)],
         "fork": [

@@ -258,18 +258,35 @@ async def test_an_index_of_an_older_layout_is_rebuilt(lib: Library) -> None:
         assert [h.path for h in index.search("database")] == [lib.failed]
 
 
+async def test_every_word_is_searched_for(
+    lib: Library, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``regista recall flaky database`` in a folder that holds a ``database`` folder: both
+    words are the query (the last one was read as the traces folder)."""
+    monkeypatch.chdir(lib.folder.parent)
+    (lib.folder.parent / "database").mkdir()
+    assert main(["recall", "flaky", "database", "--dir", str(lib.folder)]) == 0
+    assert Trace.load(lib.failed).session_id in capsys.readouterr().out
+    assert main(["recall", "nothing-like-this", str(lib.folder), "--dir", str(lib.folder)]) == 0
+    out = capsys.readouterr().out  # a folder given as a word, as the command once took it
+    assert "no runs mention" in out and f"the runs of {lib.folder}: --dir" in out
+    assert main(["recall", "database", str(lib.folder)]) == 2  # and no traces folder here
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("regista: ") and f"the runs of {lib.folder}: --dir" in err
+
+
 async def test_cli(lib: Library, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["recall", "database", str(lib.folder)]) == 0
+    assert main(["recall", "database", "--dir", str(lib.folder)]) == 0
     printed = capsys.readouterr().out
     assert "✗ " + Trace.load(lib.failed).session_id in printed
     assert "path: flaky! ×2 → max_turns" in printed
-    assert main(["recall", "Paris", str(lib.folder), "--json", "--limit", "2"]) == 0
+    assert main(["recall", "Paris", "--dir", str(lib.folder), "--json", "--limit", "2"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert len(rows) == 2 and rows[0]["ok"] and rows[0]["matches"]
-    assert main(["recall", "nothing-like-this", str(lib.folder)]) == 0
+    assert main(["recall", "nothing-like-this", "--dir", str(lib.folder)]) == 0
     assert "no runs mention" in capsys.readouterr().out
-    assert main(["recall", "  ", str(lib.folder)]) == 2
-    assert main(["recall", "x", str(lib.folder / "nope")]) == 2
+    assert main(["recall", "  ", "--dir", str(lib.folder)]) == 2
+    assert main(["recall", "x", "--dir", str(lib.folder / "nope")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 2 and all(e.startswith("regista: ") for e in err)
     with pytest.raises(UserError):
