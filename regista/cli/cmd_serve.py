@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import socket
 import sys
 from pathlib import Path
 
@@ -59,9 +60,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from regista.cli.sdk_child import upstreams
-    from regista.server import check_bind, create_app, serve
-    from regista.server.lifecycle import SessionReaper
+    from regista.server import check_bind
+    from regista.server.runner import listening_socket
 
     if not args.session_idle >= 0:
         raise UserError(f"--session-idle must be 0 or more seconds, not {args.session_idle:g}")
@@ -70,6 +70,24 @@ def run(args: argparse.Namespace) -> int:
     if not 0 < args.port < 65536:
         raise UserError(f"--port must be between 1 and 65535, not {args.port}")
     check_bind(args.host, args.token)
+    # the port first: a busy one is said before the store folder is made
+    sock = listening_socket(args.host, args.port)
+    try:
+        try:
+            sock.listen()
+        except OSError as exc:
+            where = f"{args.host}:{args.port}"
+            raise UserError(f"cannot listen on {where}: {exc.strerror or exc}") from None
+        return _serve(args, sock)
+    finally:
+        sock.close()
+
+
+def _serve(args: argparse.Namespace, sock: socket.socket) -> int:
+    from regista.cli.sdk_child import upstreams
+    from regista.server import create_app, serve
+    from regista.server.lifecycle import SessionReaper
+
     created = _ready_store(Path(args.store))
     masks = masks_from_args(args, Path(args.store))
     app = create_app(
@@ -84,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
     made = " (a new, empty folder)" if created else ""
     print(f"regista: serving {args.store}{made} on http://{host}:{args.port}", file=sys.stderr)
     with SessionReaper(app.state.ctx) as reaper:
-        serve(app, args.host, args.port, on_stop=reaper.stop)
+        serve(app, args.host, args.port, on_stop=reaper.stop, sock=sock)
     return 0
 
 

@@ -87,9 +87,12 @@ def serve(
     host: str = "127.0.0.1",
     port: int = 8787,
     on_stop: Callable[[], None] | None = None,
+    sock: socket.socket | None = None,
 ) -> None:
-    """Serve ``app`` in the foreground until interrupted; then call ``on_stop``."""
-    sock = listening_socket(host, port)
+    """Serve ``app`` in the foreground until interrupted; then call ``on_stop``. ``sock``:
+    a :func:`listening_socket` already bound to ``host:port`` (the caller then knows the
+    port is its own before it prepares anything else)."""
+    sock = sock or listening_socket(host, port)
     server = _StoppingServer(_config(app, host, port), on_stop)
     try:
         server.run(sockets=[sock])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -194,8 +195,29 @@ def test_cli_serve_makes_a_missing_store_and_says_so(
     served: list[Any] = []
     monkeypatch.setattr(regista.server, "serve", lambda app, *a, **k: served.append(app))
     store = tmp_path / "new" / "traces"
-    assert main(["serve", "--store", str(store)]) == 0
+    port = ["--port", str(_free_port())]
+    assert main(["serve", "--store", str(store), *port]) == 0
     assert store.is_dir() and served
     assert "(a new, empty folder)" in capsys.readouterr().err
-    assert main(["serve", "--store", str(store)]) == 0  # there now: nothing to say
+    assert main(["serve", "--store", str(store), *port]) == 0  # there now: nothing to say
     assert "empty folder" not in capsys.readouterr().err
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_cli_serve_on_a_busy_port_says_so_and_makes_no_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = tmp_path / "new" / "traces"
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = str(busy.getsockname()[1])
+        assert main(["serve", "--store", str(store), "--port", port]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"cannot listen on 127.0.0.1:{port}" in err
+    assert not (tmp_path / "new").exists()
