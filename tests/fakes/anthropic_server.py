@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from fakes import QuietHTTPServer
+from fakes import FakeServer
 
 __all__ = [
     "ROLES",
@@ -138,7 +138,7 @@ _ERROR_TYPES = {
 }
 
 
-class FakeAnthropicServer:
+class FakeAnthropicServer(FakeServer):
     """A scripted Messages API on an ephemeral port of 127.0.0.1.
 
     Args:
@@ -154,55 +154,25 @@ class FakeAnthropicServer:
         self.text_chunk = text_chunk
         self.json_chunk = json_chunk
         self.keep_alive = keep_alive
+        super().__init__()
         self.requests: list[RecordedRequest] = []
         self._items: list[ScriptItem] = []
         self._fn: Callable[[dict[str, Any]], Any] | None = None
         self._served = 0
         self._lock = threading.Lock()
-        self._httpd: QuietHTTPServer | None = None
-        self._thread: threading.Thread | None = None
 
     # -- lifecycle -----------------------------------------------------------------------
 
-    def start(self) -> FakeAnthropicServer:
-        attrs: dict[str, Any] = {"fake": self}
+    name = "fake Anthropic"
+
+    def handler(self) -> type[BaseHTTPRequestHandler]:
+        return _Handler
+
+    def handler_attrs(self) -> dict[str, Any]:
+        attrs = super().handler_attrs()
         if self.keep_alive:
             attrs.update(protocol_version="HTTP/1.1", disable_nagle_algorithm=True)
-        handler = type("_Handler", (_Handler,), attrs)
-        self._httpd = QuietHTTPServer(("127.0.0.1", 0), handler)
-        self._httpd.daemon_threads = True
-        # A short poll interval keeps ``stop()`` (which waits for the next poll) fast.
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever,
-            kwargs={"poll_interval": 0.02},
-            name="fake-anthropic",
-            daemon=True,
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
-
-    def __enter__(self) -> FakeAnthropicServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    @property
-    def url(self) -> str:
-        """The base URL to give the SDK (``http://127.0.0.1:PORT``)."""
-        if self._httpd is None:
-            raise RuntimeError("the fake Anthropic server is not running")
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host!s}:{port}"
+        return attrs
 
     # -- the script ----------------------------------------------------------------------
 

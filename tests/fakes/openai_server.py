@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from fakes import QuietHTTPServer
+from fakes import FakeServer
 from fakes.anthropic_server import RecordedRequest
 
 __all__ = ["FakeOpenAIServer"]
@@ -31,7 +31,7 @@ __all__ = ["FakeOpenAIServer"]
 Item = dict[str, Any] | Callable[[dict[str, Any]], dict[str, Any]]
 
 
-class FakeOpenAIServer:
+class FakeOpenAIServer(FakeServer):
     """A scripted chat completions API on an ephemeral port of 127.0.0.1."""
 
     def __init__(self, *, chunk: int = 5) -> None:
@@ -40,38 +40,13 @@ class FakeOpenAIServer:
         self._items: list[Item] = []
         self._fn: Callable[[dict[str, Any]], dict[str, Any]] | None = None
         self._lock = threading.Lock()
-        self._httpd: QuietHTTPServer | None = None
-        self._thread: threading.Thread | None = None
+        super().__init__()
 
-    def start(self) -> FakeOpenAIServer:
-        handler = type("_Handler", (_Handler,), {"fake": self})
-        self._httpd = QuietHTTPServer(("127.0.0.1", 0), handler)
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
-        )
-        self._thread.start()
-        return self
+    name = "fake OpenAI"
+    url_path = "/v1"
 
-    def stop(self) -> None:
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-
-    def __enter__(self) -> FakeOpenAIServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    @property
-    def url(self) -> str:
-        """The SDK's ``base_url`` (``http://127.0.0.1:PORT/v1``)."""
-        assert self._httpd is not None
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host!s}:{port}/v1"
+    def handler(self) -> type[BaseHTTPRequestHandler]:
+        return _Handler
 
     def script(self, *items: Item) -> FakeOpenAIServer:
         with self._lock:

@@ -48,7 +48,7 @@ from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from fakes import QuietHTTPServer
+from fakes import FakeServer
 from fakes.anthropic_server import FakeError, RecordedRequest
 
 __all__ = ["FakeResponsesServer", "responses_sse"]
@@ -64,7 +64,7 @@ _OPENAI_ERROR_TYPES = {
 }
 
 
-class FakeResponsesServer:
+class FakeResponsesServer(FakeServer):
     """A scripted Responses API on an ephemeral port of 127.0.0.1.
 
     Args:
@@ -78,45 +78,13 @@ class FakeResponsesServer:
         self._fn: Callable[[dict[str, Any]], Any] | None = None
         self._served = 0
         self._lock = threading.Lock()
-        self._httpd: QuietHTTPServer | None = None
-        self._thread: threading.Thread | None = None
+        super().__init__()
 
-    # -- lifecycle -----------------------------------------------------------------------
+    name = "fake Responses"
+    url_path = "/v1"
 
-    def start(self) -> FakeResponsesServer:
-        handler = type("_Handler", (_Handler,), {"fake": self})
-        self._httpd = QuietHTTPServer(("127.0.0.1", 0), handler)
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever,
-            kwargs={"poll_interval": 0.02},
-            name="fake-responses",
-            daemon=True,
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
-
-    def __enter__(self) -> FakeResponsesServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    @property
-    def url(self) -> str:
-        """The SDK's ``base_url`` (``http://127.0.0.1:PORT/v1``)."""
-        if self._httpd is None:
-            raise RuntimeError("the fake Responses server is not running")
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host!s}:{port}/v1"
+    def handler(self) -> type[BaseHTTPRequestHandler]:
+        return _Handler
 
     # -- the script ----------------------------------------------------------------------
 
