@@ -9,6 +9,7 @@ from typing import Any
 from rich.console import Console
 from textual.pilot import Pilot
 from textual.widgets import Static, TextArea
+from waits import settle
 
 from regista.trace.reader import Trace
 from regista_tui.__main__ import open_index
@@ -44,12 +45,12 @@ async def open_editor(app: RegistaApp, pilot: Pilot[Any], *keys: str) -> EditSte
     """Press ``keys`` then ``e``; wait for the live half to be found and the editor to open."""
     await pilot.press(*keys, "e")
     await app.workers.wait_for_complete()
-    await pilot.pause()
+    await settle(pilot)
     assert isinstance(app.screen, EditStep), app.screen
     # The cursor blinks every 0.5 s: a picture taken later on a busy machine would catch
     # it hidden. Without blinking it stays drawn while the editor has focus.
     app.screen.query_one(TextArea).cursor_blink = False
-    await pilot.pause()
+    await settle(pilot)
     return app.screen
 
 
@@ -57,7 +58,7 @@ async def fork_with(app: RegistaApp, pilot: Pilot[Any], text: str) -> ForkScreen
     """Put ``text`` in the open editor and confirm it; answer the fork screen."""
     app.screen.query_one(TextArea).load_text(text)
     await pilot.press("ctrl+s")
-    await pilot.pause()
+    await settle(pilot)
     assert isinstance(app.screen, ForkScreen), app.screen
     return app.screen
 
@@ -68,7 +69,7 @@ async def finished(app: RegistaApp, pilot: Pilot[Any]) -> ForkScreen:
     assert isinstance(screen, ForkScreen)
     for _ in range(200):
         await app.workers.wait_for_complete()
-        await pilot.pause()
+        await settle(pilot)
         diff = screen.diff
         if (
             screen.progress.finished

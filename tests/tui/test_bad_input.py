@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from rich.console import Console
+from waits import settle
 
 from regista_tui.__main__ import main, open_index
 from regista_tui.app import RegistaApp
@@ -81,7 +82,7 @@ async def test_truncated_last_line_opens_the_rest(trace_path: Path, tmp_path: Pa
     index, notice = open_index(path)
     app = RegistaApp(index, notice=notice)
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.pause()
+        await settle(pilot)
         assert len(index) == 8
         await pilot.press("end")
         header = str(app.screen.query_one("#header").render())
@@ -96,8 +97,9 @@ async def test_corrupt_middle_line_is_shown_in_place(trace_path: Path, tmp_path:
     index, _ = open_index(path)
     app = RegistaApp(index)
     async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
         await pilot.press("j")
-        await pilot.pause()
+        await settle(pilot)
         assert app.is_running
 
 
@@ -109,7 +111,7 @@ async def test_a_trace_with_no_steps_yet(trace_path: Path, tmp_path: Path) -> No
     assert len(index) == 0
     app = RegistaApp(index, notice=notice, settle_s=0)
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.pause()
+        await settle(pilot)
         assert "No steps" in _shown(app, "#step-body")
         for key in ["j", "k", "end", "home", "pagedown", "x", "X", "s", "t", "b", "B"]:
             await pilot.press(key)
@@ -118,7 +120,7 @@ async def test_a_trace_with_no_steps_yet(trace_path: Path, tmp_path: Path) -> No
         await pilot.press("colon", "3", "enter")
         assert "There is no step 3 (no steps yet)." in _shown(app, "#status")
         await pilot.press("slash", "a", "enter")
-        await pilot.pause()
+        await settle(pilot)
         assert app.is_running
         # The first steps are written: the browser shows the first one.
         path.write_bytes(trace_path.read_bytes())

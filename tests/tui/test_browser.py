@@ -7,6 +7,7 @@ from pathlib import Path
 
 from rich.console import Console
 from textual import events
+from waits import settle
 
 from regista.trace.index import TraceIndex
 from regista_tui.__main__ import open_index
@@ -32,7 +33,7 @@ def _text(app: RegistaApp, selector: str) -> str:
 
 async def test_opens_on_the_first_step(browser_app: RegistaApp) -> None:
     async with browser_app.run_test(size=(120, 40)) as pilot:
-        await pilot.pause()
+        await settle(pilot)
         assert isinstance(browser_app.screen, BrowserScreen)
         assert _cursor(browser_app) == 0
         assert "Refund order A-404 please." in _text(browser_app, "#step-body")
@@ -41,6 +42,7 @@ async def test_opens_on_the_first_step(browser_app: RegistaApp) -> None:
 
 async def test_up_down_jk_page_home_end(browser_app: RegistaApp) -> None:
     async with browser_app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
         await pilot.press("down", "j", "j")
         assert _cursor(browser_app) == 3
         await pilot.press("k", "up")
@@ -60,6 +62,7 @@ async def test_up_down_jk_page_home_end(browser_app: RegistaApp) -> None:
 
 async def test_click_on_a_row_and_on_the_scrubber(browser_app: RegistaApp) -> None:
     async with browser_app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
         await pilot.click(Timeline, offset=(5, 3))
         assert _cursor(browser_app) == 3
         scrubber = browser_app.screen.query_one("#scrubber")
@@ -69,6 +72,7 @@ async def test_click_on_a_row_and_on_the_scrubber(browser_app: RegistaApp) -> No
 
 async def test_go_to_step(browser_app: RegistaApp) -> None:
     async with browser_app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
         await pilot.press("colon", "5", "enter")
         assert _cursor(browser_app) == 5
         await pilot.press("colon", "9", "9", "enter")
@@ -80,6 +84,7 @@ async def test_go_to_step(browser_app: RegistaApp) -> None:
 
 async def test_next_and_previous_error(browser_app: RegistaApp) -> None:
     async with browser_app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
         await pilot.press("x")
         assert _cursor(browser_app) == 1
         await pilot.press("x")
@@ -93,6 +98,7 @@ async def test_next_and_previous_error(browser_app: RegistaApp) -> None:
 
 async def test_same_kind_and_same_tool(browser_app: RegistaApp) -> None:
     async with browser_app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
         await pilot.press("s")
         assert _cursor(browser_app) == 2
         await pilot.press("s", "s")
@@ -109,6 +115,7 @@ async def test_same_kind_and_same_tool(browser_app: RegistaApp) -> None:
 
 async def test_breakpoints_continue_and_reverse_continue(browser_app: RegistaApp) -> None:
     async with browser_app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
         await pilot.press("c")
         assert "No breakpoints" in _text(browser_app, "#status")
         await pilot.press("j", "b")  # on lookup_order
@@ -136,9 +143,10 @@ async def test_breakpoints_continue_and_reverse_continue(browser_app: RegistaApp
 
 async def test_search_then_n_and_N(browser_app: RegistaApp) -> None:
     async with browser_app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
         await pilot.press("slash", *"a-100", "enter")
         await browser_app.workers.wait_for_complete()
-        await pilot.pause()
+        await settle(pilot)
         first = _cursor(browser_app)
         assert first == 2  # the model's text mentions the other order
         assert "match 1 of" in _text(browser_app, "#status")
@@ -150,15 +158,16 @@ async def test_search_then_n_and_N(browser_app: RegistaApp) -> None:
 
 async def test_search_starts_at_the_cursor_and_wraps(browser_app: RegistaApp) -> None:
     async with browser_app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
         # lookup_order is in steps 0-4 and 6: from step 7 the search wraps round to step 0
         await pilot.press("end", "slash", *"lookup_order", "enter")
         await browser_app.workers.wait_for_complete()
-        await pilot.pause()
+        await settle(pilot)
         assert _cursor(browser_app) == 0
         assert "match 1 of 6" in _text(browser_app, "#status")
         await pilot.press("colon", "5", "enter", "slash", "enter")  # again, from step 5
         await browser_app.workers.wait_for_complete()
-        await pilot.pause()
+        await settle(pilot)
         assert _cursor(browser_app) == 6
         assert "match 6 of 6" in _text(browser_app, "#status")
 
@@ -179,18 +188,20 @@ def test_search_steps_reports_its_first_match_at_once(trace_path: Path) -> None:
 
 async def test_search_ignores_tool_schemas(browser_app: RegistaApp) -> None:
     async with browser_app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
         await pilot.press("slash", *"Refund an order", "enter")
         await browser_app.workers.wait_for_complete()
-        await pilot.pause()
+        await settle(pilot)
         assert "No step contains" in _text(browser_app, "#status")
 
 
 async def test_request_diff_tab(browser_app: RegistaApp) -> None:
     async with browser_app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
         await pilot.press("j", "j", "v", "v")
         assert browser_app.screen.query_one(StepView).active_tab == "tab-diff"
         await browser_app.workers.wait_for_complete()
-        await pilot.pause()
+        await settle(pilot)
         text = _text(browser_app, "#diff-body")
         assert "request.messages[1]" in text
         assert "request.messages[2]" in text
@@ -198,21 +209,23 @@ async def test_request_diff_tab(browser_app: RegistaApp) -> None:
 
 async def test_raw_json_tab(browser_app: RegistaApp) -> None:
     async with browser_app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
         await pilot.press("j", "v")
-        await pilot.pause()
+        await settle(pilot)
         view = browser_app.screen.query_one(StepView)
         assert view.active_tab == "tab-raw"
         shown = [body.id for body in view.query(StepBody) if body.display]
         assert shown == ["raw-body"]
         assert '"type": "tool.call"' in _text(browser_app, "#raw-body")
         await pilot.click("#tab-step")  # a click on a tab shows its pane, and only it
-        await pilot.pause()
+        await settle(pilot)
         assert view.active_tab == "tab-step"
         assert [body.id for body in view.query(StepBody) if body.display] == ["step-body"]
 
 
 async def test_help_lists_the_keys(browser_app: RegistaApp) -> None:
     async with browser_app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
         await pilot.press("question_mark")
         assert isinstance(browser_app.screen, HelpScreen)
         await pilot.press("escape")
@@ -221,6 +234,7 @@ async def test_help_lists_the_keys(browser_app: RegistaApp) -> None:
 
 async def test_quit(browser_app: RegistaApp) -> None:
     async with browser_app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
         await pilot.press("q")
         assert not browser_app.is_running
 
@@ -229,6 +243,7 @@ async def test_j_and_k_move_the_cursor_when_the_step_view_has_the_focus(
     browser_app: RegistaApp,
 ) -> None:
     async with browser_app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
         await pilot.click("#step-view", offset=(10, 10))  # e.g. to scroll it
         assert browser_app.focused is not browser_app.screen.query_one(Timeline)
         await pilot.press("j", "j", "k")
@@ -260,7 +275,7 @@ async def test_the_step_pane_says_which_lines_are_in_view(trace_path: Path) -> N
     taller than the pane, follows a scroll and another tab, and says nothing when it fits."""
     browser_app = _app(trace_path)
     async with browser_app.run_test(size=(100, 14)) as pilot:
-        await pilot.pause()
+        await settle(pilot)
         view = browser_app.screen.query_one(StepView)
         body = view.query_one("#step-body", StepBody)
         total = len(body._lines)
@@ -268,24 +283,24 @@ async def test_the_step_pane_says_which_lines_are_in_view(trace_path: Path) -> N
         assert total > height
         assert view.border_subtitle == f"lines 1–{height} of {total}"
         body.scroll_to(y=2, animate=False, immediate=True)
-        await pilot.pause()
+        await settle(pilot)
         assert view.border_subtitle == f"lines 3–{height + 2} of {total}"
         # the mouse wheel scrolls the pane without a scroll bar to grab
         body.post_message(events.MouseScrollDown(body, 1, 1, 0, 1, 0, False, False, False))
-        await pilot.pause()
+        await settle(pilot)
         await pilot.wait_for_scheduled_animations()  # the wheel scrolls smoothly
-        await pilot.pause()
+        await settle(pilot)
         assert body.scroll_offset.y > 2
         top = body.scroll_offset.y
         assert view.border_subtitle == f"lines {top + 1}–{top + height} of {total}"
         await pilot.press("v")  # the raw JSON of the step: longer
-        await pilot.pause()
+        await settle(pilot)
         raw = view.query_one("#raw-body", StepBody)
         assert view.border_subtitle == f"lines 1–{height} of {len(raw._lines)}"
         assert len(raw._lines) != total
     browser_app = _app(trace_path)
     async with browser_app.run_test(size=(200, 60)) as pilot:
-        await pilot.pause()
+        await settle(pilot)
         view = browser_app.screen.query_one(StepView)
         assert len(view.query_one("#step-body", StepBody)._lines) < 40
         assert not view.border_subtitle

@@ -6,6 +6,7 @@ import io
 from pathlib import Path
 
 from rich.console import Console
+from waits import settle
 
 from regista_tui.app import RegistaApp
 from regista_tui.screens.compare import CompareScreen
@@ -34,8 +35,9 @@ async def _ready(app: RegistaApp) -> CompareScreen:
 async def test_a_trace_and_its_replay_are_all_same(trace_path: Path, replay_path: Path) -> None:
     app = RegistaApp(compare=(trace_path, replay_path))
     async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
         screen = await _ready(app)
-        await pilot.pause()
+        await settle(pilot)
         assert screen.diff is not None
         assert {p.kind for p in screen.diff.pairs} == {"same"}
         assert "the same, step for step" in _text(app, "#status")
@@ -46,8 +48,9 @@ async def test_a_trace_and_its_replay_are_all_same(trace_path: Path, replay_path
 async def test_first_divergence_selected_and_n_N(trace_path: Path, other_trace_path: Path) -> None:
     app = RegistaApp(compare=(trace_path, other_trace_path))
     async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
         screen = await _ready(app)
-        await pilot.pause()
+        await settle(pilot)
         diff = screen.diff
         assert diff is not None and diff.first_divergence is not None
         pairs = app.screen.query_one(PairList)
@@ -71,13 +74,14 @@ async def test_run_b_growing_is_followed(
     growing.write_bytes(b"".join(data[:6]))
     app = RegistaApp(compare=(trace_path, growing))
     async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
         screen = await _ready(app)
         before = len(screen.diff.pairs) if screen.diff else 0
         assert "unfinished" in _text(app, "#compare-header")
         growing.write_bytes(b"".join(data))
         screen._follow()
         await screen.workers.wait_for_complete()
-        await pilot.pause()
+        await settle(pilot)
         assert screen.diff is not None
         assert len(screen.diff.pairs) >= before
         assert screen.diff.b.end is not None
@@ -86,8 +90,9 @@ async def test_run_b_growing_is_followed(
 async def test_nothing_is_claimed_before_the_runs_are_aligned(trace_path: Path) -> None:
     app = RegistaApp()
     async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
         await app.push_screen(CompareScreen(trace_path, None))  # run B does not exist yet
-        await pilot.pause()
+        await settle(pilot)
         assert "No steps" not in _text(app, "#pair-detail")
         assert "Aligning the two runs" in _text(app, "#compare-header")
 
@@ -99,9 +104,10 @@ async def test_runs_that_cannot_be_aligned_say_so(trace_path: Path, tmp_path: Pa
     corrupt.write_bytes(b"".join(lines))
     app = RegistaApp(compare=(corrupt, trace_path))
     async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
         await app.workers.wait_for_complete()
         await app.screen.workers.wait_for_complete()
-        await pilot.pause()
+        await settle(pilot)
         assert "corrupt.jsonl:5" in _text(app, "#status")
         header = _text(app, "#compare-header")
         assert "Aligning" not in header
@@ -114,8 +120,9 @@ async def test_two_runs_with_no_steps(trace_path: Path, tmp_path: Path) -> None:
     starting.write_bytes(trace_path.read_bytes().splitlines(keepends=True)[0])
     app = RegistaApp(compare=(starting, starting))
     async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
         await _ready(app)
-        await pilot.pause()
+        await settle(pilot)
         assert "No steps in either run." in _text(app, "#pair-detail")
 
 
@@ -125,8 +132,9 @@ async def test_the_difference_line_names_its_steps(
     """The line stays as the cursor moves on: it says which pair it is about."""
     app = RegistaApp(compare=(trace_path, other_trace_path))
     async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
         screen = await _ready(app)
-        await pilot.pause()
+        await settle(pilot)
         await pilot.press("n")
         diff = screen.diff
         assert diff is not None
@@ -142,8 +150,9 @@ async def test_j_and_k_move_the_cursor_when_the_pair_diff_has_the_focus(
 ) -> None:
     app = RegistaApp(compare=(trace_path, other_trace_path))
     async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
         screen = await _ready(app)
-        await pilot.pause()
+        await settle(pilot)
         start = screen.pairs.cursor
         await pilot.click("#pair-diff", offset=(10, 3))
         assert app.focused is not screen.pairs
@@ -173,6 +182,7 @@ async def test_go_to_a_step_only_run_b_has(trace_path: Path, other_trace_path: P
     """``:N`` goes to step N of run A; a step only run B has is gone to, and said so."""
     app = RegistaApp(compare=(other_trace_path, trace_path))
     async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
         screen = await _ready(app)
         assert screen.diff is not None
         pairs = screen.diff.pairs

@@ -8,6 +8,7 @@ from typing import Any
 import orjson
 import pytest
 from textual.widgets import Static
+from waits import settle
 
 from regista.diff import RunDiff, diff_runs
 from regista.trace.reader import Trace
@@ -61,11 +62,12 @@ async def test_rows_both_runs_begin_with_show_while_the_rest_is_read(
     monkeypatch.setattr(Trace, "from_bytes", no_load)
     app = RegistaApp(compare=(SAMPLE, b))
     async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
         await app.workers.wait_for_complete()
         screen = app.screen
         assert isinstance(screen, CompareScreen)
         await screen.workers.wait_for_complete()
-        await pilot.pause()
+        await settle(pilot)
         assert screen.diff is not None
         final = rows(screen.diff)
         assert final == rows(expected)
@@ -99,11 +101,12 @@ async def test_a_cursor_moved_while_reading_stays_put(
     monkeypatch.setattr(CompareScreen, "_head", move_on_first_rows)
     app = RegistaApp(compare=(SAMPLE, b))
     async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
         await app.workers.wait_for_complete()
         screen = app.screen
         assert isinstance(screen, CompareScreen)
         await screen.workers.wait_for_complete()
-        await pilot.pause()
+        await settle(pilot)
         assert screen.diff is not None and screen.diff.first_divergence is not None
         assert app.screen.query_one(PairList).cursor == 2
         status = screen.query_one("#status", Static).render()
@@ -116,11 +119,12 @@ async def test_a_claude_code_transcript_compares_as_it_always_did(tmp_path: Path
     transcript = basic_session().write(tmp_path / "s.jsonl")
     app = RegistaApp(compare=(transcript, transcript))
     async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
         await app.workers.wait_for_complete()
         screen = app.screen
         assert isinstance(screen, CompareScreen)
         await screen.workers.wait_for_complete()
-        await pilot.pause()
+        await settle(pilot)
         assert screen.diff is not None and screen.diff.pairs
         assert screen.diff.identical
 
@@ -137,18 +141,19 @@ async def test_a_step_that_cannot_be_read_says_so_in_its_row(tmp_path: Path) -> 
     bad.write_bytes(b"\n".join(lines) + b"\n")
     app = RegistaApp(compare=(bad, bad))
     async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
         await app.workers.wait_for_complete()
         screen = app.screen
         assert isinstance(screen, CompareScreen)
         await screen.workers.wait_for_complete()
-        await pilot.pause()
+        await settle(pilot)
         assert screen.diff is not None and screen.diff.identical
         pairs = app.screen.query_one(PairList)
         text = "".join(pairs.row_text(i, 118).plain for i in range(len(screen.diff.pairs)))
         assert "cannot read" in text
         await pilot.press("slash", "r", "e", "f", "u", "n", "d", "enter")
         await screen.workers.wait_for_complete()
-        await pilot.pause()
+        await settle(pilot)
 
 
 async def test_closing_the_view_while_it_reads_stops_the_reading(
@@ -175,13 +180,14 @@ async def test_closing_the_view_while_it_reads_stops_the_reading(
     monkeypatch.setattr(RunFile, "read", gated)
     app = RegistaApp(compare=(SAMPLE, SAMPLE))
     async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
         await app.workers.wait_for_complete()
         screen = ListedCompareScreen(SAMPLE, b)
         await app.push_screen(screen)
         await pilot.press("escape")
         closed.set()
         await app.workers.wait_for_complete()
-        await pilot.pause()
+        await settle(pilot)
         assert app.screen is not screen and isinstance(app.screen, CompareScreen)
     assert len(after) <= 2  # not the hundred slices of the whole file
 
@@ -191,14 +197,15 @@ async def test_a_reading_that_ends_after_the_view_closed_shows_nothing(tmp_path:
 
     app = RegistaApp(compare=(SAMPLE, SAMPLE))
     async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
         await app.workers.wait_for_complete()
         screen = ListedCompareScreen(SAMPLE, SAMPLE)
         await app.push_screen(screen)
         await app.workers.wait_for_complete()
-        await pilot.pause()
+        await settle(pilot)
         diff, sizes = screen.diff, screen._sizes
         assert diff is not None
         await pilot.press("escape")
-        await pilot.pause()
+        await settle(pilot)
         screen._loaded(diff, sizes)  # as a reading finishing just now would
         screen._failed("gone")

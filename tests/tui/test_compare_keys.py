@@ -6,6 +6,7 @@ import io
 from pathlib import Path
 
 from rich.console import Console
+from waits import settle
 
 from regista_tui.app import RegistaApp
 from regista_tui.screens.compare import CompareScreen
@@ -36,42 +37,44 @@ async def test_the_difference_line_is_cleared_when_the_cursor_leaves(
 ) -> None:
     app = RegistaApp(compare=(trace_path, other_trace_path))
     async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
         await _ready(app)
         await pilot.press("n")
-        await pilot.pause()
+        await settle(pilot)
         assert "Difference" in _text(app, "#status")
         await pilot.press("colon", "0", "enter")
-        await pilot.pause()
+        await settle(pilot)
         assert app.screen.query_one(PairList).cursor == 0
         assert "Difference" not in _text(app, "#status")
         await pilot.press("n")
-        await pilot.pause()
+        await settle(pilot)
         assert "Difference" in _text(app, "#status")
         await pilot.press("end")
-        await pilot.pause()
+        await settle(pilot)
         assert _text(app, "#status").strip() == ""
 
 
 async def test_slash_searches_both_runs(trace_path: Path, other_trace_path: Path) -> None:
     app = RegistaApp(compare=(trace_path, other_trace_path))
     async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
         screen = await _ready(app)
         assert screen.diff is not None
         pairs = app.screen.query_one(PairList)
         await pilot.press("home")
         await pilot.press("slash", *"refund", "enter")
         await screen.workers.wait_for_complete()
-        await pilot.pause()
+        await settle(pilot)
         first = pairs.cursor
         status = _text(app, "#status")
         assert "'refund': match 1 of" in status, status
         # / Enter again: the next match, the query kept
         await pilot.press("slash", "enter")
         await screen.workers.wait_for_complete()
-        await pilot.pause()
+        await settle(pilot)
         assert pairs.cursor > first
         assert "'refund': match 2 of" in _text(app, "#status")
         await pilot.press("slash", "ctrl+u", *"zzqx", "enter")
         await screen.workers.wait_for_complete()
-        await pilot.pause()
+        await settle(pilot)
         assert "no step of either run shows it" in _text(app, "#status")

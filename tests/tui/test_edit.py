@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from fork_helpers import LOOP, browser, open_editor, text_of
 from textual.widgets import Switch, TextArea
+from waits import settle
 
 from regista.errors import InvalidEditError
 from regista.fork import ModelAnswerEdit, ToolResultEdit
@@ -73,6 +74,7 @@ def test_a_compaction_cannot_be_edited(trace_path: Path) -> None:
 async def test_a_bad_edit_keeps_the_editor_open_and_writes_nothing(tmp_path: Path) -> None:
     app = browser(LOOP, tmp_path / "forks")
     async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
         editor = await open_editor(app, pilot)  # step 0: the model's first answer
         assert editor.content.kind == "model"
         editor.query_one(TextArea).load_text(
@@ -82,7 +84,7 @@ async def test_a_bad_edit_keeps_the_editor_open_and_writes_nothing(tmp_path: Pat
         assert app.screen is editor
         assert "unknown tool 'drop_db'" in text_of(app, "#edit-error")
         editor.query_one(TextArea).load_text('[{"type": "text", "text": "fixed"}]')
-        await pilot.pause()
+        await settle(pilot)
         assert text_of(app, "#edit-error").strip() == ""  # cleared as the text changes
         await pilot.press("escape")
         assert isinstance(app.screen, BrowserScreen)
@@ -92,17 +94,18 @@ async def test_a_bad_edit_keeps_the_editor_open_and_writes_nothing(tmp_path: Pat
 async def test_escape_cancels_the_editor_and_nothing_changes(tmp_path: Path) -> None:
     app = browser(LOOP, tmp_path / "forks")
     async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
         editor = await open_editor(app, pilot, "j")
         assert editor.query_one(TextArea).language == "json"
         assert editor.query_one("#is-error", Switch).value is False
         editor.query_one(TextArea).load_text("changed")
-        await pilot.pause()
+        await settle(pilot)
         assert "not valid JSON now: will be sent as plain text" in text_of(app, "#edit-error")
         await pilot.press("escape")
         assert isinstance(app.screen, BrowserScreen)
         await pilot.press("e")  # the editor starts again from the recording
         await app.workers.wait_for_complete()
-        await pilot.pause()
+        await settle(pilot)
         assert isinstance(app.screen, EditStep)
         assert '"matches": []' in app.screen.query_one(TextArea).text
     assert not (tmp_path / "forks").exists()
@@ -111,10 +114,11 @@ async def test_escape_cancels_the_editor_and_nothing_changes(tmp_path: Path) -> 
 async def test_e_on_a_compaction_says_why_not(tmp_path: Path, trace_path: Path) -> None:
     app = browser(trace_path, tmp_path / "forks")
     async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
         steps = Trace.load(trace_path).steps()
         number = next(s.index for s in steps if s.kind == "compaction")
         await pilot.press("colon", *str(number), "enter", "e")
-        await pilot.pause()
+        await settle(pilot)
         assert isinstance(app.screen, BrowserScreen)
         assert "cannot be edited" in text_of(app, "#status")
 
@@ -125,11 +129,12 @@ async def test_a_long_value_leaves_the_plan_and_the_error_on_screen(
 ) -> None:
     app = browser(LOOP, tmp_path / "forks")
     async with app.run_test(size=size) as pilot:
+        await settle(pilot)
         editor = await open_editor(app, pilot)
         long_answer = "[" + ",".join(['{"type": "text", "text": "a line"}'] * 40) + ",]"
         editor.query_one(TextArea).load_text(long_answer.replace(",", ",\n"))
         await pilot.press("ctrl+s")
-        await pilot.pause()
+        await settle(pilot)
         assert "not valid" in text_of(app, "#edit-error")
         box = editor.query_one("EditStep > Vertical").content_region
         for selector in [".hint", "#editor", "#edit-plan", "#edit-error"]:

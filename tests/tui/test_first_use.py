@@ -13,6 +13,7 @@ from textual.command import CommandPalette
 from textual.content import Content
 from textual.geometry import Region
 from textual.widgets import Static
+from waits import settle
 
 from regista.trace.index import TraceIndex
 from regista_tui.__main__ import open_index
@@ -42,22 +43,23 @@ def _cursor(app: RegistaApp) -> int:
 async def test_the_palette_lists_the_search_command(browser_app: RegistaApp) -> None:
     """The search key is "/": its "[/]" in the palette's help must not be read as markup."""
     async with browser_app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
         await pilot.press("ctrl+p")
-        await pilot.pause()
+        await settle(pilot)
         assert isinstance(browser_app.screen, CommandPalette)
         await pilot.press(*"search")
         await browser_app.workers.wait_for_complete()
         await pilot.pause(0.1)
         assert browser_app.is_running
         await pilot.press("enter")
-        await pilot.pause()
+        await settle(pilot)
         assert isinstance(browser_app.screen, SearchPrompt)
 
 
 async def test_the_palette_shows_every_key(browser_app: RegistaApp) -> None:
     """Each command's help ends with its key in brackets, upper case ones too ("[N]")."""
     async with browser_app.run_test(size=(120, 40)) as pilot:
-        await pilot.pause()
+        await settle(pilot)
         shown = {
             command.title: Content.from_markup(command.help).plain
             for command in browser_app.get_system_commands(browser_app.screen)
@@ -71,7 +73,7 @@ async def test_the_palette_shows_every_key(browser_app: RegistaApp) -> None:
 async def test_header_counts_errors_apart_from_denials(browser_app: RegistaApp) -> None:
     """The trace has one failed tool call and one denied one: "1 error · 1 denied"."""
     async with browser_app.run_test(size=(120, 40)) as pilot:
-        await pilot.pause()
+        await settle(pilot)
         header = _text(browser_app, "#header")
         assert "1 error · 1 denied" in header, header
         assert "errors" not in header
@@ -88,6 +90,7 @@ async def test_timeline_count_follows_the_index(
     assert 0 < partial < 8
     app = RegistaApp(index, settle_s=0)
     async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
         # The scan starts on a timer after the first paint: wait for it to have read the
         # whole file (a busy machine may not have started it yet), then for it to finish.
         for _ in range(1000):
@@ -95,7 +98,7 @@ async def test_timeline_count_follows_the_index(
                 break
             await pilot.pause(0.01)
         await app.workers.wait_for_complete()
-        await pilot.pause()
+        await settle(pilot)
         assert len(index) == 8
         assert app.screen.query_one(Timeline).border_subtitle == "step 0 · 1/8"
 
@@ -114,7 +117,7 @@ async def test_header_says_reading_not_running_while_indexing(
             yield header
 
     async with Host().run_test() as pilot:
-        await pilot.pause()
+        await settle(pilot)
         console = Console(width=200, record=True, file=io.StringIO())
         console.print(header.content)
         shown = console.export_text()
@@ -147,22 +150,24 @@ async def test_the_request_diff_draws_added_messages_readably(browser_app: Regis
     """An added message is drawn as the step view draws it (a short one in full, its JSON
     not escaped); m still shows more."""
     async with browser_app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
         await pilot.press("j", "j", "v", "v")
         await browser_app.workers.wait_for_complete()
-        await pilot.pause()
+        await settle(pilot)
         before = _text(browser_app, "#diff-body")
         assert "A-404 not" in before and '\\"' not in before
         await pilot.press("m")
         await browser_app.workers.wait_for_complete()
-        await pilot.pause()
+        await settle(pilot)
         assert "A-404 not" in _text(browser_app, "#diff-body")
 
 
 async def test_help_lists_only_keys_that_do_something(browser_app: RegistaApp) -> None:
     """The timeline does not scroll sideways: no left / right keys in the help."""
     async with browser_app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
         await pilot.press("question_mark")
-        await pilot.pause()
+        await settle(pilot)
         console = Console(width=200, record=True, file=io.StringIO())
         console.print(browser_app.screen.query_one(Static).content)
         shown = console.export_text()
@@ -175,9 +180,10 @@ async def test_help_lists_only_keys_that_do_something(browser_app: RegistaApp) -
 async def test_search_finds_quoted_text_of_tool_inputs(browser_app: RegistaApp) -> None:
     """The timeline shows inputs as JSON; searching that text (quotes included) finds them."""
     async with browser_app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
         await pilot.press("slash", *'"order_id":"A-100"', "enter")
         await browser_app.workers.wait_for_complete()
-        await pilot.pause()
+        await settle(pilot)
         assert _cursor(browser_app) == 2, _text(browser_app, "#status")  # the model asks
         assert "match 1 of" in _text(browser_app, "#status")
         await pilot.press("n")
@@ -187,6 +193,7 @@ async def test_search_finds_quoted_text_of_tool_inputs(browser_app: RegistaApp) 
 async def test_an_error_line_goes_once_the_cursor_moves(browser_app: RegistaApp) -> None:
     """A refusal or a bad step number is about where the cursor was, not where it goes."""
     async with browser_app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
         await pilot.press("colon", "9", "9", "enter")
         assert "no step 99" in _text(browser_app, "#status")
         await pilot.press("j")
@@ -195,8 +202,9 @@ async def test_an_error_line_goes_once_the_cursor_moves(browser_app: RegistaApp)
 
 async def test_compare_go_to_clears_an_old_error(trace_path: Path, other_trace_path: Path) -> None:
     async with RegistaApp(compare=(trace_path, other_trace_path)).run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
         await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
+        await settle(pilot)
         await pilot.press("colon", "9", "9", "enter")
         assert "no step 99" in _text(pilot.app, "#status")
         await pilot.press("colon", "2", "enter")
@@ -205,8 +213,9 @@ async def test_compare_go_to_clears_an_old_error(trace_path: Path, other_trace_p
 
 async def test_search_prompt_title_is_not_cut(browser_app: RegistaApp) -> None:
     async with browser_app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
         await pilot.press("slash")
-        await pilot.pause()
+        await settle(pilot)
         label = browser_app.screen.query_one("Label")
         box = browser_app.screen.query_one("Vertical")
         title = SearchPrompt.title_text
@@ -221,14 +230,15 @@ async def test_an_unchanged_edit_does_not_fork(
     monkeypatch.setenv("REGISTA_SAMPLE_DB", str(tmp_path / "shop.db"))
     app = browser(LOOP, tmp_path / "forks")
     async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
         editor = await open_editor(app, pilot, "j")
         await pilot.press("ctrl+s")
-        await pilot.pause()
+        await settle(pilot)
         assert app.screen is editor
         assert "unchanged" in text_of(app, "#edit-error")
         await pilot.press("tab", "space")  # is_error flipped: that is a change
         await pilot.press("ctrl+s")
-        await pilot.pause()
+        await settle(pilot)
         assert isinstance(app.screen, ForkScreen)
         await pilot.press("x")
         await app.workers.wait_for_complete()
@@ -239,8 +249,9 @@ async def test_narrow_comparison_header_keeps_outcome_and_steps(
 ) -> None:
     """At 80 columns the long file name is what gets cut, not the steps or the link."""
     async with RegistaApp(compare=(trace_path, replay_path)).run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
         await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
+        await settle(pilot)
         header = pilot.app.screen.query_one("#compare-header", Static)
         lines = [strip.text for strip in header.render_lines(Region(0, 0, 80, 3))]
         run_b = lines[1]
@@ -252,16 +263,17 @@ async def test_the_rewind_prompt_reads_as_two_sentences(tmp_path: Path) -> None:
     """ "Steps 0–1 replayed …; from step 2 on, the agent runs live …", no comma splice."""
     app = browser(LOOP, tmp_path / "forks")
     async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
         await pilot.press("j", "j", "r")
         await app.workers.wait_for_complete()
-        await pilot.pause()
+        await settle(pilot)
         shown = str(app.screen.query_one(Static).render())
         assert shown.startswith("Steps 0–1 replayed from the recording for $0; from step 2 on"), (
             shown
         )
         await pilot.press("escape", "home", "r")
         await app.workers.wait_for_complete()
-        await pilot.pause()
+        await settle(pilot)
         shown = str(app.screen.query_one(Static).render())
         assert shown.startswith("Nothing is replayed; from step 0 on"), shown
 
@@ -275,6 +287,7 @@ async def test_a_step_that_completes_is_redrawn(trace_path: Path, tmp_path: Path
     index, _ = open_index(growing)
     app = RegistaApp(index, settle_s=0)
     async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
         await pilot.press("end")
         assert "No result was recorded" in _text(app, "#step-body")
         with growing.open("ab") as f:
@@ -282,7 +295,7 @@ async def test_a_step_that_completes_is_redrawn(trace_path: Path, tmp_path: Path
         assert isinstance(app.screen, BrowserScreen)
         app.screen._follow()  # what the follow timer does
         await app.workers.wait_for_complete()
-        await pilot.pause()
+        await settle(pilot)
         assert "No result was recorded" not in _text(app, "#step-body")
         assert "Result" in _text(app, "#step-body")
 
@@ -301,7 +314,7 @@ async def test_a_narrow_header_keeps_the_fork_link_and_the_cost(
     index, _ = open_index(forked)
     app = RegistaApp(index, settle_s=0)
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.pause()
+        await settle(pilot)
         header = app.screen.query_one("#header", Static)
         lines_shown = [s.text for s in header.render_lines(Region(0, 0, header.size.width, 2))]
         assert "fork at step 3 of 01PARENT" in lines_shown[0], lines_shown
@@ -316,8 +329,9 @@ async def test_pair_rows_do_not_cut_tool_names_silently() -> None:
 
     for size in ((120, 40), (80, 24)):
         async with RegistaApp(compare=(HAPPY, LOOP)).run_test(size=size) as pilot:
+            await settle(pilot)
             await pilot.app.workers.wait_for_complete()
-            await pilot.pause()
+            await settle(pilot)
             pairs = pilot.app.screen.query_one(PairList)
             row = pairs.row_text(1, pairs.scrollable_content_region.width).plain
             assert "search_order " not in row, (size, row)
@@ -326,6 +340,7 @@ async def test_pair_rows_do_not_cut_tool_names_silently() -> None:
 
 async def test_continue_says_which_breakpoint_stopped_it(browser_app: RegistaApp) -> None:
     async with browser_app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
         await pilot.press("j", "b", "home", "c")
         assert _cursor(browser_app) == 1
         status = _text(browser_app, "#status")

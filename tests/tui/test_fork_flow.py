@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from fork_helpers import LOOP, browser, finished, fork_with, open_editor, search_hit, text_of
+from waits import settle
 
 from regista.agent import Agent
 from regista.providers import AnthropicProvider
@@ -31,6 +32,7 @@ def _shop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 async def test_fixing_the_search_result_forks_to_success(tmp_path: Path, _shop: Path) -> None:
     app = browser(LOOP, tmp_path / "forks")
     async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
         editor = await open_editor(app, pilot, "j")
         assert "scripted" in text_of(app, "#edit-plan")
         screen = await fork_with(app, pilot, search_hit())
@@ -90,6 +92,7 @@ async def test_live_half_streams_through_the_anthropic_sdk(
     agent = refund_agent_stale_index(provider=provider)
     app = browser(LOOP, tmp_path / "forks", agent=agent)
     async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
         await open_editor(app, pilot, "j")
         assert "claude-sonnet-4-6 via anthropic" in text_of(app, "#edit-plan")
         await fork_with(app, pilot, search_hit())
@@ -125,15 +128,16 @@ async def test_rewind_then_cancel_mid_fork(tmp_path: Path) -> None:
     provider = _Stalled()
     app = browser(LOOP, tmp_path / "forks", agent=refund_agent_stale_index(provider=provider))
     async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
         await pilot.press("j", "j", "r")
         await app.workers.wait_for_complete()
-        await pilot.pause()
+        await settle(pilot)
         assert isinstance(app.screen, ConfirmRewind)
         await pilot.press("enter")
         await asyncio.wait_for(provider.asked.wait(), 5)
         screen = app.screen
         assert isinstance(screen, ForkScreen) and screen.running
-        await pilot.pause()
+        await settle(pilot)
         assert screen.check_action("stop", ()) is True  # shown in the footer while running
         await pilot.press("escape")  # back is refused while the fork runs
         assert app.screen is screen
@@ -161,6 +165,7 @@ async def test_a_provider_error_mid_fork_is_shown_and_recorded(
     )
     app = browser(LOOP, tmp_path / "forks", agent=refund_agent_stale_index(provider=provider))
     async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
         await pilot.press("j", "j", "r")
         await app.workers.wait_for_complete()
         await pilot.press("enter")
@@ -177,9 +182,10 @@ async def test_a_provider_error_mid_fork_is_shown_and_recorded(
 async def test_an_agent_that_cannot_be_loaded_is_one_line(tmp_path: Path) -> None:
     app = browser(LOOP, tmp_path / "forks", agent="no_such_module_here:agent")
     async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
         await pilot.press("j", "e")
         await app.workers.wait_for_complete()
-        await pilot.pause()
+        await settle(pilot)
         assert isinstance(app.screen, BrowserScreen)
         assert "cannot import 'no_such_module_here'" in text_of(app, "#status")
         assert not (tmp_path / "forks").exists()
@@ -188,9 +194,10 @@ async def test_an_agent_that_cannot_be_loaded_is_one_line(tmp_path: Path) -> Non
 async def test_a_missing_api_key_says_what_to_set(tmp_path: Path) -> None:
     app = browser(LOOP, tmp_path / "forks", agent=Agent(model="claude-sonnet-4-6"))
     async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
         await pilot.press("r")
         await app.workers.wait_for_complete()
-        await pilot.pause()
+        await settle(pilot)
         assert isinstance(app.screen, BrowserScreen)
         assert "ANTHROPIC_API_KEY" in text_of(app, "#status")
 
@@ -198,6 +205,7 @@ async def test_a_missing_api_key_says_what_to_set(tmp_path: Path) -> None:
 async def test_a_model_answer_edit_forks_from_a_model_step(tmp_path: Path) -> None:
     app = browser(LOOP, tmp_path / "forks")
     async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
         await open_editor(app, pilot)  # step 0: the model's first answer
         answer = '[{"type": "tool_use", "name": "get_order", "input": {"order_id": "ORD-1042"}}]'
         await fork_with(app, pilot, answer)
@@ -225,6 +233,7 @@ async def test_the_reopen_command_is_shown_whole_on_a_narrow_screen(tmp_path: Pa
     wraps instead of being cut off."""
     app = browser(LOOP, tmp_path / "a-fairly-long-folder-name-for-forks")
     async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
         await open_editor(app, pilot, "j")
         await fork_with(app, pilot, search_hit())
         screen = await finished(app, pilot)

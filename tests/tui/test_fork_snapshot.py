@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from fork_helpers import LOOP, browser, finished, fork_with, open_editor, search_hit
+from waits import settle
 
 
 @pytest.fixture
@@ -47,7 +48,7 @@ def test_finished_fork(snap_compare: Any, here: Path) -> None:
         await fork_with(pilot.app, pilot, search_hit())
         await finished(pilot.app, pilot)
         pilot.app.clear_notifications()
-        await pilot.pause()
+        await settle(pilot)
 
     app = browser(Path("loop.jsonl"), Path("forks"))
     assert snap_compare(app, terminal_size=(120, 40), run_before=run_before)
@@ -62,7 +63,7 @@ def test_finished_fork_narrow(snap_compare: Any, here: Path) -> None:
         await fork_with(pilot.app, pilot, search_hit())
         await finished(pilot.app, pilot)
         pilot.app.clear_notifications()
-        await pilot.pause()
+        await settle(pilot)
 
     app = browser(Path("loop.jsonl"), Path("forks"))
     assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from fork_helpers import LOOP, browser, finished, fork_with, open_editor, search_hit
 from textual.widgets._toast import Toast
+from waits import settle
 
 
 @pytest.fixture(autouse=True)
@@ -21,6 +22,7 @@ async def test_the_toast_does_not_cover_the_reopen_line(
 ) -> None:
     app = browser(LOOP, tmp_path / "forks")
     async with app.run_test(size=size, notifications=True) as pilot:
+        await settle(pilot)
         await open_editor(app, pilot, "j")
         await fork_with(app, pilot, search_hit())
         screen: Any = await finished(app, pilot)
@@ -28,7 +30,7 @@ async def test_the_toast_does_not_cover_the_reopen_line(
             toasts = list(app.screen.query(Toast))
             if toasts:
                 break
-            await pilot.pause()
+            await settle(pilot)
         assert toasts, "the fork says it finished"
         where = screen.query_one("#fork-where").region
         assert "reopen" in str(screen.query_one("#fork-where").render())

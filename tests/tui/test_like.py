@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from runs_library import FAILED, OTHER, ROOT, make_library
+from waits import settle
 
 from regista.trace.index import TraceIndex
 from regista_tui.__main__ import open_index
@@ -47,13 +48,14 @@ def test_words_of_a_tool_step_and_a_model_step(trace_path: Path) -> None:
 async def test_like_lists_the_other_runs_and_escape_comes_back(library: Path) -> None:
     app = _browser(library / f"{ROOT}.jsonl")
     async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
         await pilot.press("j")  # step 1: a tool call
         browser = app.screen
         assert isinstance(browser, BrowserScreen)
         words = like_words(browser.index.step(1))
         await pilot.press("L")
         await browser.workers.wait_for_complete()
-        await pilot.pause()
+        await settle(pilot)
         runs = app.screen
         assert isinstance(runs, RunsScreen)
         listed = {run.session_id for run, _ in runs.rows}
@@ -61,7 +63,7 @@ async def test_like_lists_the_other_runs_and_escape_comes_back(library: Path) ->
         header = str(runs.query_one("#runs-header").render())
         assert f"recalled by {words!r}" in header
         await pilot.press("escape")
-        await pilot.pause()
+        await settle(pilot)
         assert app.screen is browser
         assert browser.timeline.cursor == 1
 
@@ -71,8 +73,9 @@ async def test_a_lone_trace_has_no_earlier_runs(trace_path: Path, tmp_path: Path
     shutil.copyfile(trace_path, lone)
     app = _browser(lone)
     async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
         await pilot.press("j", "L")
         await app.screen.workers.wait_for_complete()
-        await pilot.pause()
+        await settle(pilot)
         assert isinstance(app.screen, BrowserScreen)
         assert "No earlier runs found" in _status(app)

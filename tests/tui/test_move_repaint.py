@@ -12,6 +12,7 @@ from rich.text import Text
 from textual.geometry import Offset
 from textual.selection import Selection
 from textual.widget import Widget
+from waits import settle
 
 import regista_tui.__main__ as tui_main
 from regista.trace.index import StepEntry
@@ -26,7 +27,7 @@ async def test_a_move_repaints_rows_and_border_lines_only(
     browser_app: RegistaApp, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     async with browser_app.run_test(size=(120, 40)) as pilot:
-        await pilot.pause()
+        await settle(pilot)
         timeline = browser_app.screen.query_one(Timeline)
         view = browser_app.screen.query_one(StepView)
         whole: list[str] = []
@@ -40,7 +41,7 @@ async def test_a_move_repaints_rows_and_border_lines_only(
 
             monkeypatch.setattr(widget, "_set_dirty", spy)
         await pilot.press("j")
-        await pilot.pause()
+        await settle(pilot)
         assert timeline.cursor == 1
         assert whole == []
         assert timeline.border_subtitle is not None and "2/" in timeline.border_subtitle
@@ -53,7 +54,7 @@ async def test_a_move_lays_out_nothing(
     """A new step's text changes how far its pane scrolls, not the size of any widget: no
     layout of the screen (it costs a full repaint), whatever the steps' heights."""
     async with browser_app.run_test(size=(120, 40)) as pilot:
-        await pilot.pause()
+        await settle(pilot)
         layouts: list[str] = []
         original = Widget.refresh
 
@@ -70,7 +71,7 @@ async def test_a_move_lays_out_nothing(
         heights = set()
         for _ in range(6):
             await pilot.press("j")
-            await pilot.pause()
+            await settle(pilot)
             heights.add(body.virtual_size.height)
         assert len(heights) > 1  # the steps' texts differ in height
         assert layouts == []
@@ -80,8 +81,9 @@ async def test_a_step_shown_again_is_not_rendered_again(
     browser_app: RegistaApp, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     async with browser_app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
         await pilot.press("j")
-        await pilot.pause()
+        await settle(pilot)
         body = browser_app.screen.query_one("#step-body", StepBody)
         first = body.get_selection(Selection(None, None))
         rendered: list[object] = []
@@ -90,7 +92,7 @@ async def test_a_step_shown_again_is_not_rendered_again(
             lambda *a, **k: rendered.append(a) or Text("redrawn"),
         )
         await pilot.press("k", "j")
-        await pilot.pause()
+        await settle(pilot)
         assert rendered == []
         assert body.get_selection(Selection(None, None)) == first
 
@@ -99,7 +101,7 @@ async def test_step_text_can_be_selected(browser_app: RegistaApp) -> None:
     """The pane's text is selectable as a Static's is: what is selected is its plain text,
     whatever part of it is scrolled into view."""
     async with browser_app.run_test(size=(120, 40)) as pilot:
-        await pilot.pause()
+        await settle(pilot)
         body = browser_app.screen.query_one("#step-body", StepBody)
         selected = body.get_selection(Selection(Offset(0, 0), Offset(0, 3)))
         assert selected is not None
@@ -114,7 +116,7 @@ async def test_the_next_step_is_drawn_before_the_move(
     """Once the cursor rests, the steps either side of it are drawn unseen: the next press
     shows its step without rendering it, and it shows the same text as drawing it then."""
     async with browser_app.run_test(size=(120, 40)) as pilot:
-        await pilot.pause()
+        await settle(pilot)
         body = browser_app.screen.query_one("#step-body", StepBody)
         await pilot.pause(0.2)  # the cursor rests on step 0
         assert body.has((1, 2000))
@@ -124,7 +126,7 @@ async def test_the_next_step_is_drawn_before_the_move(
             lambda step, **k: rendered.append(step.index) or Text("redrawn"),
         )
         await pilot.press("j")
-        await pilot.pause()
+        await settle(pilot)
         assert 1 not in rendered  # (step 2 may be drawn by now, unseen)
         kept = body.get_selection(Selection(None, None))
         body._kept.clear()
@@ -143,8 +145,8 @@ async def _scanned(pilot: Any, app: RegistaApp) -> None:
             break
         await pilot.pause(0.05)
     await app.screen.workers.wait_for_complete()
-    await pilot.pause()
-    await pilot.pause()
+    await settle(pilot)
+    await settle(pilot)
 
 
 async def test_the_index_growing_lays_out_nothing(
@@ -156,6 +158,7 @@ async def test_the_index_growing_lays_out_nothing(
     index, notice = tui_main.open_index(trace_path)
     app = RegistaApp(index, notice=notice, settle_s=0)
     async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
         await _scanned(pilot, app)
         before = len(index)
         layouts: list[str] = []
@@ -172,7 +175,7 @@ async def test_the_index_growing_lays_out_nothing(
         assert isinstance(screen, BrowserScreen)
         index.steps.append(StepEntry(index=before, kind="tool", tool="x", complete=True))
         screen._grown()
-        await pilot.pause()
+        await settle(pilot)
         assert layouts == []
         assert screen.timeline.virtual_size.height == before + 1
 
@@ -188,6 +191,7 @@ async def test_the_scanned_index_is_left_out_of_full_collections(
     gc.unfreeze()
     try:
         async with app.run_test(size=(120, 40)) as pilot:
+            await settle(pilot)
             await _scanned(pilot, app)
             assert index.scanned == index.size
             assert gc.get_freeze_count() > 0

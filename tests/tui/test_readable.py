@@ -7,6 +7,7 @@ import io
 from pathlib import Path
 
 from rich.console import Console
+from waits import settle
 
 from regista.diff.structural import structural_diff
 from regista.trace.reader import Trace
@@ -58,7 +59,7 @@ async def test_the_gist_column_is_wide_at_120_columns() -> None:
     index, _ = open_index(HAPPY)
     app = RegistaApp(index, settle_s=0)
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.pause()
+        await settle(pilot)
         timeline = app.screen.query_one(Timeline)
         row = timeline.row_text(0, timeline.content_region.width).plain
         gist = row.split("scripted", 1)[1].strip()

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from runs_library import FAILED, FORK, OTHER, REPLAY, ROOT, make_library
 from textual.widgets import DataTable
+from waits import settle
 
 from regista.store.runs import list_runs
 from regista_tui.__main__ import main
@@ -42,6 +43,7 @@ async def test_list_is_a_tree_newest_first(library: Path) -> None:
 async def test_filter_as_you_type(library: Path) -> None:
     app = _app(library)
     async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
         await pilot.press("slash", "s", "a", "l", "e", "s")
         assert _rows(app) == [(OTHER, 0)]
         await pilot.press("ctrl+a", "ctrl+k", *"fork")  # a fork found by its link
@@ -55,6 +57,7 @@ async def test_filter_as_you_type(library: Path) -> None:
 async def test_sort_cycles_columns(library: Path) -> None:
     app = _app(library)
     async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
         await pilot.press("s")  # cost, dearest first, children under their parent
         assert _rows(app) == [(FAILED, 0), (OTHER, 0), (ROOT, 0), (FORK, 1), (REPLAY, 1)]
         header = str(app.screen.query_one("#runs-header").render())
@@ -67,35 +70,38 @@ async def test_sort_cycles_columns(library: Path) -> None:
 async def test_enter_opens_and_escape_returns(library: Path) -> None:
     app = _app(library)
     async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
         await pilot.press("j", "j")  # ROOT
         await pilot.press("enter")
-        await pilot.pause()
+        await settle(pilot)
         assert isinstance(app.screen, BrowserScreen)
         assert app.screen.index.path == library / f"{ROOT}.jsonl"
         await pilot.press("escape")
-        await pilot.pause()
+        await settle(pilot)
         assert isinstance(app.screen, RunsScreen)
 
 
 async def test_two_marks_and_d_compare(library: Path) -> None:
     app = _app(library)
     async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
         await pilot.press("d")
         assert "Mark two runs" in str(app.screen.query_one("#status").render())
         await pilot.press("j", "j", "space", "j", "space", "d")  # ROOT and its replay
-        await pilot.pause()
+        await settle(pilot)
         screen = app.screen
         assert isinstance(screen, ListedCompareScreen)
         assert screen.paths == (library / f"{ROOT}.jsonl", library / f"{REPLAY}.jsonl")
         await app.workers.wait_for_complete()
         await pilot.press("escape")
-        await pilot.pause()
+        await settle(pilot)
         assert isinstance(app.screen, RunsScreen)
 
 
 async def test_a_third_mark_replaces_the_oldest(library: Path) -> None:
     app = _app(library)
     async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
         await pilot.press("space", "j", "space", "j", "space")
         screen = app.screen
         assert isinstance(screen, RunsScreen)
@@ -107,6 +113,7 @@ async def test_a_third_mark_replaces_the_oldest(library: Path) -> None:
 async def test_empty_folder_and_unreadable_files(tmp_path: Path) -> None:
     app = _app(tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
         assert _rows(app) == []
         assert "No runs in" in str(app.screen.query_one("#status").render())
         await pilot.press("enter", "space", "d", "s")  # nothing to act on: no error
@@ -155,7 +162,7 @@ def test_run_list_snapshot(snap_compare: Any, library: Path) -> None:
 
     async def run_before(pilot: Any) -> None:
         await pilot.press("j", "j", "space", "j", "space")
-        await pilot.pause()
+        await settle(pilot)
 
     app = RegistaApp(runs=list_runs(library), runs_folder="traces", settle_s=0)
     assert snap_compare(app, terminal_size=(120, 40), run_before=run_before)
@@ -164,20 +171,21 @@ def test_run_list_snapshot(snap_compare: Any, library: Path) -> None:
 async def test_recall_from_the_list(library: Path) -> None:
     app = _app(library)
     async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
         await pilot.press("R", *"weekly", "enter")
         await app.screen.workers.wait_for_complete()
-        await pilot.pause()
+        await settle(pilot)
         assert _rows(app) == [(OTHER, 0)]
         assert "dealt with 'weekly'" in str(app.screen.query_one("#status").render())
         await pilot.press("escape")  # back to every run
         assert len(_rows(app)) == 5
         await pilot.press("R", *"refund", "enter")
         await app.screen.workers.wait_for_complete()
-        await pilot.pause()
+        await settle(pilot)
         assert {sid for sid, _ in _rows(app)} >= {ROOT, FORK, REPLAY}
         await pilot.press("R", *"zyxwvut", "enter")
         await app.screen.workers.wait_for_complete()
-        await pilot.pause()
+        await settle(pilot)
         assert _rows(app) == []
         assert "No run dealt with" in str(app.screen.query_one("#status").render())
 
@@ -188,7 +196,7 @@ async def test_every_column_fits_the_screen(library: Path, width: int) -> None:
     for folder in (library, samples):
         app = _app(folder)
         async with app.run_test(size=(width, 40)) as pilot:
-            await pilot.pause()
+            await settle(pilot)
             table = app.screen.query_one("#runs-table", DataTable)
             assert table.virtual_size.width <= table.scrollable_content_region.width
             assert "LINKS" in app.export_screenshot()  # the last heading is not cut
@@ -202,23 +210,24 @@ async def test_a_run_left_is_closed_and_freed(library: Path) -> None:
 
     app = _app(library)
     async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
         for _ in range(2):
             await pilot.press("enter")
-            await pilot.pause()
+            await settle(pilot)
             browser = app.screen
             assert isinstance(browser, BrowserScreen)
             await app.workers.wait_for_complete()
-            await pilot.pause()
+            await settle(pilot)
             gc.freeze()  # as the end of a big trace's scan does
             index = browser.index
             gone, gone_index = weakref.ref(browser), weakref.ref(index)
             del browser
             await pilot.press("escape")
-            await pilot.pause()
+            await settle(pilot)
             assert isinstance(app.screen, RunsScreen)
             assert index._file.closed
             assert gc.get_freeze_count() == 0
             del index
-            await pilot.pause()
+            await settle(pilot)
             gc.collect()  # what the browser scheduled, once Textual let go of it
             assert gone() is None and gone_index() is None

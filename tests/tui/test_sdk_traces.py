@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from waits import settle
+
 from regista.server.sessions import SessionBook
 from regista.server.shapes import openai_request, openai_response
 from regista.trace.index import TraceIndex
@@ -61,12 +63,13 @@ async def test_an_openai_conversation_and_its_fork_compare(tmp_path: Path) -> No
     )
     app = RegistaApp(compare=(parent, fork))
     async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
         await app.workers.wait_for_complete()
         screen = app.screen
         assert isinstance(screen, CompareScreen)
         await screen.workers.wait_for_complete()
         for _ in range(5):
-            await pilot.pause()
+            await settle(pilot)
             if screen.diff is not None:
                 break
         assert screen.diff is not None
@@ -81,7 +84,8 @@ async def test_an_openai_trace_shows_its_steps(tmp_path: Path) -> None:
     assert [s.kind for s in index.steps] == ["model", "tool", "model"]
     app = RegistaApp(index)
     async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
         await app.workers.wait_for_complete()
-        await pilot.pause()
+        await settle(pilot)
         shown = " ".join(str(w.render()) for w in app.screen.query("Static"))
         assert "gpt-4o (openai)" in shown and "3 steps" in shown and "1 tool call" in shown

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from waits import settle
+
 from regista_tui.__main__ import open_index
 from regista_tui.app import RegistaApp
 
@@ -17,7 +19,7 @@ def _browser(path: Path) -> RegistaApp:
 async def _settle(pilot: Any) -> None:
     await pilot.app.workers.wait_for_complete()
     await pilot.app.screen.workers.wait_for_complete()
-    await pilot.pause()
+    await settle(pilot)
 
 
 def test_browser_wide(snap_compare: Any, trace_path: Path) -> None:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import orjson
 from importers.cc_fixtures import CCSession, text, tool_use
+from waits import settle, until
 
 from regista_tui.__main__ import open_index
 from regista_tui.app import RegistaApp
@@ -39,16 +40,17 @@ async def _enter_and_back(path: Path) -> None:
     index, notice = open_index(path)
     app = RegistaApp(index, notice=notice, settle_s=0)
     async with app.run_test(size=(120, 30)) as pilot:
-        await pilot.pause()
+        await settle(pilot)
         parent = app.screen
         assert isinstance(parent, BrowserScreen)
         await pilot.press("enter")  # step 0 is a model call: nothing to open
-        await pilot.pause()
+        await settle(pilot)
         assert app.screen is parent
         await pilot.press("j")  # step 1: the Task call
-        await pilot.pause()
+        await until(pilot, lambda: parent.timeline.cursor == 1, "the cursor on step 1")
         await pilot.press("enter")
-        await pilot.pause()
+        await until(pilot, lambda: app.screen is not parent, "the subagent's run opened")
+        await settle(pilot)
         child = app.screen
         assert isinstance(child, BrowserScreen) and child is not parent
         assert child.index.start is not None
@@ -56,11 +58,11 @@ async def _enter_and_back(path: Path) -> None:
         assert len(child.index.steps) == 3
         assert child.index.start.metadata["parent"]["step"] == 1
         await pilot.press("escape")
-        await pilot.pause()
+        await settle(pilot)
         assert app.screen is parent
         assert parent.timeline.cursor == 1
         await pilot.press("escape")  # the first run has nothing to go back to
-        await pilot.pause()
+        await settle(pilot)
         assert app.screen is parent
 
 
@@ -92,18 +94,18 @@ async def test_enter_opens_a_codex_subagent_run(tmp_path: Path) -> None:
     index, notice = open_index(path)
     app = RegistaApp(index, notice=notice, settle_s=0)
     async with app.run_test(size=(120, 30)) as pilot:
-        await pilot.pause()
+        await settle(pilot)
         parent = app.screen
         assert isinstance(parent, BrowserScreen)
         await pilot.press("j")  # step 1: the spawn_agent call
-        await pilot.pause()
+        await settle(pilot)
         await pilot.press("enter")
-        await pilot.pause()
+        await settle(pilot)
         child = app.screen
         assert isinstance(child, BrowserScreen) and child is not parent
         assert child.index.start is not None
         assert child.index.start.model == "gpt-5.1-codex-mini"
         assert child.index.start.metadata["parent"]["step"] == 1
         await pilot.press("escape")
-        await pilot.pause()
+        await settle(pilot)
         assert app.screen is parent and parent.timeline.cursor == 1

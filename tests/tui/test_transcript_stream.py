@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from importers.cc_fixtures import CCSession, text, tool_use
+from waits import settle
 
 import regista.importers.memory as memory
 import regista_tui.__main__ as tui_main
@@ -61,7 +62,7 @@ async def test_first_screen_then_the_rest_streams_in(tmp_path: Path) -> None:
     assert not index.streaming.done and 0 < len(index.steps) < steps
     app = RegistaApp(index, notice=notice, settle_s=0)
     async with app.run_test(size=(120, 30)) as pilot:
-        await pilot.pause()
+        await settle(pilot)
         screen = app.screen
         assert isinstance(screen, BrowserScreen)
         assert screen.timeline.cursor == 0
@@ -69,7 +70,7 @@ async def test_first_screen_then_the_rest_streams_in(tmp_path: Path) -> None:
         assert "crashed" not in header  # a transcript still converting is not a crash
         screen._scan()  # what the screen starts once the first frame is up
         await screen.workers.wait_for_complete()
-        await pilot.pause()
+        await settle(pilot)
         assert index.streaming.done and index.end is not None
         assert len(index.steps) == steps
         assert "ended without a stop reason" in str(screen.query_one("#header").render())
@@ -89,19 +90,19 @@ async def test_enter_on_a_subagent_before_the_conversion_reached_it(
     assert isinstance(index, StreamedIndex) and not index.streaming.done
     app = RegistaApp(index, notice=notice, settle_s=0)
     async with app.run_test(size=(120, 30)) as pilot:
-        await pilot.pause()
+        await settle(pilot)
         parent = app.screen
         assert isinstance(parent, BrowserScreen)
         assert not index.streaming.done
         await pilot.press("j")  # step 1: the Task call
-        await pilot.pause()
+        await settle(pilot)
         await pilot.press("enter")
-        await pilot.pause()
+        await settle(pilot)
         child = app.screen
         assert isinstance(child, BrowserScreen) and child is not parent
         assert child.index.start is not None
         assert child.index.start.model == "claude-haiku-4-5-20251001"
         assert child.index.start.metadata["parent"]["step"] == 1
         await pilot.press("escape")
-        await pilot.pause()
+        await settle(pilot)
         assert app.screen is parent and parent.timeline.cursor == 1

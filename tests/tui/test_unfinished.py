@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from rich.console import Console
 from textual.widgets import Static
+from waits import settle
 
 from regista_tui.__main__ import open_index
 from regista_tui.app import RegistaApp
@@ -51,7 +52,7 @@ async def test_a_still_unfinished_trace_says_it_crashed(trace_path: Path, tmp_pa
     index, notice = open_index(path)
     app = RegistaApp(index, notice=notice, settle_s=0)
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.pause()
+        await settle(pilot)
         shown = _header(app)
         assert "crashed / unfinished (no session.end), last written 5 min ago" in shown
         assert "running" not in shown and "reading" not in shown
@@ -67,7 +68,7 @@ async def test_a_half_written_last_line_is_not_read_forever(
     index, notice = open_index(path)
     app = RegistaApp(index, notice=notice, settle_s=0)
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.pause()
+        await settle(pilot)
         shown = _header(app)
         assert "reading" not in shown
         assert "crashed mid-write (no session.end), last written 2 h ago" in shown
@@ -91,6 +92,7 @@ async def test_a_growing_trace_is_running_and_a_still_one_costs_no_indexing(
     index.scan = counted  # type: ignore[method-assign]
     app = RegistaApp(index, notice=notice, settle_s=0)
     async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
         browser: Any = app.screen
         await _until(pilot, lambda: browser.polls_still >= 20)
         assert "◌ running" in _header(app)
