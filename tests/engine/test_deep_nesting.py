@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 from builders import answer, tool_use
+from tui.waits import settle
 
 from regista import Agent, TraceWriteError, diff_runs, tool
 from regista.cli.main import main
@@ -85,7 +86,7 @@ async def test_the_debugger_shows_it_in_place(tmp_path: Path) -> None:
     async with app.run_test(size=(120, 40)) as pilot:
         for key in ["j", "j", "j", "end", "home", "slash", "x", "enter"]:
             await pilot.press(key)
-        await pilot.pause()
+        await settle(pilot)
         assert app.is_running
 
 

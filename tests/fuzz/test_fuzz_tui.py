@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from mutate import Failures, Variant, base_seed, iterations, mutations
+from tui.waits import settle
 
 from regista_tui.__main__ import open_index
 from regista_tui.app import RegistaApp
@@ -24,19 +25,19 @@ async def _browse(path: Path) -> None:
     index, notice = open_index(path)
     app = RegistaApp(index, notice=notice, settle_s=0)
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.pause()
+        await settle(pilot)
         for key in _BROWSE + _SEARCH:
             await pilot.press(key)
-        await pilot.pause()
+        await settle(pilot)
 
 
 async def _compare(a: Path, b: Path) -> None:
     app = RegistaApp(compare=(a, b))
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.pause()
+        await settle(pilot)
         for key in _COMPARE:
             await pilot.press(key)
-        await pilot.pause()
+        await settle(pilot)
 
 
 async def _run(failures: Failures, where: str, variant: Variant, coro: Any) -> None:

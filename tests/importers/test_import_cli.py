@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from tui.waits import settle
 
 from regista.cli.main import main
 from regista_tui.__main__ import open_index
@@ -79,10 +80,10 @@ async def test_debugger_opens_a_transcript_in_memory(projects: Path) -> None:
     assert "4: skipped: not valid JSON" in notice
     app = RegistaApp(index, notice=notice, settle_s=0)
     async with app.run_test(size=(120, 30)) as pilot:
-        await pilot.pause()
+        await settle(pilot)
         assert len(index.steps) == 6
         await pilot.press("j")
-        await pilot.pause()
+        await settle(pilot)
     assert _listing(projects) == before
 
 

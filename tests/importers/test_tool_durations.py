@@ -9,6 +9,7 @@ from typing import Any
 
 import orjson
 import pytest
+from tui.waits import settle
 
 from regista.cli.main import main
 from regista.cli.show_pass import StepsPass, ms_text
@@ -108,11 +109,11 @@ async def test_the_timeline_shows_an_imported_tool_steps_duration(tmp_path: Path
     index, notice = open_index(path)
     app = RegistaApp(index, notice=notice, settle_s=0)
     async with app.run_test(size=(120, 30)) as pilot:
-        await pilot.pause()
+        await settle(pilot)
         await app.screen.workers.wait_for_complete()
         timeline = app.screen.query_one(Timeline)
         while index.cold:
-            await pilot.pause()
+            await settle(pilot)
         got = {}
         for pos in range(timeline.row_count()):
             step = index.step(pos)

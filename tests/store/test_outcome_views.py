@@ -20,6 +20,7 @@ from builders import simple_agent
 from importers.cc_fixtures import basic_session
 from rich.console import Console
 from textual.widgets import Static
+from tui.waits import settle
 
 from regista.cli.main import main
 from regista.importers.claude_code import convert
@@ -147,7 +148,7 @@ async def test_tui_header(runs: dict[str, Path], name: str) -> None:
             if index.end is not None or name == "cut_short":
                 break
             await pilot.pause(0.02)
-        await pilot.pause()
+        await settle(pilot)
         console = Console(width=300, record=True, file=io.StringIO())
         content = _header(app)
         console.print(content)
@@ -193,7 +194,7 @@ async def test_tui_run_list(runs: dict[str, Path]) -> None:
     folder = next(iter(runs.values())).parent
     app = RegistaApp(runs=list_runs(folder), runs_folder=str(folder), settle_s=0)
     async with app.run_test(size=(200, 40)) as pilot:
-        await pilot.pause()
+        await settle(pilot)
         table: DataTable[Any] = app.screen.query_one("#runs-table", DataTable)
         colours = {}
         for r in range(table.row_count):
