@@ -54,6 +54,13 @@ class ForkScreen(CompareScreen):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("x", "stop", "Stop fork", id="fork.stop", tooltip="Cancel the running fork"),
         Binding("escape", "back", "Back", id="fork.back", tooltip="Back to the browser"),
+        Binding(
+            "c",
+            "copy_reopen",
+            "Copy command",
+            id="fork.copy",
+            tooltip="Copy the command that reopens this comparison",
+        ),
     ]
 
     def __init__(self, request: ForkRequest) -> None:
@@ -206,7 +213,18 @@ class ForkScreen(CompareScreen):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "stop":
             return self.running
+        if action == "copy_reopen":
+            return self.progress.reopen_command() is not None
         return True
+
+    def action_copy_reopen(self) -> None:
+        """Put the reopen command on the clipboard: a long path wraps over several lines,
+        which a terminal's own selection copies with the line breaks in it."""
+        command = self.progress.reopen_command()
+        if command is None:
+            return
+        self.app.copy_to_clipboard(command)
+        self.set_status(f"Copied: {command}")
 
     def action_stop(self) -> None:
         if self.running:

@@ -9,7 +9,7 @@ from typing import Any
 from rich.console import Console
 from textual.pilot import Pilot
 from textual.widgets import Static, TextArea
-from waits import settle
+from waits import settle, until
 
 from regista.trace.reader import Trace
 from regista_tui.__main__ import open_index
@@ -49,7 +49,13 @@ async def open_editor(app: RegistaApp, pilot: Pilot[Any], *keys: str) -> EditSte
     assert isinstance(app.screen, EditStep), app.screen
     # The cursor blinks every 0.5 s: a picture taken later on a busy machine would catch
     # it hidden. Without blinking it stays drawn while the editor has focus.
-    app.screen.query_one(TextArea).cursor_blink = False
+    editor = app.screen.query_one(TextArea)
+    editor.cursor_blink = False
+    await until(pilot, lambda: editor.has_focus, "the editor has the focus")
+    # A line drawn in the blink's dark phase stays cached under the same key once blinking
+    # stops (the key holds the cursor only while it blinks): draw the lines again.
+    editor._line_cache.clear()
+    editor.refresh()
     await settle(pilot)
     return app.screen
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from fork_helpers import LOOP, browser, finished, fork_with, open_editor, search_hit, text_of
-from waits import settle
+from waits import settle, until
 
 from regista.agent import Agent
 from regista.providers import AnthropicProvider
@@ -231,17 +231,20 @@ def test_trace_dir_option() -> None:
 async def test_the_reopen_command_is_shown_whole_on_a_narrow_screen(tmp_path: Path) -> None:
     """The command that reopens the comparison is meant to be copied: at 80 columns it
     wraps instead of being cut off."""
-    app = browser(LOOP, tmp_path / "a-fairly-long-folder-name-for-forks")
+    # Whatever the clone's own path, the fork's is longer than three lines of 80 columns.
+    app = browser(LOOP, tmp_path / ("a-fairly-long-folder-name-for-forks-" * 6))
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         await open_editor(app, pilot, "j")
         await fork_with(app, pilot, search_hit())
         screen = await finished(app, pilot)
         command = screen.progress.reopen_command()
-        assert command is not None and len(command) > 80
+        assert command is not None and len(command) > 3 * 80
         where = screen.query_one("#fork-where")
-        assert where.size.height >= 2
+        assert where.size.height >= 4
         shown = "".join(
             strip.text for strip in where.render_lines(where.content_region.reset_offset)
         )
         assert command.replace(" ", "") in shown.replace(" ", "")
+        await pilot.press("c")  # and copied whole, without the line breaks of the wrap
+        await until(pilot, lambda: app.clipboard == command, "the command on the clipboard")
