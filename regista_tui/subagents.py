@@ -31,7 +31,7 @@ def find_run(session_id: str, beside: Path) -> Path | None:
     """Where the run ``session_id`` can be read, or ``None``."""
     from regista.importers.memory import RUNS
 
-    found = RUNS.path_of(session_id)
+    found = RUNS.path_of(session_id, beside)
     if found is not None:
         return found
     candidate = beside.parent / f"{session_id}.jsonl"

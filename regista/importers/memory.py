@@ -37,15 +37,26 @@ __all__ = ["RUNS", "InMemoryRuns", "StreamedIndex", "Streaming"]
 _LINES = 256
 
 
+#: A converted run: the transcript it came from, and its session id.
+_Key = tuple[Path, str]
+
+
 class InMemoryRuns:
-    """Session id → in-memory trace file of every run converted in this process."""
+    """The in-memory trace file of every run converted in this process.
+
+    Runs are kept by the transcript they came from and their session id: two transcripts
+    can hold the same session id (a copy, a session resumed into another file), and a
+    transcript converted again (it grew) replaces what an earlier conversion kept.
+    """
 
     def __init__(self) -> None:
-        self._files: dict[str, Path] = {}
-        self._sources: dict[str, Path] = {}
-        #: Runs of a streamed conversion that is not done yet, by session id.
-        self._pending: dict[str, Streaming] = {}
-        self._streams: dict[str, Streaming] = {}
+        self._files: dict[_Key, Path] = {}
+        #: The transcript of each readable path handed out (a subagent is looked up among
+        #: the runs of the same transcript as the run that started it).
+        self._source_of_path: dict[Path, Path] = {}
+        #: Runs of a streamed conversion that is not done yet.
+        self._pending: dict[_Key, Streaming] = {}
+        self._streams: dict[_Key, Streaming] = {}
         self._fds: list[int] = []
         self._lock = threading.Lock()
 
@@ -53,60 +64,62 @@ class InMemoryRuns:
         """Keep every run of ``conv``; returns the main run's readable path."""
         with self._lock:
             for run in conv.runs:
-                if run.session_id not in self._files:
-                    self._files[run.session_id] = self._materialize(run.session_id, run.to_bytes())
-                    self._sources[run.session_id] = conv.source
-            return self._files[conv.main.session_id]
+                self._keep((conv.source, run.session_id), run.to_bytes())
+            return self._files[(conv.source, conv.main.session_id)]
 
     def stream(self, job: Job) -> StreamedIndex:
         """An index of ``job``'s main run, converted as the index scans.
 
         Nothing is converted yet: the index's first :meth:`~StreamedIndex.scan` starts.
+        An index of the same transcript still open shares its conversion.
         """
-        sid = job.main_sid
+        key = (job.source, job.main_sid)
         with self._lock:
-            streaming = self._streams.get(sid)
-            if streaming is None:
-                path = self._materialize(sid, b"")
-                streaming = self._streams[sid] = Streaming(job, path, self)
-                self._files[sid] = path
-                self._sources[sid] = job.source
+            streaming = self._streams.get(key)
+            if streaming is None or streaming.stamp != _stamp(job.source):
+                path = self._materialize(job.main_sid, b"")
+                streaming = self._streams[key] = Streaming(job, path, self)
+                self._files[key] = path
+                self._source_of_path[path] = job.source
                 for _, sub_sid, _, _ in job.todo[1:]:
-                    self._pending.setdefault(sub_sid, streaming)
+                    self._pending[(job.source, sub_sid)] = streaming
             streaming.users += 1
         return StreamedIndex(streaming)
 
     def _forget(self, streaming: Streaming) -> None:
         """A conversion given up before it was done: the next open starts afresh."""
         with self._lock:
-            sid = streaming.job.main_sid
-            if self._streams.get(sid) is streaming:
-                del self._streams[sid]
-                self._files.pop(sid, None)
-                self._sources.pop(sid, None)
-            for key in [k for k, v in self._pending.items() if v is streaming]:
-                del self._pending[key]
+            key = (streaming.job.source, streaming.job.main_sid)
+            if self._streams.get(key) is streaming:
+                del self._streams[key]
+                self._files.pop(key, None)
+            for k in [k for k, v in self._pending.items() if v is streaming]:
+                del self._pending[k]
 
     def _finished(self, conv: Conversion) -> None:
         """A streamed conversion is done: keep its subagents' runs."""
         with self._lock:
             for run in conv.runs[1:]:
-                self._pending.pop(run.session_id, None)
-                if run.session_id not in self._files:
-                    self._files[run.session_id] = self._materialize(run.session_id, run.to_bytes())
-                    self._sources[run.session_id] = conv.source
+                key = (conv.source, run.session_id)
+                self._pending.pop(key, None)
+                self._keep(key, run.to_bytes())
 
-    def path_of(self, session_id: str) -> Path | None:
-        """The readable path of a converted run, if this process converted it (a run of a
-        transcript still converting: once the conversion is done)."""
-        pending = self._pending.get(session_id)
+    def _keep(self, key: _Key, data: bytes) -> None:
+        path = self._materialize(key[1], data)
+        self._files[key] = path
+        self._source_of_path[path] = key[0]
+
+    def path_of(self, session_id: str, beside: Path) -> Path | None:
+        """The readable path of the run ``session_id`` converted from the same transcript
+        as the run read at ``beside`` (the transcript, or a converted run's path), if this
+        process converted it (a run of a transcript still converting: once the conversion
+        is done)."""
+        # A viewer names a transcript's run by the transcript, a subagent's by its own path.
+        key = (self._source_of_path.get(beside, beside), session_id)
+        pending = self._pending.get(key)
         if pending is not None:
             pending.finish()
-        return self._files.get(session_id)
-
-    def source_of(self, session_id: str) -> Path | None:
-        """The transcript a converted run came from."""
-        return self._sources.get(session_id)
+        return self._files.get(key)
 
     def keep(self, name: str, data: bytes) -> Path:
         """``data`` in an in-memory file of its own, readable by path while this process
@@ -141,6 +154,9 @@ class Streaming:
     def __init__(self, job: Job, path: Path, runs: InMemoryRuns) -> None:
         self.job = job
         self.path = path
+        #: The transcript's size and time when the conversion began: one that changed
+        #: since is converted again when it is opened again.
+        self.stamp = _stamp(job.source)
         self._runs = runs
         self._fd = os.open(path, os.O_WRONLY | os.O_APPEND)
         self._written = 0  # main-run events written out
@@ -233,6 +249,14 @@ class StreamedIndex(TraceIndex):
             # keeps scanning until the conversion is done.
             self.size = max(self.size + 1, int(self.size / max(progress, 1e-3)))
         return reached_end and converted
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_size, st.st_mtime_ns
 
 
 def _write_all(fd: int, data: bytes) -> None:

@@ -13,7 +13,7 @@ from regista_tui.app import RegistaApp
 from regista_tui.screens.browser import BrowserScreen
 
 
-def _session_with_subagent(root: Path) -> Path:
+def _session_with_subagent(root: Path, model: str = "claude-haiku-4-5-20251001") -> Path:
     prompt = "Search the code for refund computations"
     s = CCSession()
     s.prompt("Find where refunds are computed")
@@ -25,7 +25,7 @@ def _session_with_subagent(root: Path) -> Path:
     )
     s.answer(text("It is in refund.py."))
     path = s.write(root / f"{s.session_id}.jsonl")
-    c = CCSession(agent_id="a1b2c3d4", sidechain=True, model="claude-haiku-4-5-20251001")
+    c = CCSession(agent_id="a1b2c3d4", sidechain=True, model=model)
     c.prompt(prompt)
     c.answer(tool_use("toolu_C1", "Grep", pattern="refund"))
     c.tool_result("toolu_C1", "refund.py:2")
@@ -36,7 +36,7 @@ def _session_with_subagent(root: Path) -> Path:
     return path
 
 
-async def _enter_and_back(path: Path) -> None:
+async def _enter_and_back(path: Path, model: str = "claude-haiku-4-5-20251001") -> None:
     index, notice = open_index(path)
     app = RegistaApp(index, notice=notice, settle_s=0)
     async with app.run_test(size=(120, 30)) as pilot:
@@ -54,7 +54,7 @@ async def _enter_and_back(path: Path) -> None:
         child = app.screen
         assert isinstance(child, BrowserScreen) and child is not parent
         assert child.index.start is not None
-        assert child.index.start.model == "claude-haiku-4-5-20251001"
+        assert child.index.start.model == model
         assert len(child.index.steps) == 3
         assert child.index.start.metadata["parent"]["step"] == 1
         await pilot.press("escape")
@@ -68,6 +68,24 @@ async def _enter_and_back(path: Path) -> None:
 
 async def test_enter_opens_a_subagent_run_in_memory(tmp_path: Path) -> None:
     await _enter_and_back(_session_with_subagent(tmp_path / "project"))
+
+
+async def test_two_transcripts_with_one_session_id_each_open_their_own_subagent(
+    tmp_path: Path,
+) -> None:
+    """A copy of a session, or the same session id in two projects: each transcript's
+    subagent is its own, whichever was opened first in the process."""
+    await _enter_and_back(_session_with_subagent(tmp_path / "a"))
+    await _enter_and_back(
+        _session_with_subagent(tmp_path / "b", "claude-opus-4-1"), "claude-opus-4-1"
+    )
+
+
+async def test_a_transcript_that_changed_is_converted_again(tmp_path: Path) -> None:
+    path = _session_with_subagent(tmp_path / "project")
+    await _enter_and_back(path)
+    _session_with_subagent(tmp_path / "project", "claude-opus-4-1")  # rewritten in place
+    await _enter_and_back(path, "claude-opus-4-1")
 
 
 async def test_enter_opens_an_imported_subagent_trace(tmp_path: Path) -> None:
