@@ -142,7 +142,7 @@ def test_a_pending_subagent_run_is_converted_when_asked_for(
     index.scan(10)
     child_sid = job.todo[1][1]
     assert not index.streaming.done
-    found = runs.path_of(child_sid)  # finishes the conversion first
+    found = runs.path_of(child_sid, path)  # finishes the conversion first
     assert found is not None and index.streaming.done
     assert found.read_bytes() == convert_file_bytes(path)[child_sid]
     assert index.scan() is True and index.end is not None
@@ -178,13 +178,13 @@ def test_an_index_closed_before_the_end_gives_the_conversion_up(
     first = runs.stream(job)
     first.scan(10)
     first.close()  # e.g. a quick look that fails early, then the whole is read elsewhere
-    assert runs.path_of(job.main_sid) is None and runs.path_of(job.todo[1][1]) is None
+    assert runs.path_of(job.main_sid, path) is None and runs.path_of(job.todo[1][1], path) is None
     again = start_conversion(path, data)
     assert again is not None
     index = runs.stream(again)
     while not index.scan(50):
         pass
     assert Path(index.path).read_bytes() == convert("claude-code", path, data).main.to_bytes()
-    assert runs.path_of(again.todo[1][1]) is not None
+    assert runs.path_of(again.todo[1][1], path) is not None
     index.close()
-    assert runs.path_of(again.main_sid) is not None  # a finished conversion is kept
+    assert runs.path_of(again.main_sid, path) is not None  # a finished conversion is kept
