@@ -95,22 +95,30 @@ class RegistaApp(App[None]):
             self.push_screen(BrowserScreen(self.index, notice=self.notice))
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
-        """The palette lists every described action of the current screen."""
+        """The palette lists every described action of the current screen, once: a key
+        bound on the screen and on the app (``q`` and ctrl+q quit) is one entry, and an
+        entry's help line is its key, not its title again."""
+        titles: set[str] = set()
         for command in super().get_system_commands(screen):
             if command.title != "Keys":  # Textual's key panel: the help screen (?) says more
+                titles.add(command.title)
                 yield command
         seen: set[str] = set()
         for active in screen.active_bindings.values():
             binding = active.binding
-            if not binding.description or binding.action in seen:
+            action = binding.action.removeprefix("app.")
+            title = binding.tooltip or binding.description
+            if not binding.description or action in seen or binding.description in titles:
                 continue
-            seen.add(binding.action)
-            action = binding.action
+            seen.add(action)
+            titles.add(title)
             target = active.node
+            key = f"[{self.get_key_display(binding)}]"
+            help_line = key if title == binding.description else f"{binding.description}  {key}"
             yield SystemCommand(
-                binding.tooltip or binding.description,
+                title,
                 # The help line is markup: "[/]" would be a closing tag and "[N]" a style
                 # (textual's escape() leaves upper case alone), so every "[" is escaped.
-                f"{binding.description}  [{self.get_key_display(binding)}]".replace("[", r"\["),
-                lambda a=action, t=target: self.call_later(t.run_action, a),  # type: ignore[misc]
+                help_line.replace("[", r"\["),
+                lambda a=binding.action, t=target: self.call_later(t.run_action, a),  # type: ignore[misc]
             )

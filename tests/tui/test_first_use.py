@@ -70,6 +70,20 @@ async def test_the_palette_shows_every_key(browser_app: RegistaApp) -> None:
         assert "Keys" not in shown  # one list of keys: the help screen
 
 
+async def test_the_palette_lists_each_command_once(browser_app: RegistaApp) -> None:
+    """One entry per command: its title once (``q`` and ctrl+q are one "Quit"), and its
+    help line the key, not the title said again."""
+    async with browser_app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        commands = list(browser_app.get_system_commands(browser_app.screen))
+        titles = [command.title for command in commands]
+        assert len(titles) == len(set(titles)), sorted(titles)
+        assert titles.count("Quit") == 1
+        for command in commands:
+            help_line = Content.from_markup(command.help).plain
+            assert not help_line.startswith(f"{command.title}  ["), (command.title, help_line)
+
+
 async def test_header_counts_errors_apart_from_denials(browser_app: RegistaApp) -> None:
     """The trace has one failed tool call and one denied one: "1 error · 1 denied"."""
     async with browser_app.run_test(size=(120, 40)) as pilot:
