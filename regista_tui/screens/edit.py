@@ -23,7 +23,7 @@ from regista.fork import ModelAnswerEdit, ToolResultEdit
 from regista_tui.edits import EditorContent, model_edit_from, tool_edit_from
 from regista_tui.live import LiveHalf
 
-__all__ = ["ConfirmRewind", "EditStep"]
+__all__ = ["ConfirmRewind", "EditStep", "Editor"]
 
 Edit = ToolResultEdit | ModelAnswerEdit
 
@@ -51,6 +51,18 @@ def _replayed(step: int) -> str:
 
 #: The dialogs' look (shared by the editor and the rewind confirmation).
 MODAL_CSS_PATH = "modal.tcss"
+
+#: What the editor's border says about its keys.
+EDITOR_KEYS = "ctrl+s fork · ctrl+a select all · esc cancel"
+
+
+class Editor(TextArea):
+    """The step's text: ctrl+a selects it all, as in most editors, to paste over it
+    (Textual's own ctrl+a goes to the line's start, which Home does too; F7 still works)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+a", "select_all", "Select all", show=False),
+    ]
 
 
 class EditStep(ModalScreen[Edit | None]):
@@ -85,7 +97,7 @@ class EditStep(ModalScreen[Edit | None]):
         with Vertical() as box:
             what = "result" if c.kind == "tool" else "answer"
             box.border_title = f"Edit step {self.step} · {self.step_title} {what}"
-            box.border_subtitle = "ctrl+s fork · esc cancel"
+            box.border_subtitle = EDITOR_KEYS
             if c.kind == "tool":
                 yield Label(
                     "The tool result the agent sees at this step. JSON or plain text.",
@@ -96,7 +108,7 @@ class EditStep(ModalScreen[Edit | None]):
                     "The model's answer: plain text, or a JSON list of text / tool_use blocks.",
                     classes="hint",
                 )
-            yield TextArea(
+            yield Editor(
                 c.text,
                 language=c.language,
                 soft_wrap=True,
@@ -173,8 +185,8 @@ class EditStep(ModalScreen[Edit | None]):
             # Forking with the recorded value changes nothing where it claims to.
             what = "result" if self.content.kind == "tool" else "answer"
             error.update(
-                f"✗ unchanged: this is the recorded {what}. Change it first (F7 selects "
-                "all), or press Escape and r to rewind from this step."
+                f"✗ unchanged: this is the recorded {what}. Change it first (ctrl+a "
+                "selects all), or press Escape and r to rewind from this step."
             )
             self.app.bell()
             return
