@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from fork_helpers import LOOP, browser, open_editor, text_of
+from fork_helpers import LOOP, browser, open_editor
+from shown import text_of
 from textual.widgets import Switch, TextArea
 from waits import settle
 
