@@ -38,6 +38,8 @@ class RegistaApp(App[None]):
         settle_s: How long the step view waits for a scrubbing cursor to settle.
         runs: A ``RunList`` to show as the run list instead (``regista-tui DIR``).
         runs_folder: The folder the run list is of (for its header).
+        command: The program a fork of a trace with no agent runs (``regista-tui TRACE
+            -- CMD``), as ``regista fork TRACE … -- CMD`` does.
     """
 
     CSS_PATH = "app.tcss"
@@ -64,6 +66,7 @@ class RegistaApp(App[None]):
         settle_s: float = 0.05,
         runs: Any = None,
         runs_folder: str = "",
+        command: list[str] | None = None,
     ) -> None:
         super().__init__()
         #: The step view waits this long for a moving cursor to settle (0: never waits).
@@ -78,6 +81,7 @@ class RegistaApp(App[None]):
         #: A ``RunList`` to open the run list screen on (``regista-tui DIR``).
         self.runs = runs
         self.runs_folder = runs_folder
+        self.command = command
 
     def on_mount(self) -> None:
         self.call_after_refresh(_collect_garbage_again)
