@@ -17,7 +17,7 @@ import pytest
 from fakes.anthropic_server import FakeAnthropicServer
 from fork_helpers import browser, finished, fork_with, open_editor
 from textual.widgets import TextArea
-from waits import settle
+from waits import settle, until
 
 from regista.cli.main import main as regista
 from regista.trace.reader import Trace
@@ -170,3 +170,30 @@ def test_the_command_line_after_two_dashes(
     assert regista_tui([str(recorded), "--agent", "m:a", "--", "python", "a.py"]) == 2
     err = capsys.readouterr().err
     assert "give the program after --" in err and "not both" in err
+
+
+async def test_x_stops_the_program(
+    recorded: Path, fake: FakeAnthropicServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rewind to step 0 of a program that calls the model until it is killed: ``x``
+    stops it, and the fork says it was cancelled."""
+    _env(monkeypatch, fake)
+    loop = [*AGENT[:-1], "anthropic-loop"]
+    index_app = browser(recorded, tmp_path / "forks")
+    app = RegistaApp(index_app.index, settle_s=0, trace_dir=tmp_path / "forks", command=loop)
+    before = len(fake.requests)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("r")
+        await until(pilot, lambda: app.screen.__class__.__name__ == "ConfirmRewind", "prompt")
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, ForkScreen), "the fork screen")
+        screen = app.screen
+        assert isinstance(screen, ForkScreen)
+        await until(pilot, lambda: len(fake.requests) > before + 1, "the program runs live")
+        proc = screen._proc
+        assert proc is not None
+        await pilot.press("x")
+        await until(pilot, lambda: screen.progress.finished, "the fork stops")
+        assert screen.progress.state == "cancelled"
+        assert proc.poll() is not None  # the program is gone
