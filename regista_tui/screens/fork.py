@@ -7,7 +7,8 @@ on the UI's own thread: they update :class:`ForkProgress` and schedule a redraw.
 
 A recorded program (``regista-tui TRACE -- CMD``) is forked as ``regista fork TRACE …
 -- CMD`` forks it (:func:`regista.cli.sdk_child.fork_child`, in a thread, the program's
-output kept off the screen); its trace's events are shown once the program has ended.
+output kept off the screen): its trace is shown growing as the server writes it, and its
+events counted once the program has ended.
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ __all__ = ["ForkScreen"]
 #: New steps are re-aligned at most this often; streamed text is redrawn faster.
 _STEPS_S = 0.08
 _TEXT_S = 0.03
+#: A recorded program's fork: how often its trace is looked at while the program runs.
+_FOLLOW_S = 0.25
 
 
 def _load_parent(path: Path) -> Trace:
@@ -148,6 +151,8 @@ class ForkScreen(CompareScreen):
         edits = [(r.at_step, r.edit)] if r.edit is not None else []
         live_after = None if r.edit is not None else r.at_step - 1  # a rewind: live at N
         self.set_status(f"Forking: {self.request.describe()}: running {shlex.join(command)}…")
+        before = set(r.trace_dir.glob("*.jsonl")) if r.trace_dir.is_dir() else set()
+        follow = self.set_interval(_FOLLOW_S, lambda: self._follow_program(before))
         with tempfile.TemporaryFile() as output:
             try:
                 code, _, paths = await asyncio.to_thread(
@@ -162,6 +167,7 @@ class ForkScreen(CompareScreen):
                 )
             finally:
                 self._proc = None
+                follow.stop()
             output.seek(0)
             said = _last_line(output.read())
         if not paths:
@@ -185,6 +191,21 @@ class ForkScreen(CompareScreen):
             parent_stop_reason=parent_end.stop_reason if parent_end is not None else None,
             parent_cost_usd=parent_end.cost_usd if parent_end is not None else None,
         )
+
+    def _follow_program(self, before: set[Path]) -> None:
+        """While the program runs: the fork's trace, once the server has begun it, is
+        shown beside the original, growing (the comparison follows a growing run; the
+        counts come when the program has ended)."""
+        trace_dir = self.request.trace_dir
+        if self._widgets_gone or self.paths[1] is not None or not trace_dir.is_dir():
+            return
+        new = set(trace_dir.glob("*.jsonl")) - before
+        if new:
+            path = min(new, key=lambda p: p.stat().st_mtime)
+            self.paths = (self.paths[0], path)
+            self.progress.path, self.progress.state = path, "running"
+            self._draw_progress()
+            self.reload()
 
     def _started(self, proc: subprocess.Popen[bytes]) -> None:
         """The program has started (in the fork's thread): ``x`` can stop it now."""

@@ -191,6 +191,9 @@ async def test_x_stops_the_program(
         screen = app.screen
         assert isinstance(screen, ForkScreen)
         await until(pilot, lambda: len(fake.requests) > before + 1, "the program runs live")
+        # Its trace is shown growing beside the original while it runs.
+        await until(pilot, lambda: screen.paths[1] is not None, "the fork's trace is followed")
+        assert screen.progress.state == "running"
         proc = screen._proc
         assert proc is not None
         await pilot.press("x")
