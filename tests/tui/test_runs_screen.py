@@ -285,3 +285,14 @@ async def test_a_run_left_is_closed_and_freed(library: Path) -> None:
             await settle(pilot)
             gc.collect()  # what the browser scheduled, once Textual let go of it
             assert gone() is None and gone_index() is None
+
+
+async def test_the_palette_lists_each_command_once(library: Path) -> None:
+    """``q`` (the list's) and ctrl+q (the app's) are one "Quit"; Home / End are there."""
+    app = _app(library)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        titles = [command.title for command in app.get_system_commands(app.screen)]
+        assert len(titles) == len(set(titles)), sorted(titles)
+        assert titles.count("Quit") == 1
+        assert {"First run", "Last run"} <= set(titles)
