@@ -1,5 +1,7 @@
 """``regista-tui TRACE`` browses a trace; ``regista-tui A B`` compares two runs;
-``regista-tui DIR`` (or no argument: the default traces folder) lists the runs of a folder."""
+``regista-tui DIR`` (or no argument: the default traces folder) lists the runs of a folder.
+``regista-tui TRACE -- CMD`` forks a recorded program by running ``CMD`` against the fork,
+as ``regista fork TRACE … -- CMD`` does."""
 
 from __future__ import annotations
 
@@ -94,6 +96,11 @@ def _parser() -> argparse.ArgumentParser:
         prog="regista-tui",
         description="Scrub an agent trace, compare two runs side by side, or list the runs "
         "of a folder (no argument: .regista/traces and .regista/imports).",
+        usage="regista-tui [TRACE [TRACE] | DIR] [--agent MODULE:ATTR] [--trace-dir DIR] "
+        "[-- CMD [ARGS...]]",
+        epilog="-- CMD: the program a fork runs (e and r on a trace recorded with "
+        "regista record -- CMD, which has no regista Agent): its calls before the edit are "
+        "answered from the recording, the rest go live, as regista fork TRACE ... -- CMD.",
     )
     parser.add_argument(
         "traces",
@@ -121,7 +128,17 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``regista-tui`` console script."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    command = None
+    if "--" in argv:  # regista-tui TRACE -- CMD ARGS…: the program a fork runs
+        cut = argv.index("--")
+        argv, command = argv[:cut], argv[cut + 1 :]
     args = _parser().parse_args(argv)
+    args.command = command
+    if command is not None and (not command or args.agent):
+        why = "give the program after --" if not command else "--agent or -- CMD, not both"
+        print(f"regista-tui: {why}, e.g. regista-tui TRACE -- python agent.py", file=sys.stderr)
+        return 2
     if len(args.traces) > 2:
         print("regista-tui: give one trace to browse or two to compare", file=sys.stderr)
         return 2
@@ -159,7 +176,13 @@ def _run(args: argparse.Namespace) -> int:
             )
         else:
             index, notice = open_index(args.traces[0])
-            app = RegistaApp(index, agent=args.agent, trace_dir=args.trace_dir, notice=notice)
+            app = RegistaApp(
+                index,
+                agent=args.agent,
+                trace_dir=args.trace_dir,
+                notice=notice,
+                command=args.command,
+            )
     except RegistaError as exc:
         print(f"regista-tui: {exc}", file=sys.stderr)
         return 1
@@ -201,6 +224,7 @@ def _runs_app(args: argparse.Namespace) -> Any:
         runs_folder=str(folder if folder is not None else DEFAULT_DIR),
         agent=args.agent,
         trace_dir=args.trace_dir,
+        command=args.command,
     )
 
 

@@ -38,6 +38,8 @@ class RegistaApp(App[None]):
         settle_s: How long the step view waits for a scrubbing cursor to settle.
         runs: A ``RunList`` to show as the run list instead (``regista-tui DIR``).
         runs_folder: The folder the run list is of (for its header).
+        command: The program a fork of a trace with no agent runs (``regista-tui TRACE
+            -- CMD``), as ``regista fork TRACE … -- CMD`` does.
     """
 
     CSS_PATH = "app.tcss"
@@ -64,6 +66,7 @@ class RegistaApp(App[None]):
         settle_s: float = 0.05,
         runs: Any = None,
         runs_folder: str = "",
+        command: list[str] | None = None,
     ) -> None:
         super().__init__()
         #: The step view waits this long for a moving cursor to settle (0: never waits).
@@ -78,6 +81,7 @@ class RegistaApp(App[None]):
         #: A ``RunList`` to open the run list screen on (``regista-tui DIR``).
         self.runs = runs
         self.runs_folder = runs_folder
+        self.command = command
 
     def on_mount(self) -> None:
         self.call_after_refresh(_collect_garbage_again)
@@ -95,22 +99,30 @@ class RegistaApp(App[None]):
             self.push_screen(BrowserScreen(self.index, notice=self.notice))
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
-        """The palette lists every described action of the current screen."""
+        """The palette lists every described action of the current screen, once: a key
+        bound on the screen and on the app (``q`` and ctrl+q quit) is one entry, and an
+        entry's help line is its key, not its title again."""
+        titles: set[str] = set()
         for command in super().get_system_commands(screen):
             if command.title != "Keys":  # Textual's key panel: the help screen (?) says more
+                titles.add(command.title)
                 yield command
         seen: set[str] = set()
         for active in screen.active_bindings.values():
             binding = active.binding
-            if not binding.description or binding.action in seen:
+            action = binding.action.removeprefix("app.")
+            title = binding.tooltip or binding.description
+            if not binding.description or action in seen or binding.description in titles:
                 continue
-            seen.add(binding.action)
-            action = binding.action
+            seen.add(action)
+            titles.add(title)
             target = active.node
+            key = f"[{self.get_key_display(binding)}]"
+            help_line = key if title == binding.description else f"{binding.description}  {key}"
             yield SystemCommand(
-                binding.tooltip or binding.description,
+                title,
                 # The help line is markup: "[/]" would be a closing tag and "[N]" a style
                 # (textual's escape() leaves upper case alone), so every "[" is escaped.
-                f"{binding.description}  [{self.get_key_display(binding)}]".replace("[", r"\["),
-                lambda a=action, t=target: self.call_later(t.run_action, a),  # type: ignore[misc]
+                help_line.replace("[", r"\["),
+                lambda a=binding.action, t=target: self.call_later(t.run_action, a),  # type: ignore[misc]
             )

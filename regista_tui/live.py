@@ -3,16 +3,26 @@
 The agent is the one given to the app (an ``Agent``, or ``--agent module:attr``), else the
 trace's ``agent_ref``. It is re-created for every fork (a sample agent's tools then work
 on a fresh shop), except an ``Agent`` object handed to the app, which is reused.
+
+A trace with no agent (a program recorded with ``regista record -- CMD``, an imported
+session) is forked by running a program against regista's server, as ``regista fork …
+-- CMD`` does: the command given after ``regista-tui TRACE --``; without one, the TUI says
+the ``regista fork`` line to run.
 """
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from regista.errors import RegistaError, UserError
 
 __all__ = ["LiveHalf", "resolve_live"]
+
+#: Who answers a fork's live steps: a regista ``Agent``; a program run against regista's
+#: server (``-- CMD``); or nobody here (the TUI says the command line to run instead).
+How = Literal["agent", "command", "none"]
 
 
 @dataclass(frozen=True)
@@ -24,12 +34,16 @@ class LiveHalf:
         origin: Where it came from (``--agent``, the trace's ``agent_ref``, ``given``).
         provider: The provider's name (``scripted``, ``anthropic``, …).
         model: The model its requests name.
+        how: An agent, a command, or none (see :data:`How`).
+        command: The program that runs the fork (``how == "command"``).
     """
 
     agent: Any
     origin: str
     provider: str
     model: str
+    how: How = "agent"
+    command: tuple[str, ...] = ()
 
     @property
     def scripted(self) -> bool:
@@ -38,6 +52,10 @@ class LiveHalf:
 
     def describe(self) -> str:
         """One line for a person: who answers the live steps."""
+        if self.how == "command":
+            return f"the program {shlex.join(self.command)}, its calls live via {self.provider}"
+        if self.how == "none":
+            return "the program you recorded (no agent here: the TUI says the command to run)"
         who = (
             "scripted (the offline demo model: no key, no network, $0)"
             if self.scripted
@@ -46,12 +64,17 @@ class LiveHalf:
         return f"{who} · {self.origin}"
 
 
-def resolve_live(agent: Any, trace_agent_ref: str | None) -> LiveHalf:
+def resolve_live(
+    agent: Any, trace_agent_ref: str | None, command: list[str] | None = None, start: Any = None
+) -> LiveHalf:
     """Find the agent for a fork's live half and make sure its provider can run.
 
     Args:
         agent: An ``Agent``, a ``module:attr`` reference, or ``None``.
         trace_agent_ref: The trace's ``agent_ref`` (used when ``agent`` is ``None``).
+        command: The program to fork with (``regista-tui TRACE -- CMD``), for a trace
+            with no agent (or when no agent is given).
+        start: The trace's ``session.start`` (its provider and model name a program's).
 
     Raises:
         UserError: No agent can be found or loaded, or its provider cannot run (e.g. no
@@ -63,11 +86,13 @@ def resolve_live(agent: Any, trace_agent_ref: str | None) -> LiveHalf:
         live, origin = agent, "the agent given to the app"
     else:
         ref = agent or trace_agent_ref
-        if not ref:
-            raise UserError(
-                "this trace records no agent_ref, so the live half has no agent: start "
-                "regista-tui with --agent module:attr (an Agent, or a function returning one)"
-            )
+        if not ref or (command and not agent):
+            # A recorded program: it runs again against the fork (or the TUI says how).
+            provider = str(getattr(start, "provider", "") or "?")
+            model = str(getattr(start, "model", "") or "?")
+            if command:
+                return LiveHalf(None, "-- CMD", provider, model, "command", tuple(command))
+            return LiveHalf(None, "no agent", provider, model, "none")
         origin = f"agent {ref} (--agent)" if agent else f"agent {ref} (the trace's agent_ref)"
         live = load_agent(ref)
     try:

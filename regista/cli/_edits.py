@@ -11,7 +11,7 @@ import orjson
 
 from regista.errors import InvalidEditError
 
-__all__ = ["EditsAction", "parse_edits_file"]
+__all__ = ["EditsAction", "fork_argv", "parse_edits_file"]
 
 
 class EditsAction(argparse.Action):
@@ -106,3 +106,27 @@ def parse_edits_file(raw: str, name: str) -> list[tuple[int, Any]]:
                 f"{where}: 'kind' must be 'tool_result' or 'model_answer', not {kind!r:.40}"
             )
     return edits
+
+
+def fork_argv(trace: str, step: int, edit: Any, trace_dir: str) -> list[str]:
+    """The ``regista fork|rewind`` arguments (before ``-- CMD``) for one edit of ``step``
+    (a :class:`~regista.fork.ToolResultEdit` or :class:`~regista.fork.ModelAnswerEdit`;
+    ``None``: a rewind to ``step``): what the TUI tells a person to run."""
+    from regista.fork import ModelAnswerEdit
+
+    if edit is None:
+        return ["regista", "rewind", trace, "--at", str(step), "--trace-dir", trace_dir]
+    argv = ["regista", "fork", trace, "--at", str(step)]
+    if isinstance(edit, ModelAnswerEdit):
+        answer: dict[str, Any] = {"content": edit.content}
+        if edit.stop_reason is not None:
+            answer["stop_reason"] = edit.stop_reason
+        argv += ["--answer", orjson.dumps(answer).decode()]
+    else:
+        content = edit.content
+        argv += [
+            "--tool-result",
+            content if isinstance(content, str) else orjson.dumps(content).decode(),
+        ]
+        argv += ["--error"] if edit.is_error else []
+    return [*argv, "--trace-dir", trace_dir]

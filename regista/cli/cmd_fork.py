@@ -140,25 +140,17 @@ def _fork_child(
     args: argparse.Namespace, edits: list[tuple[int, Any]], live_after: int | None, loose: bool
 ) -> int:
     """``regista fork|rewind TRACE … -- CMD``: the prefix from the tape, then live."""
-    from regista.cli.sdk_child import replay_child
-    from regista.fork import ModelAnswerEdit
+    from regista.cli.sdk_child import fork_child
     from regista.trace.reader import Trace
 
     if args.agent:
         raise UserError("--agent is for a regista Agent; with -- CMD the command is the agent")
-    answers = {n: e for n, e in edits if isinstance(e, ModelAnswerEdit)}
-    tool_results = {n: e.content for n, e in edits if not isinstance(e, ModelAnswerEdit)}
-    tool_errors = {n for n, e in edits if not isinstance(e, ModelAnswerEdit) and e.is_error}
-    if live_after is not None and live_after < 0:
-        live_after = -1
-    code, replay, paths = replay_child(
+    code, replay, paths = fork_child(
         args.trace,
         args.child_command,
-        answers=answers,
-        tool_results=tool_results,
-        tool_errors=tool_errors,
-        live_after=live_after,
-        loose_after_edits=loose,
+        edits,
+        live_after,
+        loose=loose,
         trace_dir=args.trace_dir or ".regista/traces",
     )
     from regista.cli.cmd_replay import replay_line

@@ -13,13 +13,14 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from regista.cli.codex_child import CodexChild, codex_child
 from regista.errors import UserError
 
-__all__ = ["record", "replay_child", "upstreams"]
+__all__ = ["fork_child", "record", "replay_child", "upstreams"]
 
 _PLACEHOLDER_KEY = "regista-replay-needs-no-key"
 
@@ -49,16 +50,38 @@ def _codex_upstreams(codex: CodexChild | None) -> dict[str, str]:
     return ups
 
 
-def _run(cmd: list[str], env_updates: dict[str, str]) -> int:
+#: Told the child's process once it has started (e.g. to stop it from another thread).
+OnStart = Callable[["subprocess.Popen[bytes]"], None]
+
+
+def _run(
+    cmd: list[str],
+    env_updates: dict[str, str],
+    output: IO[Any] | None = None,
+    on_start: OnStart | None = None,
+) -> int:
+    """Run ``cmd``; ``output``: where its stdout and stderr go (and its stdin is empty),
+    instead of this process's own (a TUI keeps its terminal)."""
     if not cmd:
         raise UserError("give the command to run after --, e.g. -- python agent.py")
     env = {**os.environ, **env_updates}
+    quiet: dict[str, Any] = {}
+    if output is not None:
+        quiet = {"stdin": subprocess.DEVNULL, "stdout": output, "stderr": subprocess.STDOUT}
     try:
-        code = subprocess.run(cmd, env=env, check=False).returncode
+        proc = subprocess.Popen(cmd, env=env, **quiet)
     except FileNotFoundError:
         raise UserError(f"cannot run {cmd[0]!r}: no such program") from None
     except PermissionError:
         raise UserError(f"cannot run {cmd[0]!r}: permission denied") from None
+    with proc:
+        if on_start is not None:
+            on_start(proc)
+        try:
+            code = proc.wait()
+        except BaseException:  # as subprocess.run: the child does not outlive us
+            proc.kill()
+            raise
     return 128 - code if code < 0 else code  # killed by signal N: 128 + N, as a shell says
 
 
@@ -97,11 +120,14 @@ def replay_child(
     loose_after_edits: bool = False,
     trace_dir: str | Path = ".regista/traces",
     masks: Any = None,
+    output: IO[Any] | None = None,
+    on_start: OnStart | None = None,
 ) -> tuple[int, Any, list[Path]]:
     """Serve ``trace_path`` to ``cmd``; a fork or rewind goes live through the proxy.
 
     ``masks`` (a :class:`~regista.diff.masks.MaskSet`) are the volatile spans a strict match
-    ignores; default: the built-in set and ``masks.toml`` beside the trace.
+    ignores; default: the built-in set and ``masks.toml`` beside the trace. ``output`` and
+    ``on_start``: see :func:`_run`.
 
     Returns:
         The child's exit code, the replay (its counts and first divergence), and the fork's
@@ -156,8 +182,47 @@ def replay_child(
                 if not os.environ.get(key) and not env.get(key):
                     env[key] = _PLACEHOLDER_KEY
         try:
-            code = _run(cmd, env)
+            code = _run(cmd, env, output, on_start)
         finally:
             if replay.book is not None:
                 replay.book.close()
     return code, replay, replay.book.paths if replay.book is not None else []
+
+
+def fork_child(
+    trace_path: str | Path,
+    cmd: list[str],
+    edits: list[tuple[int, Any]],
+    live_after: int | None,
+    *,
+    loose: bool = False,
+    trace_dir: str | Path = ".regista/traces",
+    output: IO[Any] | None = None,
+    on_start: OnStart | None = None,
+) -> tuple[int, Any, list[Path]]:
+    """``regista fork|rewind TRACE … -- CMD`` (and the TUI's fork of a recorded program):
+    the prefix from the tape, the edits (``(step, ToolResultEdit | ModelAnswerEdit)``),
+    then live through the proxy after step ``live_after`` (a rewind to step 0: ``-1``).
+
+    Returns:
+        As :func:`replay_child`.
+    """
+    from regista.fork import ModelAnswerEdit
+
+    answers = {n: e for n, e in edits if isinstance(e, ModelAnswerEdit)}
+    tool_results = {n: e.content for n, e in edits if not isinstance(e, ModelAnswerEdit)}
+    tool_errors = {n for n, e in edits if not isinstance(e, ModelAnswerEdit) and e.is_error}
+    if live_after is not None and live_after < 0:
+        live_after = -1
+    return replay_child(
+        trace_path,
+        cmd,
+        answers=answers,
+        tool_results=tool_results,
+        tool_errors=tool_errors,
+        live_after=live_after,
+        loose_after_edits=loose,
+        trace_dir=trace_dir,
+        output=output,
+        on_start=on_start,
+    )

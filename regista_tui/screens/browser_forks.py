@@ -50,7 +50,7 @@ class ForkActions(BrowserBase):
         start = self.index.start
         try:
             ref = start.agent_ref if start is not None else None
-            live = resolve_live(self.regista.agent, ref)
+            live = resolve_live(self.regista.agent, ref, self.regista.command, start)
         except RegistaError as exc:
             self.app.call_from_thread(self._refuse, str(exc), "No agent for the live half")
             return
@@ -90,6 +90,13 @@ class ForkActions(BrowserBase):
         from regista_tui.screens.fork import ForkScreen
 
         trace_dir = self.regista.trace_dir
+        if live.how == "none":  # a recorded program, and no command to run it here
+            from regista.cli._edits import fork_argv
+            from regista_tui.screens.edit import ForkCommand
+
+            argv = fork_argv(str(self.index.path), step, edit, str(trace_dir))
+            self.app.push_screen(ForkCommand(argv, str(self.index.path)))
+            return
         request = ForkRequest(self.index.path, step, edit, live, trace_dir)
         self.set_status("")
         self.app.push_screen(ForkScreen(request))

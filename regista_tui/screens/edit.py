@@ -1,11 +1,13 @@
-"""Modals that start a fork: edit a step (``e``) and confirm a rewind (``r``).
+"""Modals that start a fork: edit a step (``e``) and confirm a rewind (``r``); and, for
+a recorded program with no command to run here, the command line that forks it.
 
-Both answer with ``dismiss(value)``: the edit (or ``True``) to fork, ``None`` (or
+The first two answer with ``dismiss(value)``: the edit (or ``True``) to fork, ``None`` (or
 ``False``) when the person backs out, and then nothing changes.
 """
 
 from __future__ import annotations
 
+import shlex
 from typing import ClassVar
 
 import orjson
@@ -23,7 +25,7 @@ from regista.fork import ModelAnswerEdit, ToolResultEdit
 from regista_tui.edits import EditorContent, model_edit_from, tool_edit_from
 from regista_tui.live import LiveHalf
 
-__all__ = ["ConfirmRewind", "EditStep"]
+__all__ = ["ConfirmRewind", "EditStep", "Editor", "ForkCommand"]
 
 Edit = ToolResultEdit | ModelAnswerEdit
 
@@ -51,6 +53,18 @@ def _replayed(step: int) -> str:
 
 #: The dialogs' look (shared by the editor and the rewind confirmation).
 MODAL_CSS_PATH = "modal.tcss"
+
+#: What the editor's border says about its keys.
+EDITOR_KEYS = "ctrl+s fork · ctrl+a select all · esc cancel"
+
+
+class Editor(TextArea):
+    """The step's text: ctrl+a selects it all, as in most editors, to paste over it
+    (Textual's own ctrl+a goes to the line's start, which Home does too; F7 still works)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+a", "select_all", "Select all", show=False),
+    ]
 
 
 class EditStep(ModalScreen[Edit | None]):
@@ -85,7 +99,7 @@ class EditStep(ModalScreen[Edit | None]):
         with Vertical() as box:
             what = "result" if c.kind == "tool" else "answer"
             box.border_title = f"Edit step {self.step} · {self.step_title} {what}"
-            box.border_subtitle = "ctrl+s fork · esc cancel"
+            box.border_subtitle = EDITOR_KEYS
             if c.kind == "tool":
                 yield Label(
                     "The tool result the agent sees at this step. JSON or plain text.",
@@ -96,7 +110,7 @@ class EditStep(ModalScreen[Edit | None]):
                     "The model's answer: plain text, or a JSON list of text / tool_use blocks.",
                     classes="hint",
                 )
-            yield TextArea(
+            yield Editor(
                 c.text,
                 language=c.language,
                 soft_wrap=True,
@@ -173,8 +187,8 @@ class EditStep(ModalScreen[Edit | None]):
             # Forking with the recorded value changes nothing where it claims to.
             what = "result" if self.content.kind == "tool" else "answer"
             error.update(
-                f"✗ unchanged: this is the recorded {what}. Change it first (F7 selects "
-                "all), or press Escape and r to rewind from this step."
+                f"✗ unchanged: this is the recorded {what}. Change it first (ctrl+a "
+                "selects all), or press Escape and r to rewind from this step."
             )
             self.app.bell()
             return
@@ -232,3 +246,53 @@ class ConfirmRewind(ModalScreen[bool]):
     @on(Button.Pressed, "#rewind-no")
     def action_cancel(self) -> None:
         self.dismiss(False)
+
+
+class ForkCommand(ModalScreen[None]):
+    """The ``regista fork … -- CMD`` line that runs a fork of a recorded program, to copy:
+    the TUI was started without the program's command (``regista-tui TRACE -- CMD``).
+
+    Args:
+        argv: The ``regista fork|rewind`` arguments, up to ``--``.
+        trace: The trace (for the other way: start the TUI with the command).
+    """
+
+    CSS_PATH = MODAL_CSS_PATH
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("c", "copy", "Copy", id="forkcmd.copy"),
+        Binding("escape,enter", "close", "Close", id="forkcmd.close"),
+    ]
+
+    def __init__(self, argv: list[str], trace: str) -> None:
+        super().__init__()
+        #: The whole line, ``CMD`` standing for the program (e.g. ``python agent.py``).
+        self.line = f"{shlex.join(argv)} -- CMD"
+        self.trace = trace
+
+    def compose(self) -> ComposeResult:
+        with Vertical() as box:
+            box.border_title = "Fork the recorded program"
+            box.border_subtitle = "c copy · esc close"
+            yield Label(
+                "This trace was recorded from a program (no regista Agent), so the fork runs "
+                "that program again: its calls before the edit are answered from the "
+                "recording for $0, the rest go live. Run, with CMD your program "
+                "(e.g. python agent.py):",
+                classes="hint",
+            )
+            yield TextArea(self.line, read_only=True, soft_wrap=True, id="fork-command")
+            yield Label(
+                f"Or start the debugger with it, and e forks here: "
+                f"regista-tui {shlex.quote(self.trace)} -- CMD",
+                classes="hint",
+            )
+
+    def on_mount(self) -> None:
+        self.query_one(TextArea).focus()
+
+    def action_copy(self) -> None:
+        self.app.copy_to_clipboard(self.line)
+        self.notify("The command is copied: replace CMD with your program.", timeout=4)
+
+    def action_close(self) -> None:
+        self.dismiss(None)

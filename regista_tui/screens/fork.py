@@ -4,13 +4,22 @@ The fork runs in an async worker on the app's loop, so the callbacks it is given
 (``on_event`` for each event written, ``on_text`` for each piece of generated text) run
 on the UI's own thread: they update :class:`ForkProgress` and schedule a redraw. Bursts
 (a replayed prefix writes dozens of events at once) are coalesced into one re-alignment.
+
+A recorded program (``regista-tui TRACE -- CMD``) is forked as ``regista fork TRACE …
+-- CMD`` forks it (:func:`regista.cli.sdk_child.fork_child`, in a thread, the program's
+output kept off the screen): its trace is shown growing as the server writes it, and its
+events counted once the program has ended.
 """
 
 from __future__ import annotations
 
 import asyncio
+import shlex
+import subprocess
+import tempfile
 import warnings
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, ClassVar
 
 from rich.text import Text
@@ -20,7 +29,7 @@ from textual.binding import Binding, BindingType
 from textual.widgets import Static
 
 from regista.diff import RunDiff
-from regista.errors import RegistaError
+from regista.errors import RegistaError, UserError
 from regista.trace.events import SessionStart
 from regista.trace.reader import Trace
 from regista.vocab import cost_text, run_outcome
@@ -32,6 +41,8 @@ __all__ = ["ForkScreen"]
 #: New steps are re-aligned at most this often; streamed text is redrawn faster.
 _STEPS_S = 0.08
 _TEXT_S = 0.03
+#: A recorded program's fork: how often its trace is looked at while the program runs.
+_FOLLOW_S = 0.25
 
 
 def _load_parent(path: Path) -> Trace:
@@ -46,6 +57,11 @@ def _status_lines(progress: ForkProgress) -> tuple[Text, Text]:
     state, where = progress.status().split("\n")
     where.no_wrap, where.overflow = False, "fold"
     return state, where
+
+
+def _last_line(output: bytes) -> str:
+    lines = output.decode(errors="replace").strip().splitlines()
+    return f": {lines[-1][:200]}" if lines else ""
 
 
 class ForkScreen(CompareScreen):
@@ -74,6 +90,8 @@ class ForkScreen(CompareScreen):
         self._auto_pos: int | None = 0
         #: The status line says how the fork stopped; re-alignments leave it alone.
         self._status_final = False
+        #: The program a recorded program's fork runs, while it runs.
+        self._proc: subprocess.Popen[bytes] | None = None
 
     def compose_bottom(self) -> ComposeResult:
         yield Static(id="stream", markup=False)
@@ -98,6 +116,10 @@ class ForkScreen(CompareScreen):
 
         r = self.request
         try:
+            if r.live.how == "command":
+                self.result = await self._run_program()
+                self._done()
+                return
             parent = await asyncio.to_thread(_load_parent, r.parent)
             self.result = await fork(
                 parent,
@@ -118,6 +140,76 @@ class ForkScreen(CompareScreen):
             self._failed(f"{type(exc).__name__}: {exc}")
         else:
             self._done()
+
+    async def _run_program(self) -> Any:
+        """Run the recorded program against the fork, as ``regista fork … -- CMD`` does;
+        then show the fork's trace."""
+        from regista.cli.sdk_child import fork_child
+
+        r = self.request
+        command = list(r.live.command)
+        edits = [(r.at_step, r.edit)] if r.edit is not None else []
+        live_after = None if r.edit is not None else r.at_step - 1  # a rewind: live at N
+        self.set_status(f"Forking: {self.request.describe()}: running {shlex.join(command)}…")
+        before = set(r.trace_dir.glob("*.jsonl")) if r.trace_dir.is_dir() else set()
+        follow = self.set_interval(_FOLLOW_S, lambda: self._follow_program(before))
+        with tempfile.TemporaryFile() as output:
+            try:
+                code, _, paths = await asyncio.to_thread(
+                    fork_child,
+                    r.parent,
+                    command,
+                    edits,
+                    live_after,
+                    trace_dir=r.trace_dir,
+                    output=output,
+                    on_start=self._started,
+                )
+            finally:
+                self._proc = None
+                follow.stop()
+            output.seek(0)
+            said = _last_line(output.read())
+        if not paths:
+            raise UserError(
+                f"{shlex.join(command)} exited {code} before any model call, so no fork "
+                f"was written{said}"
+            )
+        fork, parent = await asyncio.to_thread(
+            lambda: (_load_parent(paths[0]), _load_parent(r.parent))
+        )
+        for event in fork.events:
+            self._on_event(event)
+        self.progress.path = paths[0]
+        self.paths = (self.paths[0], paths[0])
+        if code != 0:
+            self.progress.error = f"{shlex.join(command)} exited {code}{said}"
+        end, parent_end = fork.end, parent.end
+        return SimpleNamespace(
+            stop_reason=end.stop_reason if end is not None else "unfinished",
+            cost_usd=end.cost_usd if end is not None else None,
+            parent_stop_reason=parent_end.stop_reason if parent_end is not None else None,
+            parent_cost_usd=parent_end.cost_usd if parent_end is not None else None,
+        )
+
+    def _follow_program(self, before: set[Path]) -> None:
+        """While the program runs: the fork's trace, once the server has begun it, is
+        shown beside the original, growing (the comparison follows a growing run; the
+        counts come when the program has ended)."""
+        trace_dir = self.request.trace_dir
+        if self._widgets_gone or self.paths[1] is not None or not trace_dir.is_dir():
+            return
+        new = set(trace_dir.glob("*.jsonl")) - before
+        if new:
+            path = min(new, key=lambda p: p.stat().st_mtime)
+            self.paths = (self.paths[0], path)
+            self.progress.path, self.progress.state = path, "running"
+            self._draw_progress()
+            self.reload()
+
+    def _started(self, proc: subprocess.Popen[bytes]) -> None:
+        """The program has started (in the fork's thread): ``x`` can stop it now."""
+        self._proc = proc
 
     def _on_event(self, event: Any) -> None:
         if not self.progress.on_event(event):
@@ -229,6 +321,8 @@ class ForkScreen(CompareScreen):
     def action_stop(self) -> None:
         if self.running:
             self.set_status("Stopping the fork…")
+            if self._proc is not None:  # a recorded program: it stops, then its thread
+                self._proc.terminate()
             self.workers.cancel_group(self, "fork")
 
     def action_back(self) -> None:

@@ -2,7 +2,9 @@
 
 The same columns as ``regista runs``; ``s`` cycles the sort column, ``/`` filters as you
 type, Enter opens a run in the browser (Escape comes back), space marks a run and ``d``
-compares the two marked runs, ``R`` recalls the runs that dealt with some words. A run's
+compares the two marked runs, ``R`` recalls the runs that dealt with some words (the last
+column then shows the path each one's tools took), Home / End go to the first / last run,
+Escape clears the filter. A run's
 forks, rewinds, replays and resumes show under it, indented, as a tree (each level sorted
 like the list).
 """
@@ -37,16 +39,24 @@ SORTS: list[tuple[str, Callable[[RunInfo], Any], bool]] = [
     ("id", lambda r: r.session_id, False),
 ]
 
-#: Every column but the task and the links, with the cells' padding and the border.
-_FIXED_WIDTH = 85
-#: The links column is at least as wide as its heading, at most 40 characters.
+#: Every column but the id, the task and the last one, with the cells' padding (two per
+#: column) and the border: mark 1, outcome 10, steps 5, cost 7, when 16.
+_FIXED_WIDTH = 57
+#: The last column's heading: a run's links; on a recall's answer, the path its tools took.
 _LINKS_HEADING = "LINKS"
+_PATH_HEADING = "TOOL PATH"
+#: The task column's bounds; the last column is cut to what the others leave.
+_TASK_MIN, _TASK_MAX = 16, 48
 
 
-def _task_width(width: int, links: int) -> int:
-    """The task column gets what the other columns leave (16 to 48 characters)."""
-    links_width = min(max(links, len(_LINKS_HEADING)), 40)
-    return max(16, min(48, width - _FIXED_WIDTH - links_width))
+def _widths(width: int, id_width: int, last: int, heading: str) -> tuple[int, int]:
+    """The task and the last column's widths, so that the table fits ``width``: the task
+    gets what the last column leaves (16 to 48 characters), the last column the rest (at
+    least its heading: a narrow screen scrolls rather than hide it)."""
+    room = width - _FIXED_WIDTH - id_width
+    last = max(last, len(heading))
+    task = max(_TASK_MIN, min(_TASK_MAX, room - last))
+    return task, max(len(heading), min(last, room - task))
 
 
 def _matches(run: RunInfo, words: list[str]) -> bool:
@@ -98,6 +108,24 @@ def _short_link(run: RunInfo) -> str:
     return "resume" if run.kind == "resume" else "replay"
 
 
+class RunsTable(DataTable[Any]):
+    """The runs' table: Home and End go to the first and last run (a row cursor has no
+    column to go to), and the id and task columns stay in view."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("home", "first", "First run", show=False),
+        Binding("end", "last", "Last run", show=False),
+    ]
+
+    def action_first(self) -> None:
+        self.move_cursor(row=0)
+        self.scroll_x = 0
+
+    def action_last(self) -> None:
+        self.move_cursor(row=max(0, self.row_count - 1))
+        self.scroll_x = 0
+
+
 class ListedCompareScreen(CompareScreen):
     """The two-run comparison opened from the run list: Escape goes back to the list."""
 
@@ -143,11 +171,16 @@ class RunsScreen(Screen[None]):
         self.back = back
         #: What the table shows, row by row.
         self.rows: list[tuple[RunInfo, int]] = []
+        #: The whole of each row's last cell, and how wide that column is.
+        self.links: list[str] = []
+        self.link_width = 0
+        self._heading = _LINKS_HEADING
 
     def compose(self) -> ComposeResult:
         yield Static(id="runs-header", markup=False)
         yield Input(placeholder="filter: words of the id, task, outcome or links", id="runs-filter")
-        yield DataTable(id="runs-table", cursor_type="row", zebra_stripes=False)
+        yield RunsTable(id="runs-table", cursor_type="row", zebra_stripes=False)
+        yield Static(id="runs-whole", markup=False)
         yield Static(id="status", markup=False)
         yield Footer(compact=True)
 
@@ -156,9 +189,6 @@ class RunsScreen(Screen[None]):
         return self.query_one(DataTable)
 
     def on_mount(self) -> None:
-        self.table.add_columns(
-            " ", "ID", "TASK", "OUTCOME", "STEPS", "COST", "WHEN", _LINKS_HEADING
-        )
         self.table.border_title = f"Runs of {self.folder}"
         self.refill()
         self.table.focus()
@@ -180,19 +210,33 @@ class RunsScreen(Screen[None]):
         """Rebuild the rows from the listing, the filter and the sort; keep the cursor's run."""
         table = self.table
         current = self.current()
-        table.clear()
+        # The last column's heading says what it holds: links, or a recall's tool paths.
+        table.clear(columns=True)
         if self.recalled is None:
             self.rows = tree_order(self.listing.runs, self.sort, self.query_text)
             links = [self._link(run, depth) for run, depth in self.rows]
+            heading = _LINKS_HEADING
         else:
             by_id = {r.session_id: r for r in self.listing.runs}
             hits = [h for h in self.recalled[1] if h.session_id in by_id]
             self.rows = [(by_id[h.session_id], 0) for h in hits]
-            links = [h.skeleton_text(40) for h in hits]
-        task_width = _task_width(self.app.size.width, max(map(len, links), default=0))
-        for (run, depth), link in zip(self.rows, links, strict=True):
+            links = [h.skeleton_text(100) for h in hits]
+            heading = _PATH_HEADING
+        table.add_columns(" ", "ID", "TASK", "OUTCOME", "STEPS", "COST", "WHEN", heading)
+        sids = [
+            ("  " * (depth - 1) + "└ " if depth else "") + r.session_id for r, depth in self.rows
+        ]
+        task_width, link_width = _widths(
+            self.app.size.width,
+            max(map(len, sids), default=26),
+            max(map(len, links), default=0),
+            heading,
+        )
+        self.links = links
+        self._heading = heading
+        self.link_width = link_width
+        for (run, _depth), sid, link in zip(self.rows, sids, links, strict=True):
             mark = Text("●", "bold yellow") if run.session_id in self.marks else Text(" ")
-            sid = ("  " * (depth - 1) + "└ " if depth else "") + run.session_id
             outcome = Text(run.outcome, OUTCOME_COLOURS[run.status])
             steps = "?" if run.steps is None else str(run.steps)
             when = run.started[:16].replace("T", " ") if run.started else "?"
@@ -204,7 +248,7 @@ class RunsScreen(Screen[None]):
                 Text(steps, justify="right"),
                 Text(cost_amount(run.cost_usd), justify="right"),
                 when,
-                Text(link, "dim"),
+                Text(_cut(link, link_width), "dim"),
                 key=run.session_id,
             )
         if current is not None:
@@ -274,9 +318,15 @@ class RunsScreen(Screen[None]):
         self.table.focus()
 
     def key_escape(self) -> None:
-        """Escape in the filter goes back to the list (the filter stays); opened from the
-        browser, back to it; on a recall's answer, back to all runs."""
-        if self.focused is not None and self.focused.id == "runs-filter":
+        """Escape clears the filter first (and goes back to the list); then, opened from
+        the browser, back to it; on a recall's answer, back to all runs."""
+        box = self.query_one("#runs-filter", Input)
+        if self.query_text or box.value:
+            box.value = ""
+            self.query_text = ""
+            self.refill()
+            self.table.focus()
+        elif self.focused is box:
             self.table.focus()
         elif self.back:
             self.app.pop_screen()
@@ -309,7 +359,7 @@ class RunsScreen(Screen[None]):
         self.refill()
         self.table.move_cursor(row=0)
         self.set_status(
-            f"{len(self.rows)} runs dealt with {words!r}: links show what each did"
+            f"{len(self.rows)} runs dealt with {words!r}: TOOL PATH shows what each did"
             if self.rows
             else f"No run dealt with {words!r}"
         )
@@ -317,6 +367,15 @@ class RunsScreen(Screen[None]):
     def key_down(self) -> None:
         if self.focused is not None and self.focused.id == "runs-filter":
             self.table.focus()
+
+    @on(DataTable.RowHighlighted)
+    def _row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        """A link (or tool path) cut to fit the screen is shown whole under the table."""
+        row = event.cursor_row
+        whole = self.query_one("#runs-whole", Static)
+        cut = 0 <= row < len(self.links) and len(self.links[row]) > self.link_width
+        whole.update(f"{self._heading}: {self.links[row]}" if cut else "")
+        whole.set_class(cut, "-on")
 
     @on(DataTable.RowSelected)
     def _row_selected(self) -> None:

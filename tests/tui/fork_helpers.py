@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
 from textual.pilot import Pilot
-from textual.widgets import Static, TextArea
+from textual.widgets import TextArea
 from waits import settle, until
 
 from regista.trace.reader import Trace
@@ -32,13 +30,6 @@ def search_hit() -> str:
 def browser(path: Path, trace_dir: Path, agent: Any = None) -> RegistaApp:
     index, notice = open_index(path)
     return RegistaApp(index, notice=notice, settle_s=0, agent=agent, trace_dir=trace_dir)
-
-
-def text_of(app: RegistaApp, selector: str) -> str:
-    """What a Static of the current screen shows, as plain text."""
-    console = Console(width=240, record=True, file=io.StringIO())
-    console.print(app.screen.query_one(selector, Static).content)
-    return console.export_text()
 
 
 async def open_editor(app: RegistaApp, pilot: Pilot[Any], *keys: str) -> EditStep:

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import io
 import os
 from pathlib import Path
 
 import pytest
-from rich.console import Console
+from shown import text_of
 from waits import settle
 
 from regista_tui.__main__ import main, open_index
@@ -21,13 +20,6 @@ def _fails(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
     assert "Traceback" not in err
     assert err.count("\n") == 1
     return err
-
-
-def _shown(app: RegistaApp, selector: str) -> str:
-    """What a Static or a step pane shows, as plain text."""
-    console = Console(width=200, record=True, file=io.StringIO())
-    console.print(app.screen.query_one(selector).content)  # type: ignore[attr-defined]
-    return console.export_text()
 
 
 def test_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -112,13 +104,13 @@ async def test_a_trace_with_no_steps_yet(trace_path: Path, tmp_path: Path) -> No
     app = RegistaApp(index, notice=notice, settle_s=0)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        assert "No steps" in _shown(app, "#step-body")
+        assert "No steps" in text_of(app, "#step-body")
         for key in ["j", "k", "end", "home", "pagedown", "x", "X", "s", "t", "b", "B"]:
             await pilot.press(key)
         for key in ["c", "C", "D", "v", "m", "n", "N", "e", "r"]:
             await pilot.press(key)
         await pilot.press("colon", "3", "enter")
-        assert "There is no step 3 (no steps yet)." in _shown(app, "#status")
+        assert "There is no step 3 (no steps yet)." in text_of(app, "#status")
         await pilot.press("slash", "a", "enter")
         await settle(pilot)
         assert app.is_running
@@ -127,4 +119,4 @@ async def test_a_trace_with_no_steps_yet(trace_path: Path, tmp_path: Path) -> No
         index.scan(1 << 20)
         app.screen._grown()  # type: ignore[attr-defined]
         await pilot.press("v", "v")  # back to the step tab
-        assert "Refund order A-404 please." in _shown(app, "#step-body")
+        assert "Refund order A-404 please." in text_of(app, "#step-body")

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 
-from rich.console import Console
+from shown import text_of
 from textual import events
 from waits import settle
 
@@ -24,20 +23,13 @@ def _cursor(app: RegistaApp) -> int:
     return app.screen.query_one(Timeline).cursor
 
 
-def _text(app: RegistaApp, selector: str) -> str:
-    """What a Static or a step pane shows, as plain text."""
-    console = Console(width=200, record=True, file=io.StringIO())
-    console.print(app.screen.query_one(selector).content)  # type: ignore[attr-defined]
-    return console.export_text()
-
-
 async def test_opens_on_the_first_step(browser_app: RegistaApp) -> None:
     async with browser_app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         assert isinstance(browser_app.screen, BrowserScreen)
         assert _cursor(browser_app) == 0
-        assert "Refund order A-404 please." in _text(browser_app, "#step-body")
-        assert "scripted" in _text(browser_app, "#header")
+        assert "Refund order A-404 please." in text_of(browser_app, "#step-body")
+        assert "scripted" in text_of(browser_app, "#header")
 
 
 async def test_up_down_jk_page_home_end(browser_app: RegistaApp) -> None:
@@ -49,7 +41,7 @@ async def test_up_down_jk_page_home_end(browser_app: RegistaApp) -> None:
         assert _cursor(browser_app) == 1
         await pilot.press("end")
         assert _cursor(browser_app) == 7
-        assert "refunds need approval" in _text(browser_app, "#step-body")
+        assert "refunds need approval" in text_of(browser_app, "#step-body")
         await pilot.press("home")
         assert _cursor(browser_app) == 0
         await pilot.press("pagedown")
@@ -77,7 +69,7 @@ async def test_go_to_step(browser_app: RegistaApp) -> None:
         assert _cursor(browser_app) == 5
         await pilot.press("colon", "9", "9", "enter")
         assert _cursor(browser_app) == 5
-        assert "no step 99" in _text(browser_app, "#status")
+        assert "no step 99" in text_of(browser_app, "#status")
         await pilot.press("colon", "escape")
         assert isinstance(browser_app.screen, BrowserScreen)
 
@@ -91,7 +83,7 @@ async def test_next_and_previous_error(browser_app: RegistaApp) -> None:
         assert _cursor(browser_app) == 5  # the denied refund
         await pilot.press("x")
         assert _cursor(browser_app) == 5
-        assert "No error" in _text(browser_app, "#status")
+        assert "No error" in text_of(browser_app, "#status")
         await pilot.press("X")
         assert _cursor(browser_app) == 1
 
@@ -117,9 +109,9 @@ async def test_breakpoints_continue_and_reverse_continue(browser_app: RegistaApp
     async with browser_app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         await pilot.press("c")
-        assert "No breakpoints" in _text(browser_app, "#status")
+        assert "No breakpoints" in text_of(browser_app, "#status")
         await pilot.press("j", "b")  # on lookup_order
-        assert "tool:lookup_order" in _text(browser_app, "#status")
+        assert "tool:lookup_order" in text_of(browser_app, "#status")
         await pilot.press("home", "c")
         assert _cursor(browser_app) == 1
         await pilot.press("c")
@@ -132,13 +124,13 @@ async def test_breakpoints_continue_and_reverse_continue(browser_app: RegistaApp
         await pilot.press("C")
         assert _cursor(browser_app) == 3
         await pilot.press("D")  # delete them all
-        assert "Deleted the breakpoints on compaction, tool:lookup_order" in _text(
+        assert "Deleted the breakpoints on compaction, tool:lookup_order" in text_of(
             browser_app, "#status"
         )
         await pilot.press("c")
-        assert _cursor(browser_app) == 3 and "No breakpoints" in _text(browser_app, "#status")
+        assert _cursor(browser_app) == 3 and "No breakpoints" in text_of(browser_app, "#status")
         await pilot.press("D")
-        assert "No breakpoints to delete" in _text(browser_app, "#status")
+        assert "No breakpoints to delete" in text_of(browser_app, "#status")
 
 
 async def test_search_then_n_and_N(browser_app: RegistaApp) -> None:
@@ -149,7 +141,7 @@ async def test_search_then_n_and_N(browser_app: RegistaApp) -> None:
         await settle(pilot)
         first = _cursor(browser_app)
         assert first == 2  # the model's text mentions the other order
-        assert "match 1 of" in _text(browser_app, "#status")
+        assert "match 1 of" in text_of(browser_app, "#status")
         await pilot.press("n")
         assert _cursor(browser_app) > first
         await pilot.press("N")
@@ -164,12 +156,12 @@ async def test_search_starts_at_the_cursor_and_wraps(browser_app: RegistaApp) ->
         await browser_app.workers.wait_for_complete()
         await settle(pilot)
         assert _cursor(browser_app) == 0
-        assert "match 1 of 6" in _text(browser_app, "#status")
+        assert "match 1 of 6" in text_of(browser_app, "#status")
         await pilot.press("colon", "5", "enter", "slash", "enter")  # again, from step 5
         await browser_app.workers.wait_for_complete()
         await settle(pilot)
         assert _cursor(browser_app) == 6
-        assert "match 6 of 6" in _text(browser_app, "#status")
+        assert "match 6 of 6" in text_of(browser_app, "#status")
 
 
 def test_search_steps_reports_its_first_match_at_once(trace_path: Path) -> None:
@@ -192,7 +184,7 @@ async def test_search_ignores_tool_schemas(browser_app: RegistaApp) -> None:
         await pilot.press("slash", *"Refund an order", "enter")
         await browser_app.workers.wait_for_complete()
         await settle(pilot)
-        assert "No step contains" in _text(browser_app, "#status")
+        assert "No step contains" in text_of(browser_app, "#status")
 
 
 async def test_request_diff_tab(browser_app: RegistaApp) -> None:
@@ -202,7 +194,7 @@ async def test_request_diff_tab(browser_app: RegistaApp) -> None:
         assert browser_app.screen.query_one(StepView).active_tab == "tab-diff"
         await browser_app.workers.wait_for_complete()
         await settle(pilot)
-        text = _text(browser_app, "#diff-body")
+        text = text_of(browser_app, "#diff-body")
         assert "request.messages[1]" in text
         assert "request.messages[2]" in text
 
@@ -216,7 +208,7 @@ async def test_raw_json_tab(browser_app: RegistaApp) -> None:
         assert view.active_tab == "tab-raw"
         shown = [body.id for body in view.query(StepBody) if body.display]
         assert shown == ["raw-body"]
-        assert '"type": "tool.call"' in _text(browser_app, "#raw-body")
+        assert '"type": "tool.call"' in text_of(browser_app, "#raw-body")
         await pilot.click("#tab-step")  # a click on a tab shows its pane, and only it
         await settle(pilot)
         assert view.active_tab == "tab-step"

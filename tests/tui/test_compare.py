@@ -2,21 +2,14 @@
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 
-from rich.console import Console
+from shown import text_of
 from waits import settle
 
 from regista_tui.app import RegistaApp
 from regista_tui.screens.compare import CompareScreen
 from regista_tui.widgets.diff.pair_list import PairList
-
-
-def _text(app: RegistaApp, selector: str) -> str:
-    console = Console(width=200, record=True, file=io.StringIO())
-    console.print(app.screen.query_one(selector).content)  # type: ignore[attr-defined]
-    return console.export_text()
 
 
 async def _ready(app: RegistaApp) -> CompareScreen:
@@ -40,9 +33,9 @@ async def test_a_trace_and_its_replay_are_all_same(trace_path: Path, replay_path
         await settle(pilot)
         assert screen.diff is not None
         assert {p.kind for p in screen.diff.pairs} == {"same"}
-        assert "the same, step for step" in _text(app, "#status")
+        assert "the same, step for step" in text_of(app, "#status")
         await pilot.press("n")
-        assert "No next difference" in _text(app, "#status")
+        assert "No next difference" in text_of(app, "#status")
 
 
 async def test_first_divergence_selected_and_n_N(trace_path: Path, other_trace_path: Path) -> None:
@@ -55,8 +48,8 @@ async def test_first_divergence_selected_and_n_N(trace_path: Path, other_trace_p
         assert diff is not None and diff.first_divergence is not None
         pairs = app.screen.query_one(PairList)
         assert pairs.cursor == diff.first_divergence.index
-        assert "First divergence" in _text(app, "#status")
-        detail = _text(app, "#pair-detail")
+        assert "First divergence" in text_of(app, "#status")
+        detail = text_of(app, "#pair-detail")
         assert "A-404" in detail or "step" in detail
         kinds = {p.kind for p in diff.pairs}
         assert "delete" in kinds or "insert" in kinds
@@ -77,7 +70,7 @@ async def test_run_b_growing_is_followed(
         await settle(pilot)
         screen = await _ready(app)
         before = len(screen.diff.pairs) if screen.diff else 0
-        assert "unfinished" in _text(app, "#compare-header")
+        assert "unfinished" in text_of(app, "#compare-header")
         growing.write_bytes(b"".join(data))
         screen._follow()
         await screen.workers.wait_for_complete()
@@ -93,8 +86,8 @@ async def test_nothing_is_claimed_before_the_runs_are_aligned(trace_path: Path) 
         await settle(pilot)
         await app.push_screen(CompareScreen(trace_path, None))  # run B does not exist yet
         await settle(pilot)
-        assert "No steps" not in _text(app, "#pair-detail")
-        assert "Aligning the two runs" in _text(app, "#compare-header")
+        assert "No steps" not in text_of(app, "#pair-detail")
+        assert "Aligning the two runs" in text_of(app, "#compare-header")
 
 
 async def test_runs_that_cannot_be_aligned_say_so(trace_path: Path, tmp_path: Path) -> None:
@@ -108,11 +101,11 @@ async def test_runs_that_cannot_be_aligned_say_so(trace_path: Path, tmp_path: Pa
         await app.workers.wait_for_complete()
         await app.screen.workers.wait_for_complete()
         await settle(pilot)
-        assert "corrupt.jsonl:5" in _text(app, "#status")
-        header = _text(app, "#compare-header")
+        assert "corrupt.jsonl:5" in text_of(app, "#status")
+        header = text_of(app, "#compare-header")
         assert "Aligning" not in header
         assert "Cannot align the two runs" in header
-        assert "No steps" not in _text(app, "#pair-detail")
+        assert "No steps" not in text_of(app, "#pair-detail")
 
 
 async def test_two_runs_with_no_steps(trace_path: Path, tmp_path: Path) -> None:
@@ -123,7 +116,7 @@ async def test_two_runs_with_no_steps(trace_path: Path, tmp_path: Path) -> None:
         await settle(pilot)
         await _ready(app)
         await settle(pilot)
-        assert "No steps in either run." in _text(app, "#pair-detail")
+        assert "No steps in either run." in text_of(app, "#pair-detail")
 
 
 async def test_the_difference_line_names_its_steps(
@@ -140,7 +133,7 @@ async def test_the_difference_line_names_its_steps(
         assert diff is not None
         pair = diff.pairs[screen.pairs.cursor]
         where = f"step {pair.a_step} in A" if pair.a_step is not None else f"step {pair.b_step}"
-        status = _text(app, "#status")
+        status = text_of(app, "#status")
         assert status.startswith(f"Difference 2 of {len(diff.differences)}: ")
         assert where in status
 
@@ -193,8 +186,8 @@ async def test_go_to_a_step_only_run_b_has(trace_path: Path, other_trace_path: P
         await pilot.press("colon", *str(only_b), "enter")
         cursor = app.screen.query_one(PairList).cursor
         assert pairs[cursor].b_step == only_b
-        assert f"Step {only_b} of B: A has no step {only_b}." in _text(app, "#status")
+        assert f"Step {only_b} of B: A has no step {only_b}." in text_of(app, "#status")
         await pilot.press("colon", *str(both), "enter")
         assert pairs[app.screen.query_one(PairList).cursor].a_step == both
         await pilot.press("colon", "9", "9", "enter")
-        assert "There is no step 99 in A or B." in _text(app, "#status")
+        assert "There is no step 99 in A or B." in text_of(app, "#status")

@@ -2,21 +2,14 @@
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 
-from rich.console import Console
+from shown import text_of
 from waits import settle
 
 from regista_tui.app import RegistaApp
 from regista_tui.screens.compare import CompareScreen
 from regista_tui.widgets.diff.pair_list import PairList
-
-
-def _text(app: RegistaApp, selector: str) -> str:
-    console = Console(width=200, record=True, file=io.StringIO())
-    console.print(app.screen.query_one(selector).content)  # type: ignore[attr-defined]
-    return console.export_text()
 
 
 async def _ready(app: RegistaApp) -> CompareScreen:
@@ -41,17 +34,17 @@ async def test_the_difference_line_is_cleared_when_the_cursor_leaves(
         await _ready(app)
         await pilot.press("n")
         await settle(pilot)
-        assert "Difference" in _text(app, "#status")
+        assert "Difference" in text_of(app, "#status")
         await pilot.press("colon", "0", "enter")
         await settle(pilot)
         assert app.screen.query_one(PairList).cursor == 0
-        assert "Difference" not in _text(app, "#status")
+        assert "Difference" not in text_of(app, "#status")
         await pilot.press("n")
         await settle(pilot)
-        assert "Difference" in _text(app, "#status")
+        assert "Difference" in text_of(app, "#status")
         await pilot.press("end")
         await settle(pilot)
-        assert _text(app, "#status").strip() == ""
+        assert text_of(app, "#status").strip() == ""
 
 
 async def test_slash_searches_both_runs(trace_path: Path, other_trace_path: Path) -> None:
@@ -66,15 +59,15 @@ async def test_slash_searches_both_runs(trace_path: Path, other_trace_path: Path
         await screen.workers.wait_for_complete()
         await settle(pilot)
         first = pairs.cursor
-        status = _text(app, "#status")
+        status = text_of(app, "#status")
         assert "'refund': match 1 of" in status, status
         # / Enter again: the next match, the query kept
         await pilot.press("slash", "enter")
         await screen.workers.wait_for_complete()
         await settle(pilot)
         assert pairs.cursor > first
-        assert "'refund': match 2 of" in _text(app, "#status")
+        assert "'refund': match 2 of" in text_of(app, "#status")
         await pilot.press("slash", "ctrl+u", *"zzqx", "enter")
         await screen.workers.wait_for_complete()
         await settle(pilot)
-        assert "no step of either run shows it" in _text(app, "#status")
+        assert "no step of either run shows it" in text_of(app, "#status")

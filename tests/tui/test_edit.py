@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from fork_helpers import LOOP, browser, open_editor, text_of
+from fork_helpers import LOOP, browser, open_editor
+from shown import text_of
 from textual.widgets import Switch, TextArea
 from waits import settle
 
@@ -121,6 +122,23 @@ async def test_e_on_a_compaction_says_why_not(tmp_path: Path, trace_path: Path) 
         await settle(pilot)
         assert isinstance(app.screen, BrowserScreen)
         assert "cannot be edited" in text_of(app, "#status")
+
+
+async def test_ctrl_a_selects_all_and_the_editor_says_so(tmp_path: Path) -> None:
+    """Select all is ctrl+a (F7 too), and the editor's border says so: typing then
+    replaces the whole recorded value."""
+    app = browser(LOOP, tmp_path / "forks")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        editor = await open_editor(app, pilot, "j")
+        box = editor.query_one("EditStep > Vertical")
+        assert "ctrl+a select all" in str(box.border_subtitle)
+        area = editor.query_one(TextArea)
+        for key in ("ctrl+a", "f7"):
+            area.load_text('{\n  "matches": []\n}')
+            area.move_cursor((1, 3))
+            await pilot.press(key, *"found")
+            assert area.text == "found", key
 
 
 @pytest.mark.parametrize("size", [(80, 24), (120, 40)])

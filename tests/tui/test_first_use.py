@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 
 import pytest
-from fork_helpers import LOOP, browser, open_editor, text_of
-from rich.console import Console
+from fork_helpers import LOOP, browser, open_editor
+from shown import plain, text_of
 from textual.app import App, ComposeResult
 from textual.command import CommandPalette
 from textual.content import Content
@@ -23,12 +22,6 @@ from regista_tui.screens.fork import ForkScreen
 from regista_tui.screens.prompt import SearchPrompt
 from regista_tui.widgets.header.session_header import SessionHeader
 from regista_tui.widgets.timeline.timeline import Timeline
-
-
-def _text(app: RegistaApp, selector: str) -> str:
-    console = Console(width=200, record=True, file=io.StringIO())
-    console.print(app.screen.query_one(selector).content)  # type: ignore[attr-defined]
-    return console.export_text()
 
 
 def _first_lines(path: Path, n: int) -> int:
@@ -70,11 +63,25 @@ async def test_the_palette_shows_every_key(browser_app: RegistaApp) -> None:
         assert "Keys" not in shown  # one list of keys: the help screen
 
 
+async def test_the_palette_lists_each_command_once(browser_app: RegistaApp) -> None:
+    """One entry per command: its title once (``q`` and ctrl+q are one "Quit"), and its
+    help line the key, not the title said again."""
+    async with browser_app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        commands = list(browser_app.get_system_commands(browser_app.screen))
+        titles = [command.title for command in commands]
+        assert len(titles) == len(set(titles)), sorted(titles)
+        assert titles.count("Quit") == 1
+        for command in commands:
+            help_line = Content.from_markup(command.help).plain
+            assert not help_line.startswith(f"{command.title}  ["), (command.title, help_line)
+
+
 async def test_header_counts_errors_apart_from_denials(browser_app: RegistaApp) -> None:
     """The trace has one failed tool call and one denied one: "1 error · 1 denied"."""
     async with browser_app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        header = _text(browser_app, "#header")
+        header = text_of(browser_app, "#header")
         assert "1 error · 1 denied" in header, header
         assert "errors" not in header
 
@@ -118,9 +125,7 @@ async def test_header_says_reading_not_running_while_indexing(
 
     async with Host().run_test() as pilot:
         await settle(pilot)
-        console = Console(width=200, record=True, file=io.StringIO())
-        console.print(header.content)
-        shown = console.export_text()
+        shown = plain(header.content)
         assert "running" not in shown, shown
         assert "reading" in shown
 
@@ -154,12 +159,12 @@ async def test_the_request_diff_draws_added_messages_readably(browser_app: Regis
         await pilot.press("j", "j", "v", "v")
         await browser_app.workers.wait_for_complete()
         await settle(pilot)
-        before = _text(browser_app, "#diff-body")
+        before = text_of(browser_app, "#diff-body")
         assert "A-404 not" in before and '\\"' not in before
         await pilot.press("m")
         await browser_app.workers.wait_for_complete()
         await settle(pilot)
-        assert "A-404 not" in _text(browser_app, "#diff-body")
+        assert "A-404 not" in text_of(browser_app, "#diff-body")
 
 
 async def test_help_lists_only_keys_that_do_something(browser_app: RegistaApp) -> None:
@@ -168,9 +173,7 @@ async def test_help_lists_only_keys_that_do_something(browser_app: RegistaApp) -
         await settle(pilot)
         await pilot.press("question_mark")
         await settle(pilot)
-        console = Console(width=200, record=True, file=io.StringIO())
-        console.print(browser_app.screen.query_one(Static).content)
-        shown = console.export_text()
+        shown = plain(browser_app.screen.query_one(Static).content)
         assert "Scroll Left" not in shown
         assert "Page Right" not in shown
         assert "Search step text" in shown
@@ -184,8 +187,8 @@ async def test_search_finds_quoted_text_of_tool_inputs(browser_app: RegistaApp) 
         await pilot.press("slash", *'"order_id":"A-100"', "enter")
         await browser_app.workers.wait_for_complete()
         await settle(pilot)
-        assert _cursor(browser_app) == 2, _text(browser_app, "#status")  # the model asks
-        assert "match 1 of" in _text(browser_app, "#status")
+        assert _cursor(browser_app) == 2, text_of(browser_app, "#status")  # the model asks
+        assert "match 1 of" in text_of(browser_app, "#status")
         await pilot.press("n")
         assert _cursor(browser_app) == 3  # the tool call
 
@@ -195,9 +198,9 @@ async def test_an_error_line_goes_once_the_cursor_moves(browser_app: RegistaApp)
     async with browser_app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         await pilot.press("colon", "9", "9", "enter")
-        assert "no step 99" in _text(browser_app, "#status")
+        assert "no step 99" in text_of(browser_app, "#status")
         await pilot.press("j")
-        assert _text(browser_app, "#status").strip() == ""
+        assert text_of(browser_app, "#status").strip() == ""
 
 
 async def test_compare_go_to_clears_an_old_error(trace_path: Path, other_trace_path: Path) -> None:
@@ -206,9 +209,9 @@ async def test_compare_go_to_clears_an_old_error(trace_path: Path, other_trace_p
         await pilot.app.workers.wait_for_complete()
         await settle(pilot)
         await pilot.press("colon", "9", "9", "enter")
-        assert "no step 99" in _text(pilot.app, "#status")
+        assert "no step 99" in text_of(pilot.app, "#status")
         await pilot.press("colon", "2", "enter")
-        assert "no step 99" not in _text(pilot.app, "#status")
+        assert "no step 99" not in text_of(pilot.app, "#status")
 
 
 async def test_search_prompt_title_is_not_cut(browser_app: RegistaApp) -> None:
@@ -289,15 +292,15 @@ async def test_a_step_that_completes_is_redrawn(trace_path: Path, tmp_path: Path
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         await pilot.press("end")
-        assert "No result was recorded" in _text(app, "#step-body")
+        assert "No result was recorded" in text_of(app, "#step-body")
         with growing.open("ab") as f:
             f.write(b"".join(lines[cut:]))
         assert isinstance(app.screen, BrowserScreen)
         app.screen._follow()  # what the follow timer does
         await app.workers.wait_for_complete()
         await settle(pilot)
-        assert "No result was recorded" not in _text(app, "#step-body")
-        assert "Result" in _text(app, "#step-body")
+        assert "No result was recorded" not in text_of(app, "#step-body")
+        assert "Result" in text_of(app, "#step-body")
 
 
 async def test_a_narrow_header_keeps_the_fork_link_and_the_cost(
@@ -343,5 +346,5 @@ async def test_continue_says_which_breakpoint_stopped_it(browser_app: RegistaApp
         await settle(pilot)
         await pilot.press("j", "b", "home", "c")
         assert _cursor(browser_app) == 1
-        status = _text(browser_app, "#status")
+        status = text_of(browser_app, "#status")
         assert "step 1" in status and "tool:lookup_order" in status, status

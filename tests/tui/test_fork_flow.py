@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fork_helpers import LOOP, browser, finished, fork_with, open_editor, search_hit, text_of
+from fork_helpers import LOOP, browser, finished, fork_with, open_editor, search_hit
+from shown import text_of
 from waits import settle, until
 
 from regista.agent import Agent

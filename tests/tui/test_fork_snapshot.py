@@ -26,7 +26,8 @@ def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def test_editor(snap_compare: Any, here: Path) -> None:
     """The editor over the browser at 120×40 for step 1 (search_orders): the recorded
-    result pretty-printed with JSON highlighting, the is_error switch off, and the plan
+    result pretty-printed with JSON highlighting, the is_error switch off, the border listing
+    the keys ("ctrl+s fork · ctrl+a select all · esc cancel"), and the plan
     ("step 0 replayed … live after it: scripted …")."""
 
     async def run_before(pilot: Any) -> None:

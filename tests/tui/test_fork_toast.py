@@ -1,4 +1,5 @@
-"""The "Fork finished" toast leaves the reopen command (meant to be copied) uncovered."""
+"""The "Fork finished" toast leaves the fork's header (which run is which, how each ended)
+and the reopen command (meant to be copied) uncovered."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ def _sample_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("REGISTA_SAMPLE_DB", str(tmp_path / "shop.db"))
 
 
-@pytest.mark.parametrize("size", [(120, 40), (80, 24)])
+@pytest.mark.parametrize("size", [(120, 40), (80, 24), (60, 16)])
 async def test_the_toast_does_not_cover_the_reopen_line(
     tmp_path: Path, size: tuple[int, int]
 ) -> None:
@@ -33,6 +34,8 @@ async def test_the_toast_does_not_cover_the_reopen_line(
             await settle(pilot)
         assert toasts, "the fork says it finished"
         where = screen.query_one("#fork-where").region
+        header = screen.query_one("#compare-header").region
         assert "reopen" in str(screen.query_one("#fork-where").render())
         for toast in toasts:
             assert not toast.region.overlaps(where), (toast.region, where)
+            assert not toast.region.overlaps(header), (toast.region, header)

@@ -3,10 +3,9 @@ before the request, a request diff with no escaped JSON, and a wide enough gist 
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 
-from rich.console import Console
+from shown import plain
 from waits import settle
 
 from regista.diff.structural import structural_diff
@@ -19,15 +18,9 @@ from regista_tui.widgets.timeline.timeline import Timeline
 HAPPY = Path(__file__).parents[2] / "sample_traces" / "refund_happy.jsonl"
 
 
-def _plain(renderable: object, width: int) -> str:
-    console = Console(width=width, record=True, file=io.StringIO(), color_system=None)
-    console.print(renderable)
-    return console.export_text()
-
-
 def test_json_wraps_between_words_under_its_value() -> None:
     value = {"item": "Standing desk", "note": "a long note that goes on past the edge of it"}
-    shown = _plain(JsonView(value), 34)
+    shown = plain(JsonView(value), 34)
     lines = shown.splitlines()
     assert '  "item": "Standing desk",' in lines
     assert lines[2] == '  "note": "a long note that goes '
@@ -37,7 +30,7 @@ def test_json_wraps_between_words_under_its_value() -> None:
 
 
 def test_a_model_step_shows_its_answer_first() -> None:
-    shown = _plain(render_step(Trace.load(HAPPY).steps()[2]), 80)
+    shown = plain(render_step(Trace.load(HAPPY).steps()[2]), 80)
     assert shown.index("Response") < shown.index("Request")
     assert shown.index("Looking up ORD-1042.") < shown.index("system ")
 
@@ -47,7 +40,7 @@ def test_the_request_diff_has_no_escaped_json() -> None:
     a, b = steps[0].request, steps[2].request
     assert a is not None and b is not None
     changes = structural_diff(a.canonical(), b.canonical(), "request")
-    shown = _plain(render_changes(changes, width=100), 100)
+    shown = plain(render_changes(changes, width=100), 100)
     assert '\\"' not in shown
     assert '"order_id": "ORD-1042",' in shown  # the tool result, pretty-printed
     assert "added request.messages[2]" in shown
@@ -70,7 +63,7 @@ def test_a_long_added_value_is_cut_until_show_more() -> None:
     from regista.diff.structural import Change
 
     change = Change("request.messages[3]", "added", new={"role": "user", "content": "x " * 500})
-    short = _plain(render_changes([change], width=120), 100)
+    short = plain(render_changes([change], width=120), 100)
     assert "more characters (m: show more)" in short
-    longer = _plain(render_changes([change], width=1200), 100)
+    longer = plain(render_changes([change], width=1200), 100)
     assert "m: show more" not in longer

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 from runs_library import FAILED, FORK, OTHER, REPLAY, ROOT, make_library
-from textual.widgets import DataTable
+from textual.widgets import DataTable, Input
 from waits import settle
 
 from regista.store.runs import list_runs
@@ -177,8 +177,13 @@ async def test_recall_from_the_list(library: Path) -> None:
         await settle(pilot)
         assert _rows(app) == [(OTHER, 0)]
         assert "dealt with 'weekly'" in str(app.screen.query_one("#status").render())
+        # The last column holds the path the run's tools took, and says so.
+        headings = [str(c.label) for c in app.screen.query_one(DataTable).columns.values()]
+        assert headings[-1] == "TOOL PATH" and "LINKS" not in headings
         await pilot.press("escape")  # back to every run
         assert len(_rows(app)) == 5
+        headings = [str(c.label) for c in app.screen.query_one(DataTable).columns.values()]
+        assert headings[-1] == "LINKS"
         await pilot.press("R", *"refund", "enter")
         await app.screen.workers.wait_for_complete()
         await settle(pilot)
@@ -193,13 +198,62 @@ async def test_recall_from_the_list(library: Path) -> None:
 @pytest.mark.parametrize("width", [120, 160])
 async def test_every_column_fits_the_screen(library: Path, width: int) -> None:
     samples = Path(__file__).parents[2] / "sample_traces"  # long tasks, no links
-    for folder in (library, samples):
+    # Filtered to the fork, whose parent is then hidden: its link is the long one.
+    for folder, keys in ((library, ()), (samples, ()), (library, ("slash", *"fork", "enter"))):
         app = _app(folder)
         async with app.run_test(size=(width, 40)) as pilot:
+            await settle(pilot)
+            await pilot.press(*keys)
             await settle(pilot)
             table = app.screen.query_one("#runs-table", DataTable)
             assert table.virtual_size.width <= table.scrollable_content_region.width
             assert "LINKS" in app.export_screenshot()  # the last heading is not cut
+            whole = str(app.screen.query_one("#runs-whole").render())
+    # A link cut to fit is shown whole under the table.
+    assert f"LINKS: fork of {ROOT} at step 3 (parent: end_turn" in whole
+
+
+async def test_home_and_end_go_to_the_first_and_last_run(library: Path) -> None:
+    """Home / End move the cursor, and the id and task columns stay in view, even on a
+    screen too narrow for every column."""
+    for width in (120, 80):
+        app = _app(library)
+        async with app.run_test(size=(width, 30)) as pilot:
+            await settle(pilot)
+            table = app.screen.query_one("#runs-table", DataTable)
+            await pilot.press("j", "j", "end")
+            assert (table.cursor_row, table.scroll_x) == (4, 0)
+            await pilot.press("home")
+            assert (table.cursor_row, table.scroll_x) == (0, 0)
+
+
+async def test_a_mark_after_home_is_on_the_first_run(library: Path) -> None:
+    """Home, space, End, space, d: the first and the last run are compared."""
+    app = _app(library)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("j", "j", "home", "space", "end", "space", "d")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, ListedCompareScreen)
+        assert screen.paths == (library / f"{OTHER}.jsonl", library / f"{FORK}.jsonl")
+        await app.workers.wait_for_complete()
+
+
+async def test_escape_clears_the_filter_first(library: Path) -> None:
+    app = _app(library)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("slash", *"sales", "escape")  # in the filter
+        assert len(_rows(app)) == 5
+        assert app.screen.query_one("#runs-filter", Input).value == ""
+        assert app.screen.query_one("#runs-table").has_focus
+        await pilot.press("slash", *"sales", "enter")  # back in the list, filtered
+        assert _rows(app) == [(OTHER, 0)]
+        await pilot.press("escape")
+        await settle(pilot)
+        assert len(_rows(app)) == 5
+        assert app.screen.query_one("#runs-filter", Input).value == ""
 
 
 async def test_a_run_left_is_closed_and_freed(library: Path) -> None:
@@ -231,3 +285,14 @@ async def test_a_run_left_is_closed_and_freed(library: Path) -> None:
             await settle(pilot)
             gc.collect()  # what the browser scheduled, once Textual let go of it
             assert gone() is None and gone_index() is None
+
+
+async def test_the_palette_lists_each_command_once(library: Path) -> None:
+    """``q`` (the list's) and ctrl+q (the app's) are one "Quit"; Home / End are there."""
+    app = _app(library)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        titles = [command.title for command in app.get_system_commands(app.screen)]
+        assert len(titles) == len(set(titles)), sorted(titles)
+        assert titles.count("Quit") == 1
+        assert {"First run", "Last run"} <= set(titles)

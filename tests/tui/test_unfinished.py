@@ -3,7 +3,6 @@ file has been still; a still file costs no indexing and no drawing."""
 
 from __future__ import annotations
 
-import io
 import os
 import time
 from collections.abc import Callable
@@ -11,18 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from rich.console import Console
-from textual.widgets import Static
+from shown import text_of
 from waits import settle
 
 from regista_tui.__main__ import open_index
 from regista_tui.app import RegistaApp
-
-
-def _header(app: RegistaApp) -> str:
-    console = Console(width=300, record=True, file=io.StringIO())
-    console.print(app.screen.query_one("#header", Static).content)
-    return console.export_text()
 
 
 def _cut(trace_path: Path, tmp_path: Path, *, keep: int, half: bool = False) -> Path:
@@ -53,7 +45,7 @@ async def test_a_still_unfinished_trace_says_it_crashed(trace_path: Path, tmp_pa
     app = RegistaApp(index, notice=notice, settle_s=0)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        shown = _header(app)
+        shown = text_of(app, "#header")
         assert "crashed / unfinished (no session.end), last written 5 min ago" in shown
         assert "running" not in shown and "reading" not in shown
 
@@ -69,7 +61,7 @@ async def test_a_half_written_last_line_is_not_read_forever(
     app = RegistaApp(index, notice=notice, settle_s=0)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        shown = _header(app)
+        shown = text_of(app, "#header")
         assert "reading" not in shown
         assert "crashed mid-write (no session.end), last written 2 h ago" in shown
         assert shown.count("half-written") == 1
@@ -95,7 +87,7 @@ async def test_a_growing_trace_is_running_and_a_still_one_costs_no_indexing(
         await settle(pilot)
         browser: Any = app.screen
         await _until(pilot, lambda: browser.polls_still >= 20)
-        assert "◌ running" in _header(app)
+        assert "◌ running" in text_of(app, "#header")
         assert browser.polls_grown == 0
         before = len(scans)
         await _until(pilot, lambda: browser.polls_still >= 40)
