@@ -23,7 +23,11 @@
 
 from __future__ import annotations
 
+import compileall
+import os
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from conformance.report import (  # the conformance matrix, printed at the end
@@ -33,7 +37,42 @@ from conformance.report import (  # the conformance matrix, printed at the end
 )
 from fakes.anthropic_server import FakeAnthropicServer
 
-__all__ = ["pytest_sessionfinish", "pytest_sessionstart", "pytest_terminal_summary"]
+__all__ = [
+    "pytest_configure",
+    "pytest_sessionfinish",
+    "pytest_sessionstart",
+    "pytest_terminal_summary",
+    "pytest_xdist_auto_num_workers",
+]
+
+# The suite starts hundreds of Python processes (the CLI, agents, frameworks), and each
+# would compile regista's modules again where PYTHONDONTWRITEBYTECODE is set, as pytest
+# would rewrite every test module again in each worker: cache the bytecode (in the
+# __pycache__ folders git ignores) for this run, its children and the next run.
+sys.dont_write_bytecode = False
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto``: one worker per CPU this process may use (its affinity and its cgroup's
+    quota, not the host's count: a container on a big host would start dozens of workers
+    that each import the frameworks), at most 8."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    try:
+        quota, period = Path("/sys/fs/cgroup/cpu.max").read_text().split()[:2]
+        if quota != "max":
+            cpus = min(cpus or 1, max(1, int(quota) // int(period)))
+    except (OSError, ValueError):
+        pass
+    return max(1, min(cpus or 1, 8))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if not hasattr(config, "workerinput"):  # once, before the workers import it
+        root = Path(__file__).resolve().parents[1]
+        for package in ("regista", "regista_tui"):
+            compileall.compile_dir(root / package, quiet=1)
+
 
 _ANTHROPIC_ENV = (
     "ANTHROPIC_API_KEY",
