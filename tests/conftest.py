@@ -38,6 +38,7 @@ from conformance.report import (  # the conformance matrix, printed at the end
 from fakes.anthropic_server import FakeAnthropicServer
 
 __all__ = [
+    "pytest_collection_modifyitems",
     "pytest_configure",
     "pytest_sessionfinish",
     "pytest_sessionstart",
@@ -67,7 +68,53 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     return max(1, min(cpus or 1, 8))
 
 
+#: The slow parts, each a marker (``slow`` is any of them): ``pytest -m "not slow"`` is the
+#: fast set, ``-m clients`` the conformance matrix alone. A module is put in a part by
+#: what it does, so that a new test file is placed without a list to keep up to date.
+_PARTS = {
+    "clients": "the real-client conformance matrix (npm CLIs, frameworks): tests/conformance",
+    "browser": "headless Chromium (a module that launches it)",
+    "subprocess": "starts a process: regista's CLI, an agent program, a pytest run",
+    "fuzz": "seeded fuzz runs, long with REGISTA_FUZZ_ITERATIONS (a fuzz module)",
+    "tui": "drives the TUI (an app's run_test with Pilot, or its snapshot)",
+}
+_PART_OF: dict[Path, list[str]] = {}
+#: What a module that starts processes says: a program run with this Python (an agent
+#: under ``regista record -- …``), a subprocess, or a pytest run of its own.
+_STARTS_A_PROCESS = ("import subprocess", "create_subprocess_exec", "sys.executable", "runpytest")
+
+
+def _parts(module: Path) -> list[str]:
+    parts = _PART_OF.get(module)
+    if parts is None:
+        try:
+            source = module.read_text(encoding="utf-8")
+        except OSError:
+            source = ""
+        found = {
+            "clients": "conformance" in module.parts,
+            "browser": ".chromium." in source or "chromium.launch" in source,
+            "subprocess": any(sign in source for sign in _STARTS_A_PROCESS),
+            "fuzz": "fuzz" in module.parts or "fuzz" in module.name,
+            "tui": ".run_test(" in source or "snap_compare" in source,
+        }
+        parts = _PART_OF[module] = [name for name, hit in found.items() if hit]
+    return parts
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        parts = _parts(item.path)
+        for name in parts:
+            item.add_marker(name)
+        if parts:
+            item.add_marker("slow")
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    for name, what in _PARTS.items():
+        config.addinivalue_line("markers", f"{name}: {what}")
+    config.addinivalue_line("markers", "slow: any of " + ", ".join(_PARTS))
     if not hasattr(config, "workerinput"):  # once, before the workers import it
         root = Path(__file__).resolve().parents[1]
         for package in ("regista", "regista_tui"):
