@@ -18,6 +18,9 @@ pytest_plugins = ["pytester"]
 
 ROOT = Path(__file__).parents[2]
 HAPPY = ROOT / "sample_traces" / "refund_happy.jsonl"
+#: A user's pytest run of tapes, without the plugins this project's own suite carries
+#: (each costs its start-up in every process the run starts).
+_LEAN = ("-p", "no:cacheprovider", "-p", "no:langsmith_plugin", "-p", "no:textual-snapshot")
 
 CHANGED_AGENT = """
 from regista.samples import refund
@@ -91,7 +94,7 @@ def test_fixture(tape):
     assert tape.play("golden.jsonl").cost_usd == 0.0
 """,
     )
-    result = pytester.runpytest_subprocess("--strict-markers", "-p", "no:cacheprovider")
+    result = pytester.runpytest_subprocess("--strict-markers", *_LEAN)
     result.assert_outcomes(passed=2, failed=1)
     result.stdout.fnmatch_lines(["*golden.jsonl: diverged at step 0 (model call): request.system*"])
     assert "Traceback" not in result.stdout.str()
@@ -109,7 +112,7 @@ def test_ok(tape_result, n):
     assert tape_result.stop_reason == "end_turn"
 """,
     )
-    result = pytester.runpytest_subprocess("-n", "2", "--strict-markers")
+    result = pytester.runpytest_subprocess("-n", "2", "--strict-markers", *_LEAN)
     result.assert_outcomes(passed=4)
 
 
@@ -223,7 +226,7 @@ def test_truncated():
     pass
 """
     )
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result = pytester.runpytest_subprocess(*_LEAN)
     result.assert_outcomes(failed=2)
     result.stdout.fnmatch_lines(["*unfinished.jsonl: not a usable tape*"])
     assert "Traceback" not in result.stdout.str()
