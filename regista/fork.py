@@ -39,7 +39,7 @@ from regista.providers.base import Provider, TextCallback, set_meta, stream_reco
 from regista.providers.replay import RecordedCall, ReplayMode, recorded_calls
 from regista.providers.tape import Tape, TapeProvider, mismatch
 from regista.replay import RecordedTools, config_from_trace
-from regista.trace.reader import Trace, TraceSummary
+from regista.trace.reader import Trace
 from regista.trace.verify import check_rebuilt
 from regista.types import AgentSpec, LlmRequest, LlmResponse, OnEvent, OnText, Usage
 
@@ -568,7 +568,3 @@ async def rewind(
 ) -> ForkResult:
     """Replay the first ``at_step`` steps for free and continue live from there."""
     return await fork(trace_path, at_step, None, None, agent, provider, **kwargs)
-
-
-def parent_summary(result: ForkResult) -> TraceSummary:
-    return Trace.load(result.trace_path).summary()

@@ -107,12 +107,6 @@ class ImportReport:
     def skip(self, kind: str) -> None:
         self.skipped[kind] = self.skipped.get(kind, 0) + 1
 
-    def merge(self, other: ImportReport) -> None:
-        for k, n in other.skipped.items():
-            self.skipped[k] = self.skipped.get(k, 0) + n
-        self.bad_lines.extend(other.bad_lines)
-        self.notes.extend(other.notes)
-
     def lines(self) -> list[str]:
         """One line per problem, for a person."""
         out = [f"{path}:{lineno}: skipped: {msg}" for path, lineno, msg in self.bad_lines]

@@ -20,7 +20,6 @@ import hmac
 import importlib
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -152,9 +151,3 @@ class _TokenCheck:
             if hmac.compare_digest(value, self.token):
                 return True
         return False
-
-
-def app_context(app: Any) -> ServerContext:
-    """The :class:`ServerContext` of an app made by :func:`create_app`."""
-    ctx: ServerContext = app.state.ctx
-    return ctx

@@ -16,11 +16,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from regista import Agent, ContextConfig, tool
-from regista.align import align, align_levels
 from regista.cli.cmd_diff import fold
 from regista.cli.main import main
 from regista.context import SUMMARY_SYSTEM
 from regista.diff import KINDS, LABELS, diff_runs
+from regista.diff.align import align, align_levels
 from regista.providers import ScriptedProvider
 from regista.trace.events import PermissionDecision, SessionEnd, ToolCall, ToolResult
 from regista.trace.reader import Trace
