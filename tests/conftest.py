@@ -2,7 +2,8 @@
 
 - Every test runs without Anthropic credentials or endpoints from the environment
   (``ANTHROPIC_API_KEY``, ``ANTHROPIC_BASE_URL``, …), so no test can reach the real API by
-  accident; a test that needs them sets them with ``monkeypatch``.
+  accident, and without the machine's ``OTEL_*`` settings, so none changes what an export
+  sends; a test that needs them sets them with ``monkeypatch``.
 - ``fake_anthropic``: a fake Messages API on 127.0.0.1 (see
   ``tests/fakes/anthropic_server.py``), started for the test and stopped after it::
 
@@ -19,6 +20,13 @@
 
   Errors: ``fake_anthropic.script(FakeError(429, message="slow down"))``; every request:
   ``fake_anthropic.answer_with(lambda body: {...})``.
+- ``sample_db``: the sample shop's database in the test's folder, for tests that replay, fork
+  or resume the sample agents (``pytestmark = pytest.mark.usefixtures("sample_db")``).
+
+Shared helpers that are not fixtures live beside this file: ``builders.py`` (small agents that
+write traces), ``engine_helpers.py`` (a scripted session with a few tools), ``files.py`` (the
+committed traces, and ``found``: a glob that fails when it finds nothing), ``show_odd.py``,
+``client_requests.py``; ``fakes/`` holds the fake providers.
 """
 
 from __future__ import annotations
@@ -140,6 +148,24 @@ def _no_anthropic_env(monkeypatch: pytest.MonkeyPatch) -> None:
     """Hide the real Anthropic credentials and endpoint from every test."""
     for name in _ANTHROPIC_ENV:
         monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture(autouse=True)
+def _no_otel_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The machine's ``OTEL_*`` settings must not change what a test's export sends."""
+    for name in [n for n in os.environ if n.startswith("OTEL_")]:
+        monkeypatch.delenv(name)
+
+
+@pytest.fixture
+def sample_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The sample shop's database, in the test's folder (``REGISTA_SAMPLE_DB``): the sample
+    agents made again from a trace's ``agent_ref`` (replay, fork, resume) share it."""
+    from regista.samples.refund import DB_ENV
+
+    path = tmp_path / "shop.sqlite"
+    monkeypatch.setenv(DB_ENV, str(path))
+    return path
 
 
 @pytest.fixture

@@ -6,8 +6,7 @@ from pathlib import Path
 
 import pytest
 from builders import rich_agent
-
-SAMPLES = Path(__file__).parents[2] / "sample_traces"
+from files import SAMPLES, found
 
 
 @pytest.fixture(scope="session")
@@ -17,14 +16,11 @@ def seed_traces(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
     folder = tmp_path_factory.mktemp("seeds")
     rich = rich_agent(folder).run_sync("What's the weather in Paris and Rome?")
     seeds = {"rich": Path(rich.trace_path).read_bytes()}
-    for path in sorted(SAMPLES.glob("*.jsonl")):
+    for path in found(SAMPLES):
         seeds[path.stem] = path.read_bytes()
     return seeds
 
 
 @pytest.fixture(autouse=True)
-def _shop_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def _shop_db(sample_db: Path) -> None:
     """Sample agents re-created from ``agent_ref`` use a database in the test's folder."""
-    from regista.samples import refund
-
-    monkeypatch.setenv(refund.DB_ENV, str(tmp_path / "shop.sqlite"))

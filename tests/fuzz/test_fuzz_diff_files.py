@@ -5,6 +5,8 @@ from __future__ import annotations
 import warnings
 from pathlib import Path
 
+from files import SAMPLES as SAMPLE_TRACES
+from files import found
 from mutate import base_seed, iterations, mutations
 
 from regista.diff import diff_runs
@@ -12,7 +14,7 @@ from regista.diff.runs import RunDiff
 from regista.errors import RegistaError
 from regista.trace.reader import Trace
 
-SAMPLES = sorted((Path(__file__).parents[2] / "sample_traces").glob("*.jsonl"))
+SAMPLES = found(SAMPLE_TRACES)
 
 
 def rows(d: RunDiff) -> list[tuple[int | None, int | None, str]]:

@@ -9,6 +9,7 @@ from typing import Any
 
 import orjson
 import pytest
+from files import found
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.trace import TracerProvider
@@ -91,7 +92,7 @@ def _generated(tmp_path: Path) -> list[Trace]:
 
 @pytest.mark.parametrize("content", [True, False])
 def test_export_then_import_gives_the_same_run(tmp_path: Path, content: bool) -> None:
-    traces = [Trace.load(p) for p in sorted(SAMPLES.glob("*.jsonl"))] + _generated(tmp_path)
+    traces = [Trace.load(p) for p in found(SAMPLES)] + _generated(tmp_path)
     for trace in traces:
         conv = convert_request(_body(trace, content))
         assert len(conv.runs) == 1
@@ -662,6 +663,7 @@ def test_the_receiver_gives_the_same_runs_whatever_order_the_spans_arrive_in(
 
     body = _plain_agent_body()
     expected = {r.session_id: r.to_bytes() for r in convert_request(body, "otlp").runs}
+    assert expected
     singles = [
         {"resourceSpans": [{**rs, "scopeSpans": [{**ss, "spans": [sp]}]}]}
         for rs in body["resourceSpans"]

@@ -14,6 +14,7 @@ from typing import Any
 import anthropic
 import pytest
 from fakes.anthropic_server import FakeAnthropicServer
+from files import found
 
 from regista.server import BackgroundServer, create_app
 from regista.server.record import book
@@ -333,7 +334,7 @@ def test_a_call_that_would_not_read_back_is_not_written(tmp_path: Path) -> None:
         book.record("anthropic", _call("m", bad, tools=True), hi)
     book.record("anthropic", _call("m", [{"role": "user", "content": "ok"}], tools=True), hi)
     book.close()
-    for path in tmp_path.glob("*.jsonl"):
+    for path in found(tmp_path):
         Trace.load(path)  # every trace written reads back
 
 

@@ -17,6 +17,7 @@ from typing import Any
 import openai
 import orjson
 from fakes.responses_server import FakeResponsesServer
+from files import found
 from responses_agent import responses_agent
 from sdk_agents import new_replay, regista_server
 from test_server_fuzz import _body, _value
@@ -181,7 +182,7 @@ def test_normalised_requests_and_responses_read_back(tmp_path: Path) -> None:
         written += 1
     book.close()
     assert written > CASES  # most cases are well-formed enough to be recorded
-    for path in tmp_path.glob("*.jsonl"):
+    for path in found(tmp_path):
         Trace.load(path)  # the reader's own check: every recording reads back
 
 
@@ -208,7 +209,7 @@ def test_fuzzed_bodies_to_the_responses_routes(tmp_path: Path) -> None:
                     if r.status_code >= 400:
                         assert isinstance(r.json(), dict), where
             server.record_done()
-    for path in store.glob("*.jsonl"):
+    for path in found(store):
         Trace.load(path)  # whatever the proxy recorded reads back
 
 

@@ -16,6 +16,7 @@ from typing import Any
 import openai
 import pytest
 from fakes.openai_server import FakeOpenAIServer
+from files import found
 from sdk_agents import TOOLS_OPENAI, new_replay, regista_server
 
 from regista.cli.main import main
@@ -52,7 +53,7 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 
 def _traces(store: Path) -> dict[str, Path]:
-    return {Trace.load(p).start.task: p for p in store.glob("*.jsonl")}
+    return {Trace.load(p).start.task: p for p in found(store)}
 
 
 def test_each_form_is_normalised_and_keeps_the_original(store: Path) -> None:

@@ -173,14 +173,13 @@ def test_regista_test_cli_a_broken_tape_is_an_error_whatever_its_name(
 
 
 def test_regista_test_cli_plays_a_fork_like_any_golden_trace(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], sample_db: Path
 ) -> None:
     """A fork records its edit like any answer, so it replays: a fixed run can be a tape."""
     import asyncio
 
     from regista import ToolResultEdit, fork
 
-    monkeypatch.setenv("REGISTA_SAMPLE_DB", str(tmp_path / "shop.db"))
     loop = ROOT / "sample_traces" / "refund_search_loop.jsonl"
     hit = ToolResultEdit("Found it: ORD-1042")
     forked = asyncio.run(fork(loop, 1, hit, live_after=1, trace_dir=tmp_path / "tapes"))

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pytest
+from otel_support import spans_of
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
-from test_otel import small_trace, spans_of  # noqa: F401 - the fixture
 
 from regista.trace.otel_fit import fit_json
 from regista.trace.reader import Trace
@@ -101,7 +101,7 @@ def test_the_checker_rejects_what_the_schema_rejects() -> None:
         check_messages('[{"parts": []}]')
 
 
-def test_content_follows_the_message_schemas(small_trace: Path) -> None:  # noqa: F811
+def test_content_follows_the_message_schemas(small_trace: Path) -> None:
     spans, _ = spans_of(small_trace, include_content=True)
     seen = 0
     for span in spans:
@@ -119,7 +119,7 @@ def test_content_follows_the_message_schemas(small_trace: Path) -> None:  # noqa
     assert seen >= 3
 
 
-def test_every_span_is_classified_and_shows_input_and_output(small_trace: Path) -> None:  # noqa: F811
+def test_every_span_is_classified_and_shows_input_and_output(small_trace: Path) -> None:
     spans, _ = spans_of(small_trace, include_content=True)
     kinds = {s.name.split()[0]: s.attributes.get("openinference.span.kind") for s in spans}
     assert kinds == {
@@ -141,7 +141,7 @@ def test_every_span_is_classified_and_shows_input_and_output(small_trace: Path) 
     assert chats[-1].attributes["output.mime_type"] == "text/plain"
 
 
-def test_scripted_answers_are_not_priced_as_the_model(small_trace: Path) -> None:  # noqa: F811
+def test_scripted_answers_are_not_priced_as_the_model(small_trace: Path) -> None:
     spans, _ = spans_of(small_trace)
     for chat in (s for s in spans if s.name.startswith("chat")):
         assert chat.attributes["llm.model_name"] == "scripted"
@@ -149,7 +149,7 @@ def test_scripted_answers_are_not_priced_as_the_model(small_trace: Path) -> None
         assert chat.attributes["gen_ai.provider.name"] == "regista.scripted"
 
 
-def test_re_export_gives_the_same_ids(small_trace: Path, tmp_path: Path) -> None:  # noqa: F811
+def test_re_export_gives_the_same_ids(small_trace: Path, tmp_path: Path) -> None:
     first, _ = spans_of(small_trace)
     again, _ = spans_of(small_trace)
     ids = [(s.name, s.context.trace_id, s.context.span_id) for s in first]
@@ -157,13 +157,13 @@ def test_re_export_gives_the_same_ids(small_trace: Path, tmp_path: Path) -> None
     assert len({s.context.span_id for s in first}) == len(first)
     parents = {s.context.span_id for s in first}
     assert all(s.parent is None or s.parent.span_id in parents for s in first)
-    from test_otel import small_agent
+    from otel_support import small_agent
 
     other = small_agent(tmp_path / "b").run_sync("Weather in Paris and Rome?").trace_path
     assert spans_of(other)[0][0].context.trace_id != first[0].context.trace_id
 
 
-def test_no_content_anywhere_without_include_content(small_trace: Path) -> None:  # noqa: F811
+def test_no_content_anywhere_without_include_content(small_trace: Path) -> None:
     """Not in attributes, not in exception events, not in span statuses. (A policy's
     denial reason is the policy's own words, and is kept.)"""
     trace = Trace.load(small_trace)

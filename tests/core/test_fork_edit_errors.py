@@ -13,11 +13,7 @@ from regista.cli.main import main
 SAMPLE = Path(__file__).parents[2] / "sample_traces" / "refund_happy.jsonl"
 
 
-@pytest.fixture(autouse=True)
-def _shop_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from regista.samples import refund
-
-    monkeypatch.setenv(refund.DB_ENV, str(tmp_path / "shop.sqlite"))
+pytestmark = pytest.mark.usefixtures("sample_db")  # agents made from agent_ref
 
 
 @pytest.mark.parametrize(

@@ -62,9 +62,11 @@ def test_resolve_agent_prefers_the_given_agent_then_the_trace_s() -> None:
 
 
 def test_a_diff_groups_steps_without_rebuilding_requests() -> None:
+    from files import HAPPY
+
     from regista import Trace
 
-    trace = Trace.load("sample_traces/refund_happy.jsonl")
+    trace = Trace.load(HAPPY)  # not a path from the folder pytest runs in
     groups = trace.step_groups()
     assert [s.index for s in groups] == [s.index for s in trace.steps()]
     assert trace.step_groups() is trace.steps()  # once built, the steps are shared

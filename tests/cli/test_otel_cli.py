@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import socket
 from pathlib import Path
 from typing import Any
@@ -23,11 +22,8 @@ from regista.trace.reader import Trace
 @pytest.fixture(autouse=True)
 def _only_export(monkeypatch: pytest.MonkeyPatch) -> None:
     # Only the command under test is registered, so these tests do not depend on the
-    # other command modules; OTEL_* settings of the machine must not leak in.
+    # other command modules (tests/conftest.py keeps the machine's OTEL_* settings out).
     monkeypatch.setattr(cli_main, "COMMANDS", ["export"])
-    for name in list(os.environ):
-        if name.startswith("OTEL_"):
-            monkeypatch.delenv(name)
 
 
 @pytest.fixture(scope="module")

@@ -20,9 +20,7 @@ HAPPY = ROOT / "sample_traces" / "refund_happy.jsonl"
 LOOP = ROOT / "sample_traces" / "refund_search_loop.jsonl"
 
 
-@pytest.fixture(autouse=True)
-def _sample_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("REGISTA_SAMPLE_DB", str(tmp_path / "shop.db"))
+pytestmark = pytest.mark.usefixtures("sample_db")  # agents made from agent_ref
 
 
 def test_replay(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

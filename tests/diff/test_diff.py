@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from files import V1_TRACES
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -568,7 +569,7 @@ def test_a_schema_1_trace_diffs_same_as_its_schema_2_copy(tmp_path: Path) -> Non
     """Schema 1 hashed a compaction's request over the plain JSON and schema 2 over the
     redacted JSON: where the history held a secret shape the hashes differ for the same
     request, and that alone is not a change."""
-    v1 = Path(__file__).parent / "traces_v1" / "refund_denied_compaction.jsonl"
+    v1 = V1_TRACES / "refund_denied_compaction.jsonl"
     lines = []
     for line in v1.read_text().splitlines():
         event = json.loads(line)

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from builders import SIMPLE_SCRIPT, answer, by_turn, simple_agent, tool_use
+from files import DENIED, HAPPY, LOOP, search_hit
 
 from regista import ModelAnswerEdit, ToolResultEdit, fork, rewind
 from regista.errors import InvalidEditError, ProviderError, ReplayDivergence, UserError
@@ -17,29 +18,16 @@ from regista.samples.refund import refund_agent
 from regista.trace.events import LlmResponseEvent
 from regista.trace.reader import Trace
 
-SAMPLES = Path(__file__).parents[2] / "sample_traces"
-HAPPY = SAMPLES / "refund_happy.jsonl"
-LOOP = SAMPLES / "refund_search_loop.jsonl"
-
-
-@pytest.fixture(autouse=True)
-def _sample_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("REGISTA_SAMPLE_DB", str(tmp_path / "shop.db"))
+pytestmark = pytest.mark.usefixtures("sample_db")  # agents made from agent_ref
 
 
 def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def _search_hit() -> str:
-    result = Trace.load(HAPPY).steps()[1].result
-    assert result is not None and isinstance(result.content, str)
-    return result.content
-
-
 async def test_fixing_the_search_result_ends_the_loop(tmp_path: Path) -> None:
     before = _digest(LOOP)
-    result = await fork(LOOP, 1, ToolResultEdit(_search_hit()), live_after=1, trace_dir=tmp_path)
+    result = await fork(LOOP, 1, ToolResultEdit(search_hit()), live_after=1, trace_dir=tmp_path)
     assert result.parent_stop_reason == "max_turns"
     assert result.stop_reason == "end_turn"
     assert "refunded $189.00" in (result.output or "")
@@ -52,7 +40,7 @@ async def test_fixing_the_search_result_ends_the_loop(tmp_path: Path) -> None:
     assert trace.start.forked_from == {
         "session_id": parent.session_id,
         "at_step": 1,
-        "edit": {"kind": "tool_result", "content": _search_hit(), "is_error": False},
+        "edit": {"kind": "tool_result", "content": search_hit(), "is_error": False},
         "live_after": 1,
         "path": str(LOOP),
     }
@@ -222,7 +210,7 @@ def test_fork_edit_json_round_trip() -> None:
     _ = answer
 
 
-COMPACTED = SAMPLES / "refund_denied_compaction.jsonl"
+COMPACTED = DENIED
 
 
 async def test_loose_playback_never_serves_a_summary_as_a_model_answer(tmp_path: Path) -> None:

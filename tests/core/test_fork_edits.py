@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from builders import tool_use
+from files import HAPPY, LOOP, search_hit
 
 from regista import ModelAnswerEdit, ToolResultEdit, fork
 from regista.cli._edits import parse_edits_file
@@ -16,24 +17,11 @@ from regista.cli.main import main
 from regista.errors import InvalidEditError
 from regista.trace.reader import Trace
 
-SAMPLES = Path(__file__).parents[2] / "sample_traces"
-HAPPY = SAMPLES / "refund_happy.jsonl"
-LOOP = SAMPLES / "refund_search_loop.jsonl"
-
-
-@pytest.fixture(autouse=True)
-def _sample_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("REGISTA_SAMPLE_DB", str(tmp_path / "shop.db"))
-
-
-def _search_hit() -> str:
-    result = Trace.load(HAPPY).steps()[1].result
-    assert result is not None and isinstance(result.content, str)
-    return result.content
+pytestmark = pytest.mark.usefixtures("sample_db")  # agents made from agent_ref
 
 
 async def test_a_fork_goes_live_right_after_the_edit(tmp_path: Path) -> None:
-    result = await fork(LOOP, 1, ToolResultEdit(_search_hit()), trace_dir=tmp_path)
+    result = await fork(LOOP, 1, ToolResultEdit(search_hit()), trace_dir=tmp_path)
     assert (result.recorded_steps, result.edited_steps) == (1, 1)
     assert result.live_steps == result.steps - 2 and result.loose_steps == 0
     assert result.stop_reason == "end_turn"
@@ -42,7 +30,7 @@ async def test_a_fork_goes_live_right_after_the_edit(tmp_path: Path) -> None:
 
 
 async def test_loose_playback_is_asked_for(tmp_path: Path) -> None:
-    result = await fork(LOOP, 1, ToolResultEdit(_search_hit()), loose=True, trace_dir=tmp_path)
+    result = await fork(LOOP, 1, ToolResultEdit(search_hit()), loose=True, trace_dir=tmp_path)
     assert result.live_steps == 0
     assert result.loose_steps == result.steps - 2
     assert result.stop_reason == "max_turns"  # the recording's answers, played on
@@ -54,7 +42,7 @@ async def test_several_edits_go_live_after_the_last(tmp_path: Path) -> None:
     """Edit the search result at step 1 and the model's next move at step 2: step 0 is
     replayed, both edits are applied, and the agent is live from step 3."""
     move = ModelAnswerEdit([tool_use("toolu_fix", "get_order", order_id="ORD-1042")])
-    result = await fork(LOOP, edits={2: move, 1: ToolResultEdit(_search_hit())}, trace_dir=tmp_path)
+    result = await fork(LOOP, edits={2: move, 1: ToolResultEdit(search_hit())}, trace_dir=tmp_path)
     assert result.edited_at == [1, 2] and result.at_step == 1
     trace = Trace.load(result.trace_path)
     assert [s.source for s in trace.steps()[:4]] == ["recorded", "edit", "edit", "live"]
@@ -101,7 +89,7 @@ async def test_bad_edit_lists(tmp_path: Path, kwargs: dict[str, Any], message: s
 
 
 def test_cli_fork_is_live_by_default(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    (tmp_path / "hit.json").write_text(_search_hit())
+    (tmp_path / "hit.json").write_text(search_hit())
     args = ["fork", str(LOOP), "--at", "1", "--tool-result", f"@{tmp_path / 'hit.json'}"]
     assert main([*args, "--trace-dir", str(tmp_path / "f")]) == 0
     out = capsys.readouterr().out

@@ -5,14 +5,14 @@ from __future__ import annotations
 import copy
 import os
 import random
-from pathlib import Path
 from typing import Any
+
+from files import SAMPLES, found
 
 from regista.trace.canonical import PrefixHasher, request_hash
 from regista.trace.reader import Trace
 from regista.types import LlmRequest
 
-SAMPLES = Path(__file__).parents[2] / "sample_traces"
 RUNS = int(os.environ.get("REGISTA_FUZZ_RUNS", "40"))
 
 
@@ -28,7 +28,7 @@ def _request(messages: list[Any], **kw: Any) -> dict[str, Any]:
 
 
 def test_the_sample_sessions_hash_as_recorded() -> None:
-    for path in SAMPLES.glob("*.jsonl"):
+    for path in found(SAMPLES):
         hasher = PrefixHasher()
         for ev, request in Trace.load(path).iter_requests():
             assert hasher(request.canonical()) == ev.request_hash

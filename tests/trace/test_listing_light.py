@@ -14,13 +14,15 @@ from typing import Any, Literal, Union, get_args, get_origin
 
 import orjson
 import pytest
+from files import SAMPLES as SAMPLE_TRACES
+from files import found
 
 from regista.errors import RegistaError
 from regista.trace.events import Event
 from regista.trace.listing import FIELDS, LEFT_OUT, Listed, Listing, listed
 from regista.trace.reader import Trace
 
-SAMPLES = sorted((Path(__file__).parents[2] / "sample_traces").glob("*.jsonl"))
+SAMPLES = found(SAMPLE_TRACES)
 
 
 def _accepted(annotation: Any) -> tuple[frozenset[type], frozenset[str] | None, bool]:

@@ -10,15 +10,15 @@ from typing import Any
 
 import orjson
 import pytest
+from files import V1_TRACES
 
 from regista import replay
 from regista.cli.main import main
-from regista.samples import refund
 from regista.trace.canonical import request_hash
 from regista.trace.reader import Trace
 from regista.trace.verify import verify_requests
 
-V1 = Path(__file__).parent / "traces_v1"
+V1 = V1_TRACES
 SECRET = "sk-ant-api03-" + "Q7xv2LmN9pR4sT6uW8yZ0aB3cD5eF1gH"
 
 
@@ -65,9 +65,8 @@ def test_an_edited_version_1_trace_still_fails_verification(tmp_path: Path) -> N
 
 
 async def test_a_version_1_trace_with_a_secret_replays_strictly(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, sample_db: Path
 ) -> None:
-    monkeypatch.setenv(refund.DB_ENV, str(tmp_path / "shop.sqlite"))
     path = _with_secret(tmp_path)
     result = await replay(path, trace_dir=tmp_path / "out")
     assert result.diverged_at is None

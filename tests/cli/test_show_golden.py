@@ -2,7 +2,7 @@
 
 Each case's output is kept under ``show_golden/``; a faster way to lay out the same table
 must still match it byte for byte. To write the files again after a change that is meant
-to change the output: ``REGISTA_UPDATE_GOLDEN=1 .venv/bin/pytest tests/engine/test_show_golden.py``.
+to change the output: ``REGISTA_UPDATE_GOLDEN=1 .venv/bin/pytest tests/cli/test_show_golden.py``.
 """
 
 from __future__ import annotations

@@ -7,6 +7,7 @@ from typing import Any
 
 import orjson
 import pytest
+from files import SAMPLES, found
 
 from regista import ToolResultEdit, fork
 from regista.cli.main import main
@@ -15,15 +16,10 @@ from regista.testing import play_tape
 from regista.trace.reader import Trace
 from regista.trace.verify import verify_requests
 
-SAMPLES = Path(__file__).parents[2] / "sample_traces"
 SAMPLE = SAMPLES / "refund_denied_compaction.jsonl"
 
 
-@pytest.fixture(autouse=True)
-def _shop_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from regista.samples import refund
-
-    monkeypatch.setenv(refund.DB_ENV, str(tmp_path / "shop.sqlite"))
+pytestmark = pytest.mark.usefixtures("sample_db")  # agents made from agent_ref
 
 
 def _tamper(tmp_path: Path, kind: str, nth: int, change: Any) -> tuple[Path, int]:
@@ -81,7 +77,7 @@ def test_verify_names_the_line(tmp_path: Path, name: str, capsys: Any) -> None:
 
 
 def test_verify_passes_every_sample(capsys: Any) -> None:
-    for path in sorted(SAMPLES.glob("*.jsonl")):
+    for path in found(SAMPLES):
         assert main(["verify", str(path)]) == 0
         assert "OK" in capsys.readouterr().out
 

@@ -20,12 +20,7 @@ SAMPLES = Path(__file__).parents[2] / "sample_traces"
 NAMES = [s.name for s in generate.SAMPLES]
 
 
-@pytest.fixture(autouse=True)
-def _shop_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Agents made from ``agent_ref`` in these tests use a database in the test's folder."""
-    path = tmp_path / "shop.sqlite"
-    monkeypatch.setenv(refund.DB_ENV, str(path))
-    return path
+pytestmark = pytest.mark.usefixtures("sample_db")  # agents made from agent_ref
 
 
 async def test_regenerating_gives_the_committed_files_byte_for_byte(tmp_path: Path) -> None:
@@ -90,7 +85,7 @@ def test_the_denied_compaction_sample_shows_what_it_says() -> None:
 
 
 async def test_editing_a_loop_search_result_makes_the_fork_succeed(
-    tmp_path: Path, _shop_db: Path
+    tmp_path: Path, sample_db: Path
 ) -> None:
     from regista.fork import ToolResultEdit, fork
 
@@ -115,7 +110,7 @@ async def test_editing_a_loop_search_result_makes_the_fork_succeed(
     assert result.stop_reason == "end_turn"
     tools = [s.title for s in Trace.load(result.trace_path).steps()[4:] if s.kind == "tool"]
     assert tools == ["get_order", "issue_refund", "send_email"]
-    db = OrdersDb(_shop_db, stale_index=True)  # what the live half really did
+    db = OrdersDb(sample_db, stale_index=True)  # what the live half really did
     assert [(r["order_id"], r["amount_cents"]) for r in db.refunds()] == [("ORD-1042", 18900)]
     assert db.outbox()[0]["to_addr"] == "dana.whitfield@example.com"
 

@@ -11,10 +11,10 @@ from typing import Any
 
 import orjson
 import pytest
+from files import SAMPLES, V1_TRACES, found
 
 from regista import replay
 from regista.errors import RegistaError, TraceFormatError, TraceWriteError
-from regista.samples import refund
 from regista.trace.canonical import request_hash
 from regista.trace.compact import REFERABLE_DEPTH, RequestDecoder
 from regista.trace.events import (
@@ -31,13 +31,12 @@ from regista.trace.validate import deeper
 from regista.trace.writer import TraceWriter
 from regista.types import LlmRequest
 
-SAMPLES = Path(__file__).parents[2] / "sample_traces"
-V1 = Path(__file__).parent / "traces_v1"
+V1 = V1_TRACES
 FUZZ_RUNS = int(os.environ.get("REGISTA_FUZZ_RUNS", "40"))
 
 
 def _traces() -> list[Path]:
-    return sorted(SAMPLES.glob("*.jsonl")) + sorted(V1.glob("*.jsonl"))
+    return found(SAMPLES) + found(V1)
 
 
 def _plainly_read(path: Path) -> list[Any]:
@@ -86,7 +85,7 @@ def test_every_request_is_rebuilt_exactly(path: Path) -> None:
 
 
 def test_the_samples_leave_out_what_the_trace_already_holds() -> None:
-    for path in SAMPLES.glob("*.jsonl"):
+    for path in found(SAMPLES):
         lines = [orjson.loads(x) for x in path.read_bytes().splitlines()]
         requests = [x for x in lines if x["type"] == "llm.request"]
         assert all(x["schema_version"] == SCHEMA_VERSION for x in lines)
@@ -103,7 +102,7 @@ def test_the_samples_leave_out_what_the_trace_already_holds() -> None:
 
 def test_a_version_1_trace_reads_as_it_did(tmp_path: Path) -> None:
     """The committed version-1 traces load, migrate, and replay to the same hash chain."""
-    for path in V1.glob("*.jsonl"):
+    for path in found(V1):
         assert b'"schema_version":1,' in path.read_bytes()[:40]
         old = Trace.load(path)
         new = Trace.load(SAMPLES / path.name)  # the same session, written as version 2
@@ -115,10 +114,7 @@ def test_a_version_1_trace_reads_as_it_did(tmp_path: Path) -> None:
         assert {(e.model_extra or {}).get("request_hash_form") for e in requests} == {"plain"}
 
 
-async def test_a_version_1_trace_replays_strictly(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv(refund.DB_ENV, str(tmp_path / "shop.sqlite"))
+async def test_a_version_1_trace_replays_strictly(tmp_path: Path, sample_db: Path) -> None:
     path = V1 / "refund_search_loop.jsonl"
     result = await replay(path, trace_dir=tmp_path)
     assert result.diverged_at is None

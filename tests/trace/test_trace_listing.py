@@ -6,6 +6,8 @@ from pathlib import Path
 
 import orjson
 import pytest
+from files import SAMPLES as SAMPLE_TRACES
+from files import found
 
 from regista.errors import RegistaError, TraceFormatError
 from regista.trace.events import LlmRequestEvent, ToolCall
@@ -13,7 +15,7 @@ from regista.trace.reader import Trace
 from regista.trace.steps import Step
 from regista.vocab import step_gist
 
-SAMPLES = sorted((Path(__file__).parents[2] / "sample_traces").glob("*.jsonl"))
+SAMPLES = found(SAMPLE_TRACES)
 assert SAMPLES[0].stem == "refund_denied_compaction"  # the lines changed below are in it
 
 

@@ -1,17 +1,20 @@
-"""Small sessions for the engine's tests: scripted models, a few tools, a tmp trace dir."""
+"""Small sessions for the engine's tests: scripted models, a few tools, a tmp trace dir.
+
+``use`` is :func:`builders.tool_use`; ``reply`` answers with the usage these tests count on.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
+from builders import tool_use
+
 from regista import Agent, tool
 from regista.loop import FakeClock
 from regista.providers import ScriptedProvider
 
-
-def use(id_: str, name: str, **args: Any) -> dict[str, Any]:
-    return {"type": "tool_use", "id": id_, "name": name, "input": args}
+use = tool_use  # the short name these tests call it by
 
 
 def reply(*blocks: dict[str, Any], text: str | None = None) -> dict[str, Any]:

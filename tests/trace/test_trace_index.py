@@ -93,12 +93,11 @@ def test_a_corrupt_line_says_what_is_wrong_with_it(tmp_path: Path) -> None:
 
 def _summary_traces(folder: Path) -> list[Path]:
     from builders import rich_agent
+    from files import SAMPLES, V1_TRACES, found
 
     from regista.errors import RegistaError
 
-    samples = Path(__file__).resolve().parents[2] / "sample_traces"
-    paths = sorted(samples.glob("*.jsonl"))
-    paths += sorted((Path(__file__).parent / "traces_v1").glob("*.jsonl"))  # migrated on read
+    paths = found(SAMPLES) + found(V1_TRACES)  # version 1 migrated on read
     try:
         rich = asyncio.run(rich_agent(folder, max_turns=4).run("Weather in Paris and Rome?"))
         paths.append(rich.trace_path)

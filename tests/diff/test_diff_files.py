@@ -11,6 +11,7 @@ from typing import Any
 
 import orjson
 import pytest
+from files import SAMPLES, V1_TRACES, found
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -25,9 +26,8 @@ from regista.trace.canonical import canonical_json
 from regista.trace.reader import Trace
 from regista.types import LlmRequest
 
-ROOT = Path(__file__).resolve().parents[2]
-SAMPLES = sorted((ROOT / "sample_traces").glob("*.jsonl"))
-V1 = sorted((Path(__file__).parent / "traces_v1").glob("*.jsonl"))
+SAMPLE_PATHS = found(SAMPLES)
+V1 = found(V1_TRACES)
 
 
 def rows(d: RunDiff) -> list[tuple[int | None, int | None, str]]:
@@ -45,7 +45,7 @@ def assert_same_diff(a: Path, b: Path) -> None:
     assert files.to_dict() == loaded.to_dict()
 
 
-@pytest.mark.parametrize(("a", "b"), list(itertools.product(SAMPLES + V1, repeat=2)))
+@pytest.mark.parametrize(("a", "b"), list(itertools.product(SAMPLE_PATHS + V1, repeat=2)))
 def test_sample_traces_diff_from_their_files_as_when_loaded(a: Path, b: Path) -> None:
     assert_same_diff(a, b)
 
@@ -186,7 +186,7 @@ def test_a_missing_or_empty_file_is_a_trace_error(tmp_path: Path) -> None:
     empty.write_bytes(b"")
     for bad in (empty, tmp_path / "missing.jsonl", tmp_path):
         with pytest.raises(TraceError):
-            diff_runs(bad, SAMPLES[0])
+            diff_runs(bad, SAMPLE_PATHS[0])
 
 
 _ids = st.sampled_from(["toolu_a", "toolu_b", "x", 7])

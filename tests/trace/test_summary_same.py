@@ -6,6 +6,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from files import SAMPLES as SAMPLE_TRACES
+from files import found
 from show_odd import odd_trace
 
 from regista.cli.show_pass import StepsPass
@@ -23,7 +25,7 @@ from regista.trace.reader import Trace, TraceSummary, _failed
 from regista.types import Usage
 from regista.vocab import end_outcome
 
-SAMPLES = sorted((Path(__file__).parents[2] / "sample_traces").glob("*.jsonl"))
+SAMPLES = found(SAMPLE_TRACES)
 
 
 def plain_summary(trace: Trace) -> TraceSummary:
