@@ -16,7 +16,7 @@ from regista import ScriptedProvider, ToolResultEdit, fork
 from regista.errors import ProviderError
 from regista.trace.reader import Trace
 
-ROOT = Path(__file__).parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 BLOCK = re.compile(r"^ *```python\n(.*?)^ *```", re.S | re.M)
 
 

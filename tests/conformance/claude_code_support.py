@@ -164,6 +164,14 @@ def regista(
     return ClaudeRun(p.returncode, p.stdout, p.stderr)
 
 
+def served(out: str) -> int:
+    """How many model calls the ``replayed: N of M …`` line of a replay says it served."""
+    for line in out.splitlines():
+        if line.startswith("replayed: "):
+            return int(line.split()[1])
+    return 0
+
+
 def record_claude_session(
     fake: FakeAnthropicServer,
     trace_dir: Path,

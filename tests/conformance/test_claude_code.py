@@ -24,6 +24,7 @@ from conformance.claude_code_support import (
     record_claude_session,
     regista,
     scripted_answer,
+    served,
 )
 from conformance.matrix import npm_bin, row
 from regista.server import BackgroundServer, create_app
@@ -107,18 +108,10 @@ def test_a_strict_replay_serves_every_call_with_the_provider_down(
     )
     r = row("claude-code", version)
     total = len([s for s in Trace.load(session["trace"]).steps() if s.kind == "model"])
-    served = _served(run.stdout)
-    r.strict_served, r.strict_total = served, total
+    r.strict_served, r.strict_total = served(run.stdout), total
     assert run.code == 0, run.stdout + run.stderr
     assert f"DONE: {FIRST_OUTPUT}" in run.stdout
     assert f"replayed: {total} of {total} model calls served, {total} matched" in run.stdout
-
-
-def _served(out: str) -> int:
-    for line in out.splitlines():
-        if line.startswith("replayed: "):
-            return int(line.split()[1])
-    return 0
 
 
 def test_a_changed_prompt_gets_a_409_that_is_not_retried(

@@ -35,6 +35,16 @@ def get_weather(city: str) -> str:
     return f"sunny in {city}"
 
 
+def weather_answer(body: dict[str, Any]) -> dict[str, Any]:
+    """A fake Messages API's side of ``anthropic_agent``: ask for the weather in Paris, then
+    say the tool's result back (``Tool: sunny in Paris``)."""
+    last = body["messages"][-1]
+    if isinstance(last["content"], str):
+        return {"content": [{"type": "tool_use", "id": "toolu_1", "name": "get_weather",
+                             "input": {"city": "Paris"}}]}  # fmt: skip
+    return {"content": [{"type": "text", "text": f"Tool: {last['content'][0]['content']}"}]}
+
+
 def anthropic_agent(
     client: anthropic.Anthropic,
     task: str = "Weather in Paris?",

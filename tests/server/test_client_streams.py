@@ -4,48 +4,17 @@ replay and, past the cut, from fake providers; the events add up to the final me
 from __future__ import annotations
 
 import asyncio
-import shutil
 from pathlib import Path
 from typing import Any
 
 import anthropic
 import openai
-import pytest
 from fakes.anthropic_server import FakeAnthropicServer
 from fakes.openai_server import FakeOpenAIServer
-from sdk_agents import anthropic_agent, openai_agent, regista_server
+from sdk_agents import anthropic_agent, openai_agent, regista_server, weather_answer
 
 from regista.client import ReplaySession
 from regista.trace.reader import Trace
-
-
-def _weather(body: dict[str, Any]) -> dict[str, Any]:
-    last = body["messages"][-1]
-    if isinstance(last["content"], str):
-        return {"content": [{"type": "tool_use", "id": "toolu_1", "name": "get_weather",
-                             "input": {"city": "Paris"}}]}  # fmt: skip
-    return {"content": [{"type": "text", "text": f"Tool: {last['content'][0]['content']}"}]}
-
-
-@pytest.fixture(scope="module")
-def recording(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    store = tmp_path_factory.mktemp("recording")
-    with FakeAnthropicServer() as fake, regista_server(store, anthropic=fake.url) as server:
-        fake.answer_with(_weather)
-        client = anthropic.Anthropic(api_key="k", base_url=f"{server.url}/v1/record/anthropic")
-        assert anthropic_agent(client) == "Tool: sunny in Paris"
-        server.record_done()
-    (path,) = store.glob("*.jsonl")
-    return path
-
-
-@pytest.fixture
-def recorded(recording: Path, tmp_path: Path) -> Path:
-    store = tmp_path / "store"
-    store.mkdir()
-    path = store / recording.name
-    shutil.copyfile(recording, path)
-    return path
 
 
 def _fork(paths: list[Path]) -> Trace:
@@ -59,7 +28,7 @@ def test_messages_stream_calls_are_written_recorded_then_live(
     recorded: Path, tmp_path: Path
 ) -> None:
     with FakeAnthropicServer() as fake, regista_server(recorded.parent) as server:
-        fake.answer_with(_weather)
+        fake.answer_with(weather_answer)
         real = anthropic.Anthropic(api_key="k", base_url=fake.url)
         with ReplaySession(
             server.url,
@@ -88,7 +57,7 @@ def test_raw_anthropic_streams_sync_and_async(recorded: Path, tmp_path: Path) ->
         model="claude-sonnet-4-6", max_tokens=64, system="You are a weather bot."
     )
     with FakeAnthropicServer() as fake, regista_server(recorded.parent) as server:
-        fake.answer_with(_weather)
+        fake.answer_with(weather_answer)
         real = anthropic.Anthropic(api_key="k", base_url=fake.url)
         with ReplaySession(server.url, recorded.stem, trace_dir=tmp_path / "a") as rs:
             events = list(rs.wrap(real).messages.create(messages=messages, stream=True, **kwargs))

@@ -4,7 +4,6 @@ proxy, tools/next, expiry, runs and diff, and bad input."""
 from __future__ import annotations
 
 import asyncio
-import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -12,7 +11,13 @@ from typing import Any
 import anthropic
 import pytest
 from fakes.anthropic_server import FakeAnthropicServer
-from sdk_agents import anthropic_agent, anthropic_agent_async, new_replay, regista_server
+from sdk_agents import (
+    anthropic_agent,
+    anthropic_agent_async,
+    new_replay,
+    regista_server,
+    weather_answer,
+)
 
 from regista.client import ReplaySession
 from regista.diff import diff_runs
@@ -20,40 +25,10 @@ from regista.server.replays import registry
 from regista.trace.reader import Trace
 
 
-def _weather(body: dict[str, Any]) -> dict[str, Any]:
-    last = body["messages"][-1]
-    if isinstance(last["content"], str):
-        return {"content": [{"type": "tool_use", "id": "toolu_1", "name": "get_weather",
-                             "input": {"city": "Paris"}}]}  # fmt: skip
-    return {"content": [{"type": "text", "text": f"Tool: {last['content'][0]['content']}"}]}
-
-
-@pytest.fixture(scope="module")
-def recording(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    store = tmp_path_factory.mktemp("recording")
-    with FakeAnthropicServer() as fake, regista_server(store, anthropic=fake.url) as server:
-        fake.answer_with(_weather)
-        client = anthropic.Anthropic(api_key="k", base_url=f"{server.url}/v1/record/anthropic")
-        assert anthropic_agent(client) == "Tool: sunny in Paris"
-        server.record_done()
-    (path,) = store.glob("*.jsonl")
-    return path
-
-
-@pytest.fixture
-def recorded(recording: Path, tmp_path: Path) -> Path:
-    """The recording, alone in a store of this test's own."""
-    store = tmp_path / "store"
-    store.mkdir()
-    path = store / recording.name
-    shutil.copyfile(recording, path)
-    return path
-
-
 def test_signal_fork_with_the_python_client(recorded: Path, tmp_path: Path) -> None:
     store = recorded.parent
     with FakeAnthropicServer() as fake, regista_server(store) as server:
-        fake.answer_with(_weather)
+        fake.answer_with(weather_answer)
         real = anthropic.Anthropic(api_key="k", base_url=fake.url)
         with ReplaySession(
             server.url,
@@ -81,7 +56,7 @@ def test_signal_fork_with_the_python_client(recorded: Path, tmp_path: Path) -> N
 
 def test_signal_fork_with_an_async_client(recorded: Path, tmp_path: Path) -> None:
     with FakeAnthropicServer() as fake, regista_server(recorded.parent) as server:
-        fake.answer_with(_weather)
+        fake.answer_with(weather_answer)
         real = anthropic.AsyncAnthropic(api_key="k", base_url=fake.url)
         with ReplaySession(server.url, recorded.stem, live_after=0, trace_dir=tmp_path) as rs:
             out = asyncio.run(anthropic_agent_async(rs.wrap(real)))
@@ -91,7 +66,7 @@ def test_signal_fork_with_an_async_client(recorded: Path, tmp_path: Path) -> Non
 def test_api_fork_through_the_proxy_with_an_edited_answer(recorded: Path) -> None:
     store = recorded.parent
     with FakeAnthropicServer() as fake, regista_server(store, anthropic=fake.url) as server:
-        fake.answer_with(_weather)
+        fake.answer_with(weather_answer)
         rp = new_replay(
             server,
             recorded.stem,
@@ -124,7 +99,7 @@ def test_api_fork_through_the_proxy_writes_the_edited_tool_result_as_an_edit(
     not a live step, though its result reached the model with a live call."""
     store = recorded.parent
     with FakeAnthropicServer() as fake, regista_server(store, anthropic=fake.url) as server:
-        fake.answer_with(_weather)
+        fake.answer_with(weather_answer)
         edits = [{"step": 1, "tool_result": "rainy in Paris"}]
         rp = new_replay(server, recorded.stem, edits=edits, live="proxy")
         client = anthropic.Anthropic(api_key="k", base_url=rp["anthropic_base_url"])

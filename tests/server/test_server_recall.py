@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
-from sdk_agents import regista_server
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "store"))
 from library import build_library
+from sdk_agents import regista_server
 
 from regista.trace.reader import Trace
 

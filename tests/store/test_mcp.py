@@ -7,19 +7,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
-from library import Library, build_library
+from library import Library
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from regista.trace.reader import Trace
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-async def lib(tmp_path: Path) -> Library:
-    return await build_library(tmp_path / "traces")
 
 
 def _is_error(result: Any) -> bool:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from library import Library, build_library
+from library import Library
 
 from regista.cli.main import main
 from regista.errors import UserError
@@ -23,11 +23,6 @@ from regista.store.recall import INDEX_NAME, LAYOUT, RecallIndex, fingerprint, r
 from regista.trace.reader import Trace
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-async def lib(tmp_path: Path) -> Library:
-    return await build_library(tmp_path / "traces")
 
 
 def contents(index: RecallIndex) -> list[Any]:

@@ -8,17 +8,12 @@ import random
 from pathlib import Path
 
 import pytest
-from library import Library, build_library
+from library import Library
 
 from regista.cli.main import main
 from regista.errors import UserError
 from regista.store.runs import filter_runs, list_runs, parse_since, read_run
 from regista.trace.reader import Trace
-
-
-@pytest.fixture
-async def lib(tmp_path: Path) -> Library:
-    return await build_library(tmp_path / "traces")
 
 
 def _sid(path: Path) -> str:

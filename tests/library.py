@@ -1,4 +1,4 @@
-"""A small traces folder with every kind of run, made by code: the store tests' fixture."""
+"""A small traces folder with every kind of run, made by code (the store and server tests')."""
 
 from __future__ import annotations
 
