@@ -23,10 +23,21 @@
 - ``sample_db``: the sample shop's database in the test's folder, for tests that replay, fork
   or resume the sample agents (``pytestmark = pytest.mark.usefixtures("sample_db")``).
 
-Shared helpers that are not fixtures live beside this file: ``builders.py`` (small agents that
+The folders mirror the packages: ``core/`` holds the tests of ``regista``'s top-level modules
+(agent, loop, replay, fork, tools, policy, redact, savings, vocab, …) and ``trace/``, ``cli/``,
+``diff/``, ``providers/``, ``testing/``, ``samples/``, ``server/``, ``store/``, ``importers/``,
+``share/`` and ``tui/`` those of the package of the same name; ``fuzz/`` and ``conformance/``
+cut across them. A folder's data and helpers sit beside its tests; fixtures that several of its
+files share are in its ``conftest.py``. A folder without ``__init__.py`` (all but
+``conformance/``, ``importers/`` and ``fakes/``) is put on ``sys.path`` by pytest, so the file
+names of their modules must be unique in the whole of ``tests/``.
+
+Helpers that several folders share live beside this file: ``builders.py`` (small agents that
 write traces), ``engine_helpers.py`` (a scripted session with a few tools), ``files.py`` (the
-committed traces, and ``found``: a glob that fails when it finds nothing), ``show_odd.py``,
-``client_requests.py``; ``fakes/`` holds the fake providers.
+committed traces, and ``found``: a glob that fails when it finds nothing, for every loop or
+``parametrize`` over found files), ``show_odd.py`` (traces of odd shapes for ``show``),
+``library.py`` (a traces folder with every kind of run), ``client_requests.py``; ``fakes/``
+holds the fake providers.
 """
 
 from __future__ import annotations
