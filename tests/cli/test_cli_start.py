@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from fresh import fresh_python
+
 from regista.cli.main import COMMANDS, SUMMARIES, build_parser
 
 
@@ -33,9 +35,7 @@ def test_help_imports_no_command_and_no_event_model() -> None:
         "loaded = [m for m in sys.modules if m.startswith('regista.cli.cmd_') or m in heavy]\n"
         "print('LOADED', ','.join(sorted(loaded)) or 'none')\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True
-    ).stdout
+    out = fresh_python(code)
     assert "LOADED none" in out
     assert "rewind" in out and "replay the first N steps" in out
 
@@ -50,9 +50,7 @@ def test_a_command_imports_only_its_own_module() -> None:
         "    pass\n"
         "print('LOADED', sorted(m for m in sys.modules if m.startswith('regista.cli.cmd_')))\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True
-    ).stdout
+    out = fresh_python(code)
     assert "LOADED ['regista.cli.cmd_fork']" in out
     assert "A fork with no edit" in out
 

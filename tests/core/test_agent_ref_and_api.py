@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from engine_helpers import reply, use
+from fresh import fresh_python
 
 import regista
 from regista import Agent
@@ -168,9 +169,7 @@ def test_importing_the_engine_loads_no_ui_and_no_sdk() -> None:
         "bad = [m for m in ('textual', 'rich', 'anthropic') if m in sys.modules]\n"
         "print(','.join(bad) or 'clean')\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True
-    ).stdout
+    out = fresh_python(code)
     assert out.strip() == "clean"
 
 
@@ -187,9 +186,7 @@ def test_public_names_load_on_first_use() -> None:
         "print(regista.replay.__module__, regista.fork.__module__, resume.__name__)\n"
         "print(regista.replay.__name__, regista.fork.__name__, 'Agent' in dir(regista))\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True
-    ).stdout.split("\n")
+    out = fresh_python(code).split("\n")
     assert out[0] == "light"
     assert out[1] == "regista.replay regista.fork resume"
     assert out[2] == "replay fork True"

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
-import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -13,6 +11,7 @@ from typing import Any
 
 import pytest
 from files import V1_TRACES
+from fresh import fresh_python
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -561,8 +560,8 @@ def test_cli_bad_input_is_one_line_and_exit_two(
 
 def test_the_diff_engine_imports_no_ui() -> None:
     code = "import sys, regista.diff; print('rich' in sys.modules, 'textual' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["False", "False"]
+    out = fresh_python(code)
+    assert out.split() == ["False", "False"]
 
 
 def test_a_schema_1_trace_diffs_same_as_its_schema_2_copy(tmp_path: Path) -> None:

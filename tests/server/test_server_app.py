@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import socket
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import httpx2
 import pytest
+from fresh import fresh_python
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -129,8 +128,8 @@ def test_import_regista_does_not_import_the_server() -> None:
         "import sys, regista, regista.cli.main as m; m.build_parser();"
         "print([x for x in ('starlette', 'uvicorn', 'regista.server') if x in sys.modules])"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
+    out = fresh_python(code)
+    assert out.strip() == "[]"
 
 
 def test_cli_serve_port_out_of_range_is_one_line(

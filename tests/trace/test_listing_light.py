@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import os
 import random
-import subprocess
-import sys
 import warnings
 from pathlib import Path
 from types import NoneType, UnionType
@@ -16,6 +14,7 @@ import orjson
 import pytest
 from files import SAMPLES as SAMPLE_TRACES
 from files import found
+from fresh import fresh_python
 
 from regista.errors import RegistaError
 from regista.trace.events import Event
@@ -168,8 +167,6 @@ def test_show_of_a_clean_trace_imports_no_models() -> None:
         "print(sorted(m for m in ('pydantic', 'regista.trace.events', 'regista.types')"
         " if m in sys.modules))\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True
-    ).stdout
+    out = fresh_python(code)
     assert "compaction" in out  # the table was printed
     assert out.rstrip().endswith("[]")

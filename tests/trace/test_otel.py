@@ -4,7 +4,6 @@ content gating, replay equivalence, and a real OTLP/HTTP round trip to 127.0.0.1
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -12,6 +11,7 @@ from typing import Any
 import pytest
 from builders import answer, rich_agent, tool_use
 from fakes.otlp_receiver import OtlpReceiver
+from fresh import fresh_python
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
@@ -353,9 +353,7 @@ def test_import_regista_does_not_import_opentelemetry() -> None:
         "import sys, regista, regista.trace.otel, regista.cli.cmd_export\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] == 'opentelemetry'))"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True
-    ).stdout
+    out = fresh_python(code)
     assert out.strip() == "[]"
 
 
