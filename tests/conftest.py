@@ -36,8 +36,9 @@ Helpers that several folders share live beside this file: ``builders.py`` (small
 write traces), ``engine_helpers.py`` (a scripted session with a few tools), ``files.py`` (the
 committed traces, and ``found``: a glob that fails when it finds nothing, for every loop or
 ``parametrize`` over found files), ``show_odd.py`` (traces of odd shapes for ``show``),
-``library.py`` (a traces folder with every kind of run), ``client_requests.py``; ``fakes/``
-holds the fake providers.
+``library.py`` (a traces folder with every kind of run), ``fresh.py`` (``python -c`` in a new
+interpreter, to see what an import loads), ``client_requests.py``; ``fakes/`` holds the fake
+providers.
 """
 
 from __future__ import annotations
