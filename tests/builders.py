@@ -26,6 +26,12 @@ def answer(*blocks: dict[str, Any], text: str | None = None, **usage: int) -> di
     }
 
 
+@tool
+def get_weather(city: str) -> str:
+    """Current weather for a city."""
+    return f"sunny in {city}"
+
+
 class Effects:
     """Counts what tools really did."""
 

@@ -23,13 +23,14 @@ import anthropic
 import openai
 import orjson
 import pytest
+from builders import get_weather
 from fakes.anthropic_server import FakeAnthropicServer
 from fakes.openai_server import FakeOpenAIServer
 from importers.cc_fixtures import CCSession, text, tool_use
 from importers.codex_fixtures import basic_rollout
 from sdk_agents import new_replay, regista_server
 
-from regista import Agent, tool
+from regista import Agent
 from regista.cli.main import main
 from regista.errors import TraceWriteError
 from regista.importers import convert, write_runs
@@ -129,12 +130,6 @@ def _reads_back(path: Path) -> Trace:
     trace = Trace.load(path)
     assert main(["verify", str(path)]) == 0
     return trace
-
-
-@tool
-def get_weather(city: str) -> str:
-    """Current weather for a city."""
-    return f"sunny in {city}"
 
 
 async def test_the_loop_keeps_every_shape(tmp_path: Path, capsys: Any) -> None:

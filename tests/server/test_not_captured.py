@@ -10,20 +10,15 @@ from typing import Any
 import anthropic
 import orjson
 import pytest
+from builders import get_weather
 from sdk_agents import new_replay, regista_server
 
-from regista import Agent, tool
+from regista import Agent
 from regista.cli.main import main
 from regista.providers import ScriptedProvider
 from regista.trace.reader import Trace
 
 STEP = 2  # model, tool, model: the last answer is the one not captured
-
-
-@tool
-def get_weather(city: str) -> str:
-    """Current weather for a city."""
-    return f"sunny in {city}"
 
 
 @pytest.fixture(scope="module")
