@@ -100,8 +100,15 @@ _PARTS = {
 }
 _PART_OF: dict[Path, list[str]] = {}
 #: What a module that starts processes says: a program run with this Python (an agent
-#: under ``regista record -- …``), a subprocess, or a pytest run of its own.
-_STARTS_A_PROCESS = ("import subprocess", "create_subprocess_exec", "sys.executable", "runpytest")
+#: under ``regista record -- …``), a subprocess, a pytest run of its own, or ``python -c``
+#: in a new interpreter (tests/fresh.py).
+_STARTS_A_PROCESS = (
+    "import subprocess",
+    "create_subprocess_exec",
+    "sys.executable",
+    "runpytest",
+    "fresh_python(",
+)
 
 
 def _parts(module: Path) -> list[str]:
