@@ -9,6 +9,7 @@ Every error derives from :class:`RegistaError`, so one ``except`` catches them a
     │   ├── MissingCredentialsError  no API key where a live provider needs one
     │   └── TraceExistsError       a new session's trace file already exists
     ├── TraceError                 a trace that cannot be read
+    │   ├── NoSuchPathError        a path that names no file or folder (also a UserError)
     │   ├── TraceFormatError       a corrupt line (names the file and line)
     │   │   └── RequestHashMismatch  a rebuilt request does not match its request_hash
     │   ├── UnsupportedSchemaVersion  a trace written by a newer regista
@@ -38,6 +39,7 @@ __all__ = [
     "ContentNotRecorded",
     "InvalidEditError",
     "MissingCredentialsError",
+    "NoSuchPathError",
     "PricingWarning",
     "ProviderError",
     "RecordedEnding",
@@ -82,6 +84,15 @@ class TraceExistsError(UserError):
 
 class TraceError(RegistaError):
     """A trace file cannot be read."""
+
+
+class NoSuchPathError(TraceError, UserError):
+    """A path given to be read names no file or folder.
+
+    A :class:`TraceError` for the code that reads traces, and a :class:`UserError` for the
+    command line, which exits 2 on it as on any misuse (``regista diff`` keeps 1 for runs
+    that differ).
+    """
 
 
 class TraceWriteError(RegistaError):

@@ -156,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     from regista import samples
-    from regista.errors import RegistaError
+    from regista.errors import RegistaError, UserError
     from regista_tui.app import RegistaApp
 
     # The sample agents' offline demo model answers instantly; in the debugger it takes a
@@ -185,7 +185,7 @@ def _run(args: argparse.Namespace) -> int:
             )
     except RegistaError as exc:
         print(f"regista-tui: {exc}", file=sys.stderr)
-        return 1
+        return 2 if isinstance(exc, UserError) else 1  # as `regista` does (README)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         app.run()

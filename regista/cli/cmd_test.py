@@ -14,7 +14,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
 
-from regista.errors import RegistaError, ReplayDivergence, TraceError
+from regista.errors import NoSuchPathError, RegistaError, ReplayDivergence
 from regista.testing import BrokenTape, play_tape
 from regista.trace.reader import Trace
 
@@ -56,7 +56,7 @@ def find_traces(paths: list[str]) -> list[Path]:
                 if not any(part in _SKIP_DIRS for part in f.relative_to(p).parts):
                     found.append(f)
         else:
-            raise TraceError(f"{p}: no such file or folder")
+            raise NoSuchPathError(f"{p}: no such file or folder")
     return found
 
 

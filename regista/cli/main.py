@@ -11,6 +11,7 @@ import argparse
 import atexit
 import importlib
 import os
+import shlex
 import sys
 import warnings
 from collections.abc import Sequence
@@ -75,8 +76,15 @@ SUMMARIES: dict[str, tuple[str, str]] = {
     ),
 }
 
+#: Exit codes (README, "The command line"): 0 done; 1 done, and the answer is no (a replay
+#: diverged, a tape failed, two runs differ, a collector refused the spans); 2 not done as
+#: asked (an unknown option, a bad value, a path that names no file); 130 interrupted.
+#: ``record`` and ``replay|fork|rewind … -- CMD`` exit with CMD's code.
 EXIT_ERROR = 1
 EXIT_USAGE = 2
+
+#: The commands that run a command given after ``--``.
+TAKES_COMMAND = ("record", "replay", "fork", "rewind")
 
 
 def build_parser(command: str | None = None, *, lazy: bool = False) -> argparse.ArgumentParser:
@@ -115,6 +123,43 @@ def _command_of(argv: Sequence[str]) -> str | None:
     return next((a for a in argv if not a.startswith("-")), None)
 
 
+def _reject_extras(
+    parser: argparse.ArgumentParser,
+    args: argparse.Namespace,
+    argv: list[str],
+    extras: list[str],
+) -> None:
+    """Exit with the usage of the command that was given arguments it does not take.
+
+    argparse hands a subcommand's unknown arguments up to the top-level parser, whose
+    usage would then be printed; the command's own usage is the one that helps. Where a
+    command that runs ``-- CMD`` got words it does not take, the line says where they go.
+    """
+    command = _command_of(argv)
+    subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    at = argv.index(command) if command is not None else len(argv)
+    if command is None or command not in subparsers.choices or extras[0] in argv[:at]:
+        parser.error(f"unrecognized arguments: {' '.join(extras)}")
+    message = f"unrecognized arguments: {' '.join(extras)}"
+    if command in TAKES_COMMAND and not extras[0].startswith("-"):
+        # the words argparse did not take, in order, go after `--`; the rest stays before
+        taken, left = [], list(extras)
+        for word in argv[at + 1 :]:
+            if left and word == left[0]:
+                left.pop(0)
+            else:
+                taken.append(word)
+        child = list(extras)
+        trace = getattr(args, "trace", None)
+        if trace is not None and trace in taken and not os.path.exists(trace):
+            # `regista replay python agent.py`: the command's first word was taken for TRACE
+            taken[taken.index(trace)] = "TRACE"
+            child.insert(0, trace)
+        fixed = shlex.join(["regista", *argv[: at + 1], *taken, "--", *child])
+        message += f"; the command to run goes after --: {fixed}"
+    subparsers.choices[command].error(message)
+
+
 def _format_warning(
     message: Warning | str, category: type[Warning], *_: object, **__: object
 ) -> str:
@@ -134,7 +179,9 @@ def main(argv: Sequence[str] | None = None, *, standalone: bool = False) -> int:
         cut = argv.index("--")
         argv, child = argv[:cut], argv[cut + 1 :]
     parser = build_parser(_command_of(argv), lazy=True)
-    args = parser.parse_args(argv)
+    args, extras = parser.parse_known_args(argv)
+    if extras:
+        _reject_extras(parser, args, argv, extras)
     args.standalone = standalone
     if args.no_redact:
         from regista.redact import set_default
@@ -143,7 +190,7 @@ def main(argv: Sequence[str] | None = None, *, standalone: bool = False) -> int:
     global _exit_fast
     _exit_fast = standalone and bool(getattr(args, "exit_fast", False))
     args.child_command = child
-    if child is not None and args.command not in ("record", "replay", "fork", "rewind"):
+    if child is not None and args.command not in TAKES_COMMAND:
         parser.error(f"{args.command or 'regista'} takes no command after --")
     if not getattr(args, "func", None):
         parser.print_help()

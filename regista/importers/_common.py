@@ -8,7 +8,7 @@ from typing import Any
 
 import orjson
 
-from regista.errors import TraceError
+from regista.errors import NoSuchPathError, TraceError
 from regista.importers._builder import ImportReport, events_bytes
 from regista.trace.formats import device_error
 
@@ -74,7 +74,7 @@ def read_source(path: Path) -> bytes:
                 raise TraceError(device)
             return f.read()
     except FileNotFoundError:
-        raise TraceError(f"{path}: no such file") from None
+        raise NoSuchPathError(f"{path}: no such file") from None
     except IsADirectoryError:
         raise TraceError(f"{path}: is a directory, not a transcript file") from None
     except OSError as exc:

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 import orjson
 
 from regista._gc import paused_gc
-from regista.errors import TraceError, TraceFormatError, UnsupportedSchemaVersion
+from regista.errors import NoSuchPathError, TraceError, TraceFormatError, UnsupportedSchemaVersion
 from regista.trace.formats import compressed_error, device_error, is_pipe
 from regista.trace.names import (
     CONTEXT_COMPACTION,
@@ -138,7 +138,7 @@ def open_trace_file(path: Path) -> BinaryIO:
     try:
         file = open(path, "rb")  # noqa: SIM115 - the caller keeps it open
     except FileNotFoundError:
-        raise TraceError(f"{path}: no such trace file") from None
+        raise NoSuchPathError(f"{path}: no such trace file") from None
     except OSError as exc:
         raise TraceError(f"{path}: cannot read ({exc.strerror})") from None
     with _closed_on_error(file):

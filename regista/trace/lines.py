@@ -20,7 +20,13 @@ from typing import Any
 import orjson
 
 from regista._gc import paused_gc
-from regista.errors import TraceError, TraceFormatError, TraceWarning, UnsupportedSchemaVersion
+from regista.errors import (
+    NoSuchPathError,
+    TraceError,
+    TraceFormatError,
+    TraceWarning,
+    UnsupportedSchemaVersion,
+)
 from regista.trace.compact import RESOLVED, RequestDecoder, Resolver, TraceRefError
 from regista.trace.formats import HEAD_BYTES, compressed_error, device_error, is_regista_trace
 from regista.trace.listing import listed
@@ -378,7 +384,7 @@ def read_events(
                 events, truncated = parse_file(file, head, path, messages, light)
                 return checked_events(events, path), truncated
     except FileNotFoundError:
-        raise TraceError(f"{path}: no such trace file") from None
+        raise NoSuchPathError(f"{path}: no such trace file") from None
     except IsADirectoryError:
         raise TraceError(not_a_trace_file(path)) from None
     except OSError as exc:

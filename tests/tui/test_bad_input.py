@@ -13,8 +13,10 @@ from regista_tui.__main__ import main, open_index
 from regista_tui.app import RegistaApp
 
 
-def _fails(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
-    assert main(argv) == 1
+def _fails(argv: list[str], capsys: pytest.CaptureFixture[str], code: int = 1) -> str:
+    """Exit 1 for a trace that cannot be read, 2 for a path that names nothing (as
+    `regista`)."""
+    assert main(argv) == code
     err = capsys.readouterr().err
     assert err.startswith("regista-tui: ")
     assert "Traceback" not in err
@@ -23,7 +25,7 @@ def _fails(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
 
 
 def test_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert "no such trace file" in _fails([str(tmp_path / "nope.jsonl")], capsys)
+    assert "no such trace file" in _fails([str(tmp_path / "nope.jsonl")], capsys, code=2)
 
 
 def test_directory_to_compare(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -59,7 +61,8 @@ def test_newer_schema(trace_path: Path, tmp_path: Path, capsys: pytest.CaptureFi
 def test_second_trace_of_a_comparison_is_checked(
     trace_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert "no such trace file" in _fails([str(trace_path), str(tmp_path / "x.jsonl")], capsys)
+    missing = [str(trace_path), str(tmp_path / "x.jsonl")]
+    assert "no such trace file" in _fails(missing, capsys, code=2)
 
 
 def test_three_traces(trace_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
