@@ -108,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
     from regista.trace.reader import Trace
     from regista.trace.verify import check_rebuilt
 
-    require_otel()
+    require_otel(otlp=not args.console)
     if args.timeout <= 0:
         raise UserError("--timeout must be a positive number of seconds")
     if args.max_value_chars is not None and args.max_value_chars <= 0:

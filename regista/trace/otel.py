@@ -76,10 +76,18 @@ class ExportSummary:
     spans: int
 
 
-def require_otel() -> None:
-    """Raise a :class:`UserError` naming the extra when the OpenTelemetry SDK is missing."""
+def require_otel(*, otlp: bool = False) -> None:
+    """Raise a :class:`UserError` naming the extra when the OpenTelemetry SDK is missing.
+
+    Args:
+        otlp: The spans go over OTLP/HTTP: its exporter, the extra's other half, is
+            needed too.
+    """
+    modules = ["opentelemetry.trace", "opentelemetry.sdk.trace"]
+    if otlp:
+        modules.append("opentelemetry.exporter.otlp.proto.http.trace_exporter")
     try:
-        for module in ("opentelemetry.trace", "opentelemetry.sdk.trace"):
+        for module in modules:
             importlib.import_module(module)
     except ImportError:
         raise UserError(f"OpenTelemetry export needs the 'otel' extra: {INSTALL_HINT}") from None

@@ -205,7 +205,7 @@ def test_endpoint_that_refuses_is_one_line(
 @pytest.mark.parametrize(
     ("argv", "code", "message"),
     [
-        (["export", "missing.jsonl", "--console"], 1, "missing.jsonl: no such trace file"),
+        (["export", "missing.jsonl", "--console"], 2, "missing.jsonl: no such trace file"),
         (["export", "TRACE", "--otlp", "ftp://host"], 2, "wants an http(s) URL"),
         (["export", "TRACE", "--timeout", "0"], 2, "--timeout must be"),
     ],
@@ -235,3 +235,39 @@ def test_corrupt_trace_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture
     err = capsys.readouterr().err
     assert err.startswith(f"regista: {bad}:1: not valid JSON")
     assert err.count("\n") == 1
+
+
+_WITHOUT = """
+import sys
+sys.modules[sys.argv[1]] = None  # as if not installed: its import fails
+from regista.cli.main import main
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+@pytest.mark.parametrize(
+    ("missing", "where"),
+    [
+        ("opentelemetry", ["--console"]),  # the extra not installed at all
+        ("opentelemetry", ["--otlp", "http://127.0.0.1:9/v1/traces"]),
+        ("opentelemetry.exporter", ["--otlp", "http://127.0.0.1:9/v1/traces"]),  # half of it
+    ],
+)
+def test_without_the_otel_extra_one_line_says_what_to_install(
+    missing: str, where: list[str], trace_path: Path
+) -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", _WITHOUT, missing, "export", str(trace_path), *where],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert done.stderr == (
+        "regista: OpenTelemetry export needs the 'otel' extra: "
+        "pip install 'regista-harness[otel]'\n"
+    )
