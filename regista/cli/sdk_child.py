@@ -2,20 +2,23 @@
 
 The child runs with ``ANTHROPIC_BASE_URL`` and ``OPENAI_BASE_URL`` pointing at a server on
 127.0.0.1 (a free port) inside this process: the recording proxy, or a replay of a trace.
-Its own API keys are forwarded (live calls) and never written. Where a replay needs no key,
-a placeholder is set when the child has none, so the SDKs start. The Codex CLI reads no base
-URL from the environment: when the command is Codex, regista adds configuration overrides to
-its arguments instead (:mod:`regista.cli.codex_child`).
+Its own API keys are forwarded (live calls) and never written. Where no key is needed (a
+replay, or calls that go on to an upstream on this machine, such as a local fake or model
+server), a placeholder is set when the child has none, so the SDKs start. The Codex CLI
+reads no base URL from the environment: when the command is Codex, regista adds
+configuration overrides to its arguments instead (:mod:`regista.cli.codex_child`).
 """
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
+from urllib.parse import urlsplit
 
 from regista.cli.codex_child import CodexChild, codex_child
 from regista.errors import UserError
@@ -23,6 +26,39 @@ from regista.errors import UserError
 __all__ = ["fork_child", "record", "replay_child", "upstreams"]
 
 _PLACEHOLDER_KEY = "regista-replay-needs-no-key"
+#: The SDKs' key variables, by provider (the placeholder is set only where none is).
+_KEYS = {
+    "anthropic": ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"),
+    "openai": ("OPENAI_API_KEY",),
+}
+
+
+def is_local(url: str) -> bool:
+    """Whether ``url`` names this machine (localhost or a loopback address)."""
+    host = urlsplit(url).hostname or ""
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _placeholders(env: dict[str, str], keys: list[str]) -> None:
+    """Set the placeholder key in ``env`` for each of ``keys`` the child has no value for."""
+    for key in keys:
+        if not os.environ.get(key) and not env.get(key):
+            env[key] = _PLACEHOLDER_KEY
+
+
+def _local_keys(ups: dict[str, str]) -> list[str]:
+    """The key variables of the providers whose upstream is on this machine, when the child
+    has none of that provider's (a local fake or model server takes any key)."""
+    return [
+        names[0]
+        for provider, names in _KEYS.items()
+        if is_local(ups.get(provider, "")) and not any(os.environ.get(n) for n in names)
+    ]
 
 
 def upstreams() -> dict[str, str]:
@@ -91,7 +127,8 @@ def record(cmd: list[str], trace_dir: str | Path) -> tuple[int, list[Path]]:
     from regista.server.record import book
 
     codex = codex_child(cmd)
-    app = create_app(trace_dir, upstreams=_codex_upstreams(codex))
+    ups = _codex_upstreams(codex)
+    app = create_app(trace_dir, upstreams=ups)
     with BackgroundServer(app) as server:
         env = {
             "ANTHROPIC_BASE_URL": f"{server.url}/v1/record/anthropic",
@@ -100,6 +137,7 @@ def record(cmd: list[str], trace_dir: str | Path) -> tuple[int, list[Path]]:
         if codex is not None:
             cmd = codex.command(cmd, env["OPENAI_BASE_URL"], replay=False)
             env.update(codex.env)
+        _placeholders(env, _local_keys(ups))
         try:
             code = _run(cmd, env)
         finally:
@@ -155,7 +193,8 @@ def replay_child(
         live="proxy" if is_fork and not loose_after_edits else None,
     )
     codex = codex_child(cmd)
-    app = create_app(trace_dir, upstreams=_codex_upstreams(codex))
+    ups = _codex_upstreams(codex)
+    app = create_app(trace_dir, upstreams=ups)
     try:
         replay = SdkReplay(trace, spec, ttl=365 * 86400.0, masks=masks)
     except HttpError as exc:
@@ -177,10 +216,10 @@ def replay_child(
             cmd = codex.command(cmd, env["OPENAI_BASE_URL"], replay=True)
             env.update(codex.env)
             keys += [codex.key_env] if codex.key_env else []
-        if not is_fork or loose_after_edits:
-            for key in keys:
-                if not os.environ.get(key) and not env.get(key):
-                    env[key] = _PLACEHOLDER_KEY
+        if not is_fork or loose_after_edits:  # no call leaves this machine
+            _placeholders(env, keys)
+        else:
+            _placeholders(env, _local_keys(ups))
         try:
             code = _run(cmd, env, output, on_start)
         finally:

@@ -54,6 +54,8 @@ def recorded(fake: FakeAnthropicServer, tmp_path_factory: pytest.TempPathFactory
         code = main(["record", "--trace-dir", str(folder), "--", *AGENT, "anthropic"])
         assert code == 0
         assert len(fake.requests) == before + 2
+        # the child's own key goes on (a placeholder is only for a child without one)
+        assert _key_sent(fake.requests[-1].headers) == "sk-ant-cli-secret"
     (path,) = folder.glob("*.jsonl")
     assert "sk-ant-cli-secret" not in path.read_text()
     return path
@@ -230,3 +232,74 @@ def test_a_command_killed_by_a_signal_exits_as_a_shell_says(tmp_path: Path, capf
     assert (
         main(["record", "--trace-dir", str(tmp_path), "--", sys.executable, "-c", suicide]) == 143
     )
+
+
+def _key_sent(headers: dict[str, str]) -> str | None:
+    """The key an upstream got (as ``x-api-key``, or as a bearer token)."""
+    bearer = headers.get("authorization", "").removeprefix("Bearer ")
+    return headers.get("x-api-key") or bearer or None
+
+
+@pytest.fixture
+def no_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTHONPATH", str(HERE))
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+
+
+def test_record_against_a_local_upstream_needs_no_key(
+    fake: FakeAnthropicServer, tmp_path: Path, no_keys: None, capfd: Any,
+    monkeypatch: pytest.MonkeyPatch
+) -> None:  # fmt: skip
+    """A fake or a model server on this machine takes any key: the SDK gets a placeholder,
+    which, like any key, is forwarded and never written."""
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.url.replace("127.0.0.1", "localhost"))
+    before = len(fake.requests)
+    assert main(["record", "--trace-dir", str(tmp_path), "--", *AGENT, "anthropic"]) == 0
+    assert "The tool says: sunny in Paris" in capfd.readouterr().out
+    assert len(fake.requests) == before + 2
+    assert _key_sent(fake.requests[-1].headers) == "regista-replay-needs-no-key"
+    (path,) = tmp_path.glob("*.jsonl")
+    assert "needs-no-key" not in path.read_text()
+    # a fork that goes live there needs none either
+    forks = tmp_path / "forks"
+    argv = ["rewind", str(path), "--at", "2", "--trace-dir", str(forks)]
+    assert main([*argv, "--", *AGENT, "anthropic"]) == 0
+    (fork,) = forks.glob("*.jsonl")
+    assert len(fake.requests) == before + 3
+    assert "needs-no-key" not in fork.read_text()
+
+
+def test_record_with_openai_against_a_local_upstream_needs_no_key(
+    tmp_path: Path, no_keys: None, capfd: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with FakeOpenAIServer() as fake:
+        fake.script({"content": "Sunny in Oslo."})
+        monkeypatch.setenv("OPENAI_BASE_URL", fake.url)
+        assert main(["record", "--trace-dir", str(tmp_path), "--", *AGENT, "openai"]) == 0
+        assert "Sunny in Oslo." in capfd.readouterr().out
+        assert fake.requests[-1].headers.get("authorization") == (
+            "Bearer regista-replay-needs-no-key"
+        )
+    (path,) = tmp_path.glob("*.jsonl")
+    assert "needs-no-key" not in path.read_text()
+
+
+@pytest.mark.parametrize(
+    ("url", "local"),
+    [
+        ("http://127.0.0.1:8080", True),
+        ("http://localhost:11434/v1", True),
+        ("http://[::1]:9000", True),
+        ("http://127.5.0.1", True),
+        ("https://api.anthropic.com", False),
+        ("http://10.0.0.5:8080", False),
+        ("http://localhost.example.com", False),
+        ("", False),
+    ],
+)
+def test_which_upstreams_are_local(url: str, local: bool) -> None:
+    from regista.cli.sdk_child import is_local
+
+    assert is_local(url) is local
