@@ -8,6 +8,7 @@ their own) and ``import`` (it reads other tools' files, fuzzed with their import
 
 from __future__ import annotations
 
+import shutil
 import warnings
 from pathlib import Path
 
@@ -78,4 +79,7 @@ def test_every_command_prints_one_line_or_works(
             warnings.simplefilter("ignore")
             for argv in _commands(path, original, tmp_path / f"out{i}"):
                 _check_cli(variant, argv, failures, capsys)
+        for made in (folder, tmp_path / f"out{i}"):  # a long run's disk stays bounded
+            shutil.rmtree(made, ignore_errors=True)
+        original.unlink()
     assert not failures.found, failures.report()

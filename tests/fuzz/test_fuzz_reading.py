@@ -7,6 +7,7 @@ is a bug. ``REGISTA_FUZZ_ITERATIONS`` makes a long run (see ``mutate.py``).
 from __future__ import annotations
 
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -76,8 +77,9 @@ def _use_index(path: Path) -> None:
     read_summary(path)
 
 
-def _variants(seed_traces: dict[str, bytes], n: int, salt: int) -> list[Variant]:
-    return list(mutations(seed_traces, iterations(n), base_seed() + salt))
+def _variants(seed_traces: dict[str, bytes], n: int, salt: int) -> Iterator[Variant]:
+    """Made one at a time: a long run holds one variant, not all of them."""
+    return mutations(seed_traces, iterations(n), base_seed() + salt)
 
 
 def test_reader_and_index_raise_only_regista_errors(
@@ -113,6 +115,8 @@ def test_diff_runs_raises_only_regista_errors(
                 if d is not None:
                     failures.run("diff_runs.to_dict", variant, d.to_dict)
                     failures.run("diff_runs.describe", variant, lambda d=d: repr(d))
+        original.unlink()
+        path.unlink()
     assert not failures.found, failures.report()
 
 

@@ -58,7 +58,8 @@ async def _run(failures: Failures, where: str, variant: Variant, coro: Any) -> N
 
 async def test_pilot_sessions_never_crash(seed_traces: dict[str, bytes], tmp_path: Path) -> None:
     failures = Failures()
-    for i, variant in enumerate(mutations(seed_traces, iterations(2), base_seed() + 3)):
+    # a variant's Pilot sessions take about as long as 30 of the CLI fuzz's variants
+    for i, variant in enumerate(mutations(seed_traces, iterations(2, cost=30), base_seed() + 3)):
         original = tmp_path / f"o{i}.jsonl"
         original.write_bytes(seed_traces[variant.name])
         path = tmp_path / f"v{i}.jsonl"
@@ -67,4 +68,6 @@ async def test_pilot_sessions_never_crash(seed_traces: dict[str, bytes], tmp_pat
             warnings.simplefilter("ignore")
             await _run(failures, "browser", variant, _browse(path))
             await _run(failures, "compare", variant, _compare(original, path))
+        original.unlink()
+        path.unlink()
     assert not failures.found, failures.report()
