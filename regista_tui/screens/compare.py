@@ -31,7 +31,8 @@ from textual.worker import get_current_worker
 from regista.diff import KINDS, LABELS, Divergence, RunDiff, diff_runs
 from regista.diff.runfile import RunFile
 from regista.diff.runs import aligned_head, diff_files
-from regista.errors import RegistaError
+from regista.errors import RegistaError, TraceError
+from regista.trace.events import SessionStart
 from regista.trace.formats import HEAD_BYTES, is_regista_trace
 from regista.trace.reader import Trace
 from regista.vocab import OUTCOME_COLOURS, cost_text, end_outcome, outcome_text
@@ -80,17 +81,31 @@ def _size(path: Path) -> int:
         return -1
 
 
+def _start(trace: Trace | RunFile) -> SessionStart | None:
+    """The run's ``session.start``; ``None`` while its first line is not whole yet (a run
+    being written, or a file cut inside its first line)."""
+    try:
+        return trace.start
+    except TraceError:
+        return None
+
+
 def _label(trace: Trace | RunFile) -> str | None:
-    return "scripted" if trace.start.provider == "scripted" else None
+    start = _start(trace)
+    return "scripted" if start is not None and start.provider == "scripted" else None
 
 
 def _run_line(name: str, trace: Trace | RunFile, *, reading: bool = False) -> Text:
     """One run's line of the header; ``reading``: the file is still being read, so its
     ending and step count are not known yet."""
-    start, end = trace.start, trace.end
+    start, end = _start(trace), trace.end
     line = Text(no_wrap=True, overflow="ellipsis")
     line.append(f" {name} ", "bold reverse")
     line.append(" ")
+    if start is None:
+        line.append("◌ not started: its first line is not whole yet", "yellow")
+        line.append(f"  {trace.path.name if trace.path else ''}", "bold")
+        return line
     line.append("scripted" if start.provider == "scripted" else start.model, "cyan")
     if reading:
         line.append(f"  ◌ reading… · {len(trace.steps())} steps so far", "dim")

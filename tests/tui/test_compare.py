@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from shown import text_of
 from waits import settle
 
+from regista.diff.runfile import RunFile
 from regista_tui.app import RegistaApp
-from regista_tui.screens.compare import CompareScreen
+from regista_tui.screens.compare import CompareScreen, _label, _run_line
 from regista_tui.widgets.diff.pair_list import PairList
 
 
@@ -191,3 +193,30 @@ async def test_go_to_a_step_only_run_b_has(trace_path: Path, other_trace_path: P
         assert pairs[app.screen.query_one(PairList).cursor].a_step == both
         await pilot.press("colon", "9", "9", "enter")
         assert "There is no step 99 in A or B." in text_of(app, "#status")
+
+
+async def test_run_b_cut_inside_its_first_line_waits_for_it(
+    trace_path: Path, other_trace_path: Path, tmp_path: Path
+) -> None:
+    """A run whose first line is not whole yet (being written, or cut there) has no start:
+    the header says so, and the run is followed until it is written (the long fuzz run
+    found this as a crash of the screen's worker)."""
+    data = other_trace_path.read_bytes()
+    growing = tmp_path / "growing.jsonl"
+    growing.write_bytes(data[:200])
+    run = RunFile(growing)
+    run.read(1 << 20)
+    assert _label(run) is None  # raised TraceError("not read yet") in the screen's worker
+    assert "not started" in _run_line("B", run).plain
+    run.close()
+    app = RegistaApp(compare=(trace_path, growing))
+    async with asyncio.timeout(60), app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        screen = await _ready(app)
+        assert "not started: its first line is not whole yet" in text_of(app, "#compare-header")
+        growing.write_bytes(data)
+        screen._follow()
+        await screen.workers.wait_for_complete()
+        await settle(pilot)
+        assert screen.diff is not None and screen.diff.b.end is not None
+        assert "not started" not in text_of(app, "#compare-header")
