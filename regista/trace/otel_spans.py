@@ -14,6 +14,7 @@ Shape::
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal, cast
@@ -388,7 +389,7 @@ class _Builder:
             )
             _io(attrs, "input", str(attrs["gen_ai.input.messages"]), True)
             _io(attrs, "output", ev.summary, False)
-        start = end - int(ev.duration_ms * 1_000_000)
+        start = _less(end, ev.duration_ms)
         span = SpanSpec(f"chat {model}", "client", start, end, attrs, key=f"step/{step.index}")
         self.errors(step, span)
         return span
@@ -555,8 +556,16 @@ def _start(start: int, end: int, closing: Any) -> int:
     closing event recorded where that is earlier. A proxy writes a call's request and
     response together, when the response has come: they share one time, and the
     recorded duration is all that says how long the call took."""
-    ms = getattr(closing, "duration_ms", None) or 0.0
-    return min(start, end - int(ms * 1_000_000))
+    return min(start, _less(end, getattr(closing, "duration_ms", None) or 0.0))
+
+
+def _less(end: int, ms: float) -> int:
+    """``end`` less a recorded duration of ``ms`` milliseconds, never before the epoch
+    (OTLP times are unsigned nanoseconds, and OpenTelemetry cannot print a time millions of
+    years back); a duration that is not a positive number (a corrupt trace) counts as 0."""
+    if not math.isfinite(ms) or ms <= 0:
+        return end
+    return max(0, end - int(ms * 1_000_000))
 
 
 def _first_line(text: str, limit: int = 200) -> str:
