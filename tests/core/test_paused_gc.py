@@ -54,3 +54,24 @@ def test_a_paused_block_leaves_the_collector_as_it_found_it() -> None:
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_cycles_made_in_blocks_that_succeeded_are_collected_in_the_end(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An index and its steps: a cycle made inside a block that succeeded, dropped later,
+    is collected once the blocks moved as many objects as lived there (few here)."""
+    from regista import _gc
+
+    monkeypatch.setattr(_gc, "_FLOOR", 1000, raising=False)
+    monkeypatch.setattr(_gc, "_long_lived", 1000, raising=False)
+    monkeypatch.setattr(_gc, "_moved", 0, raising=False)
+    cycles = []
+    for _ in range(30):
+        with paused_gc():
+            trace = [{"n": i} for i in range(200)]
+            node = _Node()
+            cycles.append(weakref.ref(node))
+        del node, trace
+    alive = sum(ref() is not None for ref in cycles)
+    assert alive <= 25, f"{alive} of {len(cycles)} cycles never collected"
