@@ -126,10 +126,10 @@ async def test_empty_folder_and_unreadable_files(tmp_path: Path) -> None:
 def test_cli_missing_folder_and_no_default(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main([str(tmp_path / "nowhere")]) == 1
+    assert main([str(tmp_path / "nowhere")]) == 2  # a path that names nothing, as `regista`
     assert "nowhere" in capsys.readouterr().err
     monkeypatch.chdir(tmp_path)
-    assert main([]) == 1
+    assert main([]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "no traces folder here" in err
 
