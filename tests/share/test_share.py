@@ -64,7 +64,7 @@ def test_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "x.html"
     assert main(["share", str(path), str(path), "-o", str(out)]) == 0
     assert out.read_text().startswith("<!DOCTYPE html>")
-    assert main(["share", str(tmp_path / "missing.jsonl")]) == 1
+    assert main(["share", str(tmp_path / "missing.jsonl")]) == 2
     assert main(["share", str(path), "-o", str(tmp_path / "no" / "dir" / "x.html")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 2 and all(e.startswith("regista: ") for e in err)
