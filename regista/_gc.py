@@ -39,9 +39,8 @@ def paused_gc() -> Iterator[None]:
 
     A successful block may still have made cycles that become garbage later (an index and
     its steps): what blocks moved is counted, and once it is as many objects as lived
-    there, a full collection runs. A process that reads one trace never pays for it (the
-    first time, what lives is only counted); one that reads trace after trace pays one
-    full collection each time its objects doubled: the price of not keeping the garbage.
+    there, a full collection runs. A process that reads one trace never pays for it; one
+    that reads trace after trace pays one full collection each time its objects doubled.
     """
     was_on = gc.isenabled()
     if was_on:
@@ -56,23 +55,21 @@ def paused_gc() -> Iterator[None]:
             if done:
                 made = gc.get_count()[0]  # tracked objects the block made (net)
                 gc.freeze()
-                lived = gc.get_freeze_count()  # every tracked object, counted for free
                 gc.unfreeze()
             gc.enable()
             if done:
-                _collect_when_due(made, lived)
+                _collect_when_due(made)
 
 
-def _collect_when_due(made: int, lived: int) -> None:
+def _collect_when_due(made: int) -> None:
     global _moved, _long_lived
-    if not _long_lived:
-        # The first time (and after each full collection): what lives now, this block's
-        # objects included, is the measure; nothing is collected yet, so a process that
-        # reads one big trace never pays.
-        _long_lived, _moved = lived, 0
-        return
     _moved += made
-    if _moved < _FLOOR or _moved < _long_lived:
+    if _moved < _FLOOR:
+        return
+    if not _long_lived:
+        _long_lived = len(gc.get_objects())
+    if _moved < _long_lived:
         return
     gc.collect()
-    _moved, _long_lived = 0, 0
+    _moved = 0
+    _long_lived = len(gc.get_objects())
