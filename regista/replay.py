@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from regista.context import ContextConfig
 from regista.defaults import DEFAULT_TRACE_DIR
+from regista.diff.masks import DIVERGED, EXACT, MaskSet
 from regista.diff.structural import format_changes, structural_diff
 from regista.errors import RecordedEnding, ReplayDivergence, ReplayDivergenceWarning
 from regista.loop import RecordedOutcome, RunResult, SessionConfig, run_session
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
 
 HYBRID = ReplayMode.HYBRID
 
-__all__ = ["RecordedTools", "config_from_trace", "replay", "resume"]
+__all__ = ["RecordedTools", "config_from_trace", "replay", "resume", "step_verdicts"]
 
 
 class RecordedTools:
@@ -55,6 +56,10 @@ class RecordedTools:
             result; ``hybrid`` runs it live.
         edits: ``tool_use_id -> RecordedOutcome`` answers that replace the recording
             (a fork's edit).
+
+    Attributes:
+        verdicts: Each tool step looked up: ``exact`` (the call is the recorded one, its
+            result served) or ``diverged``.
     """
 
     def __init__(
@@ -75,6 +80,7 @@ class RecordedTools:
         }
         self.end_note = recording_end_note(trace)
         self.ending = recorded_ending(trace)
+        self.verdicts: dict[int, str] = {}
 
     def mode_at(self, step: int) -> ReplayMode:
         """How a call at ``step`` that leaves the recording is treated."""
@@ -90,6 +96,7 @@ class RecordedTools:
             live = {"name": call.name, "input": call.input}
             old = {"name": recorded_call.name, "input": recorded_call.input}
             if live == old:
+                self.verdicts[step] = EXACT
                 dec = self.decisions.get(call.id)
                 return RecordedOutcome(
                     content=rec.content,
@@ -112,6 +119,7 @@ class RecordedTools:
                 )
             detail = f"no recorded result for tool call {call.id} ({call.name}){self.end_note}"
         message = f"{self.label}: diverged at step {step} (tool call): {detail}"
+        self.verdicts[step] = DIVERGED
         if mode is ReplayMode.HYBRID:
             return None
         if mode is ReplayMode.WARN:
@@ -156,6 +164,7 @@ async def replay(
     tools: list[Tool] | None = None,
     on_event: OnEvent | None = None,
     on_text: OnText | None = None,
+    masks: MaskSet | None = None,
 ) -> RunResult:
     """Re-run a recorded session for $0 and write the replay's own trace.
 
@@ -165,6 +174,9 @@ async def replay(
         fallback: Live provider for ``hybrid`` mode.
         trace_dir: Where the replay's trace is written.
         tools: Real tools that ``hybrid`` mode may run for calls the recording lacks.
+        masks: Volatile spans a strict match ignores (:mod:`regista.diff.masks`).
+
+    The result's ``verdicts`` give each replayed step's verdict (exact, masked, diverged).
 
     Raises:
         ReplayDivergence: In ``strict`` mode, when the run leaves the recording.
@@ -172,7 +184,7 @@ async def replay(
     trace = path if isinstance(path, Trace) else Trace.load(path)
     check_rebuilt(trace)
     replay_mode = ReplayMode.parse(mode)
-    provider = ReplayProvider(trace, replay_mode, fallback)
+    provider = ReplayProvider(trace, replay_mode, fallback, masks=masks)
     config = config_from_trace(trace, trace_dir=Path(trace_dir))
     if tools:
         registry = ToolRegistry()
@@ -181,7 +193,7 @@ async def replay(
             registry.add(by_name.get(t.name, t))
         config = replace(config, tools=registry)
     tape = RecordedTools(trace, replay_mode)
-    return await run_session(
+    result = await run_session(
         config,
         trace.start.task,
         provider,
@@ -191,6 +203,14 @@ async def replay(
         on_event=on_event,
         on_text=on_text,
     )
+    result.verdicts = step_verdicts(provider, tape)
+    return result
+
+
+def step_verdicts(provider: ReplayProvider, tools: RecordedTools) -> dict[int, str]:
+    """Every replayed step's verdict, model and tool steps together, in step order."""
+    both = {**provider.verdicts, **tools.verdicts}
+    return {step: both[step] for step in sorted(both)}
 
 
 async def resume(

@@ -89,6 +89,9 @@ class RunResult:
     diverged_at: int | None = None
     #: What the calls served from a recording did not spend again (``None``: none were).
     savings: Savings | None = None
+    #: A replay's verdict per step played: ``exact``, ``masked`` (equal once masked) or
+    #: ``diverged`` (see :mod:`regista.diff.masks`); empty for a live run.
+    verdicts: dict[int, str] = field(default_factory=dict)
 
     def trace(self) -> Any:
         from regista.trace.reader import Trace

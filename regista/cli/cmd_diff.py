@@ -71,7 +71,16 @@ def run(args: argparse.Namespace) -> int:
         print(f"regista: {exc}", file=sys.stderr)
         return EXIT_TROUBLE
     if args.json:
-        sys.stdout.write(diff.to_json() + "\n")
+        import orjson
+
+        from regista.diff.masks import pair_verdicts, verdict_summary
+
+        data = diff.to_dict()
+        verdicts = pair_verdicts(diff, masks)
+        for pair, verdict in zip(data["pairs"], verdicts, strict=True):
+            pair["verdict"] = verdict
+        data["verdicts"] = verdict_summary(verdicts)
+        sys.stdout.write(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n")
     else:
         from rich.console import Console
 
@@ -163,6 +172,9 @@ def print_diff(
     table.add_column("", no_wrap=True, min_width=len("changed · decision"))
     table.add_column("B", justify="right", style="bold", no_wrap=True, min_width=3)
     table.add_column("run B", no_wrap=True, overflow="ellipsis", ratio=1)
+    from regista.diff.masks import MASKED, pair_verdicts, verdict_counts
+
+    verdicts = pair_verdicts(diff, masks)
     for what, n in fold(len(diff.pairs), diff.differences, context):
         if what == "fold":
             table.add_row("", f"[dim]… {n} same step{'s' if n > 1 else ''} …[/]", "", "", "")
@@ -171,7 +183,7 @@ def print_diff(
         table.add_row(
             "" if pair.a is None else str(pair.a.index),
             "" if pair.a is None else escape(fit(step_summary(pair.a))),
-            _styled(pair.kind, pair.label),
+            "[dim]masked[/]" if verdicts[n] == MASKED else _styled(pair.kind, pair.label),
             "" if pair.b is None else str(pair.b.index),
             "" if pair.b is None else escape(fit(step_summary(pair.b))),
         )
@@ -184,6 +196,8 @@ def print_diff(
     elif only_masked:
         line += f" ({len(only_masked)} before the first divergence only in masked parts)"
     console.print(line)
+    if masks:
+        console.print(f"Verdicts: {verdict_counts(verdicts)}")
 
 
 #: The most characters of one value the table or a change line shows (a terminal line).

@@ -1,4 +1,5 @@
-"""``regista masks [--masks FILE] [--trace-dir DIR]``: the masks a strict replay applies.
+"""``regista masks [--masks FILE] [--trace-dir DIR]``: the masks a strict replay applies;
+``regista masks learn A B [C…] [-o FILE]``: masks learned from recordings of one task.
 
 A mask names a part of a request that a client varies by itself (the date, its working
 folder, …); a strict replay of an SDK or CLI agent matches a request with those parts
@@ -58,6 +59,23 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--toml", action="store_true", help="print the masks as a mask file")
     add_mask_options(p)
     p.set_defaults(func=run)
+    actions = p.add_subparsers(dest="action", metavar="learn")
+    learn = actions.add_parser(
+        "learn",
+        help="learn masks from two or more recordings of the same task",
+        description="Compare two or more recordings of the same task and write, as a mask "
+        "file, the values that vary while the run's path stays the same (ids, timestamps, "
+        "durations, uuids, dates, temp paths), each with one line of evidence. Differences "
+        "of any other kind (another prompt, other words) are listed and never masked. Use "
+        "the file with --masks FILE in regista replay, regista test, the pytest plugin "
+        "(--regista-masks) and regista serve.",
+        usage="regista masks learn TRACE TRACE [TRACE...] [-o FILE]",
+    )
+    learn.add_argument("traces", nargs="+", metavar="TRACE", help="recordings of one task")
+    learn.add_argument(
+        "-o", "--output", metavar="FILE", help="write the mask file here (default: print it)"
+    )
+    learn.set_defaults(func=run_learn)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -71,4 +89,51 @@ def run(args: argparse.Namespace) -> int:
         lines.append(f"{'NAME':<20} {'CLIENT':<12} {'WHERE':<18} WHY")
         lines += masks.describe()
     out(lines)
+    return 0
+
+
+def run_learn(args: argparse.Namespace) -> int:
+    """``regista masks learn``: the masks that make the recordings equal."""
+    from regista.diff.learn import learn_masks
+    from regista.errors import UserError
+    from regista.trace.reader import Trace
+
+    if len(args.traces) < 2:
+        raise UserError("masks learn needs two or more recordings of the same task")
+    traces = [Trace.load(t) for t in args.traces]
+    learned = learn_masks(traces)
+    runs = len(traces)
+    lines = [
+        f"learned {len(learned.masks)} mask{'s' if len(learned.masks) != 1 else ''} from "
+        f"{learned.paired} model call{'s' if learned.paired != 1 else ''} of {runs} runs"
+    ]
+    for m in learned.masks:
+        lines.append(f"  {m.name}: {m.evidence}")
+    if learned.parted is not None:
+        lines.append(
+            f"the runs' paths part at step {learned.parted}: nothing is learned from there on"
+        )
+    if learned.real:
+        lines.append("not masked (real differences):")
+        lines += [f"  {r}" for r in learned.real[:20]]
+        if len(learned.real) > 20:
+            lines.append(f"  … and {len(learned.real) - 20} more")
+    header = (
+        "# Masks learned by regista masks learn from "
+        + ", ".join(Path(t).name for t in args.traces)
+        + "\n# Each mask names a value that varied between the runs while their path stayed "
+        "the same.\n# Edit freely: see regista masks --help and docs/masks.md.\n"
+    )
+    body = "\n".join(m.as_toml() for m in learned.masks)
+    if args.output:
+        target = Path(args.output)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(header + "\n" + body, encoding="utf-8")
+        lines.append(f"mask file: {target}")
+        out(lines)
+    else:
+        import sys
+
+        print("\n".join(lines), file=sys.stderr)
+        out([header + "\n" + body.rstrip("\n")])
     return 0

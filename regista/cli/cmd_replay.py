@@ -11,6 +11,7 @@ from typing import Any
 from regista.cli._common import out, result_lines
 from regista.cli.cmd_masks import add_mask_options, masks_from_args
 from regista.defaults import DEFAULT_TRACE_DIR
+from regista.diff.masks import verdict_counts
 from regista.errors import ReplayDivergence, ReplayDivergenceWarning, UserError
 from regista.loading import load_agent
 from regista.providers.replay import ReplayMode
@@ -78,6 +79,7 @@ def replay_line(replay: Any) -> str:
         f"{replay.matched} matched"
     )
     masks = getattr(replay, "masks", None)
+    verdicts = getattr(replay, "verdicts", None)
     if replay.masked_matches:
         used = ", ".join(sorted(replay.masks_used))
         line += f" ({replay.masked_matches} through masks: {used})"
@@ -86,6 +88,8 @@ def replay_line(replay: Any) -> str:
         line += f", {rejected} request{'s' if rejected != 1 else ''} rejected"
     if masks is not None:
         line += f"; masks: {len(masks)} ({' + '.join(masks.sources) or 'none'})"
+    if verdicts:
+        line += f"; steps: {verdict_counts(verdicts)}"
     div = replay.divergence
     if div is not None:
         first = div["diff"][0] if div["diff"] else "the request differs"
@@ -139,12 +143,22 @@ async def run_harness(args: argparse.Namespace) -> int:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ReplayDivergenceWarning)
         try:
-            result = await replay(trace, args.mode, fallback, trace_dir=args.trace_dir, tools=tools)
+            result = await replay(
+                trace,
+                args.mode,
+                fallback,
+                trace_dir=args.trace_dir,
+                tools=tools,
+                masks=masks_from_args(args, Path(args.trace).parent),
+            )
         except ReplayDivergence as exc:
             print(f"regista: {exc}", file=sys.stderr)
             return 1
     for w in caught:
         if issubclass(w.category, ReplayDivergenceWarning):
             print(f"warning: {w.message}", file=sys.stderr)
-    out(result_lines(result, "replayed"))
+    lines = result_lines(result, "replayed")
+    if result.verdicts:
+        lines.append(f"steps: {verdict_counts(result.verdicts)}")
+    out(lines)
     return 0

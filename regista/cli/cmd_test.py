@@ -1,8 +1,10 @@
-"""``regista test [PATHS…] [--agent module:attr] [--junit report.xml]``: play golden traces.
+"""``regista test [PATHS…] [--agent module:attr] [--junit report.xml] [--masks FILE]``.
 
 Every ``*.jsonl`` trace found under PATHS is played against its agent (the trace's
 ``agent_ref`` unless ``--agent`` is given) under a strict replay. Prints one line per tape
-and a summary; writes a JUnit XML report for CI; exits 1 if any tape fails.
+with its steps' verdicts (``exact``, ``masked``: equal once the masks are applied,
+``diverged``) and a summary; writes a JUnit XML report for CI (each step's verdict is a
+property of its tape's test case); exits 1 if any tape fails.
 """
 
 from __future__ import annotations
@@ -11,9 +13,12 @@ import argparse
 import sys
 import time
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from regista.cli.cmd_masks import add_mask_options, masks_from_args
+from regista.diff.masks import verdict_counts
 from regista.errors import NoSuchPathError, RegistaError, ReplayDivergence
 from regista.testing import BrokenTape, play_tape
 from regista.trace.reader import Trace
@@ -28,6 +33,8 @@ class Outcome:
     seconds: float
     message: str = ""
     steps: int = 0
+    #: Each step's verdict: exact, masked or diverged.
+    verdicts: dict[int, str] = field(default_factory=dict)
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -40,6 +47,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("paths", nargs="*", default=["."], metavar="PATH", help="traces or folders")
     p.add_argument("--agent", help="module:attr of the agent (default: each trace's agent_ref)")
     p.add_argument("--junit", metavar="FILE", help="write a JUnit XML report to FILE")
+    add_mask_options(p)
     p.set_defaults(func=run)
 
 
@@ -60,14 +68,21 @@ def find_traces(paths: list[str]) -> list[Path]:
     return found
 
 
-async def _play(path: Path, agent: str | None) -> Outcome:
+async def _play(path: Path, agent: str | None, masks: Any = None) -> Outcome:
     t0 = time.perf_counter()
     try:
-        result = await play_tape(Trace.load(path), agent)
-        return Outcome(path, "passed", time.perf_counter() - t0, steps=result.steps)
+        result = await play_tape(Trace.load(path), agent, masks=masks)
+        return Outcome(
+            path,
+            "passed",
+            time.perf_counter() - t0,
+            steps=result.steps,
+            verdicts=result.verdicts,
+        )
     except RegistaError as exc:
         status = "failed" if isinstance(exc, ReplayDivergence | BrokenTape) else "error"
-        return Outcome(path, status, time.perf_counter() - t0, str(exc))
+        verdicts = dict(getattr(exc, "verdicts", {}))
+        return Outcome(path, status, time.perf_counter() - t0, str(exc), verdicts=verdicts)
 
 
 def write_junit(outcomes: list[Outcome], target: Path) -> None:
@@ -84,6 +99,11 @@ def write_junit(outcomes: list[Outcome], target: Path) -> None:
         case = ET.SubElement(
             suite, "testcase", classname="regista.tape", name=str(o.path), time=f"{o.seconds:.3f}"
         )
+        if o.verdicts:
+            props = ET.SubElement(case, "properties")
+            ET.SubElement(props, "property", name="verdicts", value=verdict_counts(o.verdicts))
+            for step, verdict in o.verdicts.items():
+                ET.SubElement(props, "property", name=f"step {step}", value=verdict)
         if o.status in ("failed", "error"):
             tag = "failure" if o.status == "failed" else "error"
             el = ET.SubElement(case, tag, message=o.message.splitlines()[0] if o.message else "")
@@ -102,15 +122,23 @@ async def run(args: argparse.Namespace) -> int:
         print("regista: no traces (*.jsonl) found", file=sys.stderr)
         return 1
     outcomes: list[Outcome] = []
+    masks_of: dict[Path, Any] = {}  # a folder's masks.toml, read once
     for i, path in enumerate(traces, start=1):
-        o = await _play(path, args.agent)
+        folder = path.parent
+        if folder not in masks_of:
+            masks_of[folder] = masks_from_args(args, folder)
+        o = await _play(path, args.agent, masks_of[folder])
         outcomes.append(o)
         mark = {"passed": "PASS", "failed": "FAIL", "error": "ERROR", "skipped": "SKIP"}[o.status]
-        detail = f" ({o.steps} steps, {o.seconds * 1000:.0f} ms)" if o.status == "passed" else ""
+        detail = ""
+        if o.status == "passed":
+            detail = f" ({o.steps} steps: {verdict_counts(o.verdicts)}, {o.seconds * 1000:.0f} ms)"
         print(f"[{i}/{len(traces)}] {mark} {path}{detail}")
         if o.message and o.status != "passed":
             for line in o.message.splitlines():
                 print(f"    {line}")
+            if o.verdicts:
+                print(f"    verdicts: {verdict_counts(o.verdicts)}")
     counts = {
         s: sum(o.status == s for o in outcomes) for s in ("passed", "failed", "error", "skipped")
     }

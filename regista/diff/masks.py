@@ -46,14 +46,42 @@ from regista.errors import UserError
 __all__ = [
     "BUILTIN_MASKS",
     "DEFAULT_MASK_FILE",
+    "DIVERGED",
+    "EXACT",
+    "MASKED",
+    "VERDICTS",
     "Mask",
     "MaskFileError",
     "MaskHit",
     "MaskSet",
     "load_mask_file",
     "mask_set",
+    "pair_verdicts",
     "split_changes",
+    "verdict_counts",
+    "verdict_summary",
 ]
+
+#: A replayed step's verdict: its request matched byte for byte (``exact``), only once the
+#: masks were applied (``masked``), or not at all (``diverged``).
+EXACT = "exact"
+MASKED = "masked"
+DIVERGED = "diverged"
+VERDICTS = (EXACT, MASKED, DIVERGED)
+
+
+def verdict_counts(verdicts: dict[int, str] | Sequence[str]) -> str:
+    """``"5 exact, 1 masked"``: how many steps got each verdict (those that did)."""
+    values = list(verdicts.values()) if isinstance(verdicts, dict) else list(verdicts)
+    counts = [(v, values.count(v)) for v in VERDICTS]
+    return ", ".join(f"{n} {v}" for v, n in counts if n) or "no step played"
+
+
+def verdict_summary(verdicts: dict[int, str] | Sequence[str]) -> dict[str, int]:
+    """How many steps got each verdict: ``{"exact": 5, "masked": 1, "diverged": 0}``."""
+    values = list(verdicts.values()) if isinstance(verdicts, dict) else list(verdicts)
+    return {v: values.count(v) for v in VERDICTS}
+
 
 #: The mask file looked for beside the traces when none is named.
 DEFAULT_MASK_FILE = "masks.toml"
@@ -732,6 +760,27 @@ def mask_set(
         masks += user
         sources.append(str(chosen))
     return MaskSet(masks, sources)
+
+
+def pair_verdicts(diff: Any, masks: MaskSet | None = None) -> list[str]:
+    """Each aligned step pair of a run diff (:class:`~regista.diff.RunDiff`): ``exact``
+    (the same), ``masked`` (both sides are there and differ only where ``masks`` cover) or
+    ``diverged``."""
+    out: list[str] = []
+    for pair in diff.pairs:
+        if pair.kind == "same":
+            out.append(EXACT)
+        elif (
+            masks
+            and pair.a is not None
+            and pair.b is not None
+            and pair.changes
+            and not split_changes(pair.changes, masks)[0]
+        ):
+            out.append(MASKED)
+        else:
+            out.append(DIVERGED)
+    return out
 
 
 def split_changes(

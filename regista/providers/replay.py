@@ -9,6 +9,11 @@ $0. A mismatch is a divergence, handled by the mode:
 - ``hybrid``: from the first divergence on (or past the end of the recording), every call
   goes to the real ``fallback`` provider.
 
+With ``masks`` (a :class:`~regista.diff.masks.MaskSet`), a request that differs from the
+recorded one only in spans the masks name (a date, an id, a temp path) still matches: the
+call is served, and its step's verdict is ``masked`` instead of ``exact``
+(:attr:`ReplayProvider.verdicts`).
+
 A recorded session that ended in a provider error is reproduced: its failed request, when
 the replay makes it, raises the recorded error again (``ProviderError.recorded``), and the
 replay ends in ``error`` as the recording did. So is a session that was cancelled, or
@@ -29,6 +34,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from regista.context import ContextConfig, compaction_request
+from regista.diff.masks import DIVERGED, EXACT, MASKED, MaskSet
 from regista.diff.structural import Change
 from regista.errors import (
     ContentNotRecorded,
@@ -282,6 +288,11 @@ class ReplayProvider(TapeProvider):
         mode: ``"strict"`` (default), ``"warn"`` or ``"hybrid"``.
         fallback: The live provider that ``hybrid`` falls through to (:attr:`live`).
         name_of: How divergence messages name the recording (default: the file name).
+        masks: Volatile spans a strict match ignores (default: none, every byte counts).
+
+    Attributes:
+        verdicts: Each model step played so far: ``exact`` (the request hashed as
+            recorded), ``masked`` (equal once masked) or ``diverged``.
     """
 
     name = "replay"
@@ -293,8 +304,11 @@ class ReplayProvider(TapeProvider):
         fallback: Provider | None = None,
         *,
         name_of: str | None = None,
+        masks: MaskSet | None = None,
     ) -> None:
         self.trace = trace if isinstance(trace, Trace) else Trace.load(trace)
+        self.masks = masks if masks is not None else MaskSet()
+        self.verdicts: dict[int, str] = {}
         super().__init__(
             Tape(recorded_calls(self.trace)),
             fallback,
@@ -316,6 +330,12 @@ class ReplayProvider(TapeProvider):
         if self.went_live:
             return await self._live(request, on_text)
         rec = self.tape.take(request.hash, in_order=True)
+        if rec is not None:
+            self.verdicts[rec.step] = EXACT
+        elif self._masked_match(request):
+            rec = self.tape.take_next()
+            assert rec is not None
+            self.verdicts[rec.step] = MASKED
         if (
             rec is not None
             and not rec.response.captured
@@ -342,12 +362,30 @@ class ReplayProvider(TapeProvider):
                 f"only {len(self.calls)}{recording_end_note(self.trace)}",
                 [],
             )
-        m = mismatch(expected, request.canonical(), others=self.unplayed_after(expected))
+        if self.masks:  # what differs beyond the masks (a masked span is not a difference)
+            m = mismatch(
+                expected,
+                self._masked(request),
+                canonical=self._masked,
+                others=self.unplayed_after(expected),
+            )
+        else:
+            m = mismatch(expected, request.canonical(), others=self.unplayed_after(expected))
         what = "model call" if expected.kind == "model" else "compaction"
         message = f"{self.label}: diverged at step {expected.step} ({what}): {m.detail}"
         return await self._diverge(
             request, on_text, expected.step, True, message + m.nearest_note, m.changes
         )
+
+    def _masked_match(self, request: LlmRequest) -> bool:
+        """Whether the next recorded request equals ``request`` once both are masked."""
+        expected = self.tape.expected()
+        if not self.masks or expected is None or (recorded := expected.request) is None:
+            return False
+        return self._masked(recorded) == self._masked(request)
+
+    def _masked(self, request: LlmRequest) -> dict[str, Any]:
+        return self.masks.apply(request.canonical())[0]
 
     async def _serve(
         self, rec: RecordedCall, on_text: TextCallback | None, matched: bool | None = None
@@ -391,6 +429,7 @@ class ReplayProvider(TapeProvider):
         changes: list[Change],
     ) -> LlmResponse:
         self.diverge(step)
+        self.verdicts[step] = DIVERGED
         if self.mode is ReplayMode.HYBRID and self.live is not None:
             return await self._live(request, on_text)
         if self.mode is ReplayMode.WARN and has_recording:

@@ -27,7 +27,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from regista.diff.masks import MaskHit, MaskSet
+from regista.diff.masks import DIVERGED, EXACT, MASKED, MaskHit, MaskSet
 from regista.errors import ContentNotRecorded, InvalidEditError
 from regista.fork import ModelAnswerEdit, ToolResultEdit, validate_model_edit
 from regista.providers.replay import RecordedCall, recorded_calls
@@ -264,6 +264,8 @@ class SdkReplay:
         #: Calls matched only because masks covered what differed, and the masks used.
         self.masked_matches = 0
         self.masks_used: dict[str, int] = {}
+        #: Each model step played: exact, masked (equal once masked) or diverged.
+        self.verdicts: dict[int, str] = {}
         self.live_calls = 0
         #: Requests answered with a 409 (a divergence, past the live point, or an answer
         #: recorded without its content): a client that retries anyway sends each again.
@@ -338,7 +340,8 @@ class SdkReplay:
                 if self.live_from is None or rec.step < self.live_from:
                     served = self._serve(rec, matched=True, shape=shape)
                     self.tape.play(i)
-                    self._count_masked(rec, request)
+                    masked = self._count_masked(rec, request)
+                    self.verdicts[rec.step] = MASKED if masked else EXACT
                     return served
             expected = self.tape.expected()
             if expected is None or (self.live_from is not None and expected.step >= self.live_from):
@@ -353,6 +356,7 @@ class SdkReplay:
                 served = self._serve(expected, matched=False, shape=shape)
                 if not loose_after_edit:  # a fork's loose playback is no divergence
                     self._note(request, expected)
+                    self.verdicts[expected.step] = DIVERGED
                 self.tape.play(self.tape.next_index)
                 return served
             return self._diverge(request, digest, expected, shape)
@@ -440,10 +444,11 @@ class SdkReplay:
     def _masked(self, request: LlmRequest) -> tuple[dict[str, Any], list[MaskHit]]:
         return masked_form(request.system, request.messages, self._active)
 
-    def _count_masked(self, rec: RecordedCall, request: LlmRequest) -> None:
-        """Count a call that matched only through masks (its masked values differ)."""
+    def _count_masked(self, rec: RecordedCall, request: LlmRequest) -> bool:
+        """Count a call that matched only through masks (its masked values differ);
+        whether it did."""
         if not self._active or rec.request is None:
-            return
+            return False
         _, recorded = self._masked(rec.request)
         _, live = self._masked(request)
         differing = {h.mask for h in recorded} ^ {h.mask for h in live}
@@ -455,6 +460,7 @@ class SdkReplay:
             self.masked_matches += 1
             for name in names:
                 self.masks_used[name] = self.masks_used.get(name, 0) + 1
+        return bool(names)
 
     def _note(self, request: LlmRequest, expected: RecordedCall | None) -> dict[str, Any]:
         live, live_hits = self._masked(request)
@@ -485,6 +491,7 @@ class SdkReplay:
         self, request: LlmRequest, digest: str, expected: RecordedCall | None, shape: ErrorShape
     ) -> Served:
         note = self._note(request, expected)
+        self.verdicts[note["step"]] = DIVERGED
         self.rejected += 1
         if expected is None:
             message = (
@@ -578,6 +585,7 @@ class SdkReplay:
             "matched": self.matched,
             "masked_matches": self.masked_matches,
             "masks_used": dict(self.masks_used),
+            "verdicts": {str(step): v for step, v in sorted(self.verdicts.items())},
             "masks": {"count": len(self.masks), "sources": self.masks.sources},
             "live_calls": self.live_calls,
             "rejected": self.rejected,

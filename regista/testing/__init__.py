@@ -18,11 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from regista.aio import run_sync
+from regista.diff.masks import DIVERGED, MaskSet, load_mask_file
 from regista.errors import ReplayDivergence, TraceError
 from regista.loading import resolve_agent
 from regista.loop import RunResult, run_session
 from regista.providers.replay import ReplayMode, ReplayProvider
-from regista.replay import RecordedTools
+from regista.replay import RecordedTools, step_verdicts
 from regista.trace.reader import Trace
 from regista.trace.verify import check_rebuilt
 from regista.types import AgentSpec
@@ -31,7 +32,14 @@ __all__ = ["BrokenTape", "TapeMismatch", "play_tape", "play_tape_sync", "resolve
 
 
 class TapeMismatch(ReplayDivergence):
-    """The current agent no longer walks the recorded path."""
+    """The current agent no longer walks the recorded path.
+
+    Attributes:
+        verdicts: The verdict of each step played before it left the path (``exact``,
+            ``masked``), and ``diverged`` where it left.
+    """
+
+    verdicts: dict[int, str] = {}  # noqa: RUF012 (set per instance by play_tape)
 
 
 class BrokenTape(TraceError):
@@ -69,9 +77,17 @@ def resolve_tape_agent(trace: Trace, agent: AgentSpec | None = None) -> Any:
 
 
 async def play_tape(
-    path: str | Path | Trace, agent: AgentSpec | None = None, *, trace_dir: str | Path | None = None
+    path: str | Path | Trace,
+    agent: AgentSpec | None = None,
+    *,
+    trace_dir: str | Path | None = None,
+    masks: MaskSet | str | Path | None = None,
 ) -> RunResult:
     """Play a golden trace against ``agent`` under a strict replay.
+
+    ``masks`` (a :class:`~regista.diff.masks.MaskSet`, or the path of a mask file) are the
+    volatile spans the match ignores: a request equal to the recorded one once masked
+    passes, with the verdict ``masked``. The result's ``verdicts`` give each step's.
 
     Raises:
         TapeMismatch: The agent left the recorded path (message: file, step, field, …).
@@ -82,7 +98,9 @@ async def play_tape(
     check_rebuilt(trace)
     live = resolve_tape_agent(trace, agent)
     label = trace.path.name if trace.path else "tape"
-    provider = ReplayProvider(trace, ReplayMode.STRICT, name_of=label)
+    if isinstance(masks, str | Path):
+        masks = MaskSet(load_mask_file(masks), [str(masks)])
+    provider = ReplayProvider(trace, ReplayMode.STRICT, name_of=label, masks=masks)
     tools = RecordedTools(trace, ReplayMode.STRICT, label=label)
     with tempfile.TemporaryDirectory(prefix="regista-tape-") as tmp:
         config = replace(
@@ -93,15 +111,18 @@ async def play_tape(
                 config, trace.start.task, provider, tool_tape=tools, replay_of=trace.session_id
             )
         except ReplayDivergence as exc:
-            raise TapeMismatch(
+            mismatch = TapeMismatch(
                 str(exc), step=exc.step, kind=exc.kind, diffs=exc.diffs, trace_path=trace.path
-            ) from None
+            )
+            mismatch.verdicts = step_verdicts(provider, tools)
+            raise mismatch from None
+    result.verdicts = step_verdicts(provider, tools)
     recorded = trace.summary()
     recorded_steps = len(trace.steps())
     if trace.end is not None and (
         result.stop_reason != recorded.stop_reason or result.steps != recorded_steps
     ):
-        raise TapeMismatch(
+        mismatch = TapeMismatch(
             f"{label}: diverged at step {min(result.steps, recorded_steps)} (end of run): the "
             f"run ended with {result.stop_reason!r} after {result.steps} steps; the recording "
             f"ended with {recorded.stop_reason!r} after {recorded_steps} steps",
@@ -109,9 +130,16 @@ async def play_tape(
             kind="end",
             trace_path=trace.path,
         )
+        mismatch.verdicts = {**result.verdicts, min(result.steps, recorded_steps): DIVERGED}
+        raise mismatch
     return result
 
 
-def play_tape_sync(path: str | Path | Trace, agent: AgentSpec | None = None) -> RunResult:
+def play_tape_sync(
+    path: str | Path | Trace,
+    agent: AgentSpec | None = None,
+    *,
+    masks: MaskSet | str | Path | None = None,
+) -> RunResult:
     """:func:`play_tape` for synchronous code (runs its own event loop)."""
-    return run_sync(play_tape(path, agent))
+    return run_sync(play_tape(path, agent, masks=masks))

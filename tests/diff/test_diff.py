@@ -521,7 +521,7 @@ def test_cli_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     b = run_agent(tmp_path / "b", turns(2), instructions="Other instructions.")
     assert main(["diff", "--json", str(a), str(b)]) == 1
     data = json.loads(capsys.readouterr().out)
-    assert set(data) == {"a", "b", "identical", "counts", "first_divergence", "pairs"}
+    assert set(data) == {"a", "b", "identical", "counts", "first_divergence", "pairs", "verdicts"}
     assert data["a"]["path"] == str(a) and data["b"]["stop_reason"] == "end_turn"
     assert data["counts"]["changed_config"] == 3
     first = data["first_divergence"]

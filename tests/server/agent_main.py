@@ -54,6 +54,21 @@ def main() -> int:
                 }
             )
         return 0
+    if sys.argv[1] == "anthropic-fresh":  # its tool answers a new id and time on every run
+        import uuid
+        from datetime import UTC, datetime
+
+        import anthropic
+
+        def book(city: str) -> str:
+            return f"booking {uuid.uuid4()} made {datetime.now(UTC).isoformat()} for {city}"
+
+        try:
+            print(anthropic_agent(anthropic.Anthropic(max_retries=0), system=system, tool=book))
+        except anthropic.ConflictError as exc:
+            print(f"conflict: {exc}", file=sys.stderr)
+            return 3
+        return 0
     stream = sys.argv[1].endswith("-stream")  # anthropic-stream, openai-stream
     if sys.argv[1] in ("anthropic", "anthropic-stream"):
         import anthropic
