@@ -56,6 +56,7 @@ __all__ = [
     "MaskSet",
     "load_mask_file",
     "mask_set",
+    "pair_verdict",
     "pair_verdicts",
     "split_changes",
     "verdict_counts",
@@ -762,25 +763,26 @@ def mask_set(
     return MaskSet(masks, sources)
 
 
-def pair_verdicts(diff: Any, masks: MaskSet | None = None) -> list[str]:
-    """Each aligned step pair of a run diff (:class:`~regista.diff.RunDiff`): ``exact``
-    (the same), ``masked`` (both sides are there and differ only where ``masks`` cover) or
+def pair_verdict(pair: Any, masks: MaskSet | None = None) -> str:
+    """An aligned step pair's verdict (:class:`~regista.diff.AlignedPair`): ``exact`` (the
+    same), ``masked`` (both sides are there and differ only where ``masks`` cover) or
     ``diverged``."""
-    out: list[str] = []
-    for pair in diff.pairs:
-        if pair.kind == "same":
-            out.append(EXACT)
-        elif (
-            masks
-            and pair.a is not None
-            and pair.b is not None
-            and pair.changes
-            and not split_changes(pair.changes, masks)[0]
-        ):
-            out.append(MASKED)
-        else:
-            out.append(DIVERGED)
-    return out
+    if pair.kind == "same":
+        return EXACT
+    if (
+        masks
+        and pair.a is not None
+        and pair.b is not None
+        and pair.changes
+        and not split_changes(pair.changes, masks)[0]
+    ):
+        return MASKED
+    return DIVERGED
+
+
+def pair_verdicts(diff: Any, masks: MaskSet | None = None) -> list[str]:
+    """Each aligned step pair's :func:`pair_verdict`, of a run diff."""
+    return [pair_verdict(pair, masks) for pair in diff.pairs]
 
 
 def split_changes(

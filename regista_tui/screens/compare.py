@@ -29,6 +29,7 @@ from textual.widgets import Footer, Static
 from textual.worker import get_current_worker
 
 from regista.diff import KINDS, LABELS, Divergence, RunDiff, diff_runs
+from regista.diff.masks import MaskSet, mask_set
 from regista.diff.runfile import RunFile
 from regista.diff.runs import aligned_head, diff_files
 from regista.errors import RegistaError, TraceError
@@ -188,6 +189,7 @@ class CompareScreen(Screen[None]):
         return self.query_one(PairList)
 
     def on_mount(self) -> None:
+        self.pairs.masks = self._masks()
         self.pairs.border_title = f"{self.names[0]} │ {self.names[1]}"
         self.query_one("#pair-diff").border_title = "Differences of the selected pair"
         self.pairs.focus()
@@ -195,6 +197,16 @@ class CompareScreen(Screen[None]):
 
     def on_resize(self) -> None:
         self.set_class(self.size.width < 100, "-narrow")
+
+    def _masks(self) -> MaskSet | None:
+        """The masks a pair's changes are read through: the built-in ones and masks.toml
+        beside run A (as regista diff reads them); a mask file that cannot be used is said
+        on the status line, and every difference counts."""
+        try:
+            return mask_set(None, beside=self.paths[0].parent)
+        except RegistaError as exc:
+            self.set_status(f"masks not used: {exc}", True)
+            return None
 
     # -- loading -------------------------------------------------------------------------
 
@@ -303,7 +315,7 @@ class CompareScreen(Screen[None]):
         self.pairs.set_diff(diff, (_label(diff.a), _label(diff.b)))
         self._header()
         if not diff.pairs:
-            self.query_one(PairDetail).show(None, *self.names)
+            self.query_one(PairDetail).show(None, *self.names, masks=self.pairs.masks)
         if first_time and not moved:
             self.first_shown(diff)
         else:
@@ -376,7 +388,9 @@ class CompareScreen(Screen[None]):
             return  # not aligned yet: there is nothing to say about the pair
         if self._status_pair is not None and event.position != self._status_pair:
             self.set_status("")  # "Difference 3 of 22" is no longer where the cursor is
-        self.query_one(PairDetail).show(self.pairs.pair(event.position), *self.names)
+        self.query_one(PairDetail).show(
+            self.pairs.pair(event.position), *self.names, masks=self.pairs.masks
+        )
 
     def _jump(self, target: int | None, what: str) -> None:
         if target is None:

@@ -187,3 +187,20 @@ async def test_regista_diff_gives_each_step_its_verdict(
     text = capsys.readouterr().out
     assert "Verdicts: 2 exact, 3 masked" in text
     assert text.count("masked") >= 3
+
+
+def test_the_pytest_plugins_player_takes_masks(tmp_path: Path) -> None:
+    from regista.testing.plugin import TapePlayer
+
+    a = asyncio.run(_record(tmp_path / "a", "8f3a91c2", "2026-11-30T09:12:44Z", "/tmp/run-a8"))
+    b = asyncio.run(_record(tmp_path / "b", "77b2c0de", "2026-12-01T17:03:09Z", "/tmp/run-q0"))
+    assert main(["masks", "learn", str(a), str(b), "-o", str(tmp_path / "m.toml")]) == 0
+    today = PROMPT.format(build="1234abcd", when="2026-12-02T05:00:00Z", tmp="/tmp/run-zz9")
+    agent = simple_agent(tmp_path / "c", instructions=today)
+    player = TapePlayer(tmp_path, masks="m.toml")  # as --regista-masks m.toml gives it
+    result = player.play(a, agent)
+    assert "masked" in result.verdicts.values()
+    assert (
+        TapePlayer(tmp_path).try_play(a, simple_agent(tmp_path / "d", instructions=today))[0]
+        is None
+    )

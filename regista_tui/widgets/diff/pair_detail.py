@@ -7,6 +7,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from regista.diff import AlignedPair
+from regista.diff.masks import MaskSet, split_changes
 from regista_tui.widgets.diff.pair_list import KIND_STYLE
 from regista_tui.widgets.step.render import OP_STYLE
 
@@ -21,7 +22,13 @@ class PairDetail(Static):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id, markup=False)
 
-    def show(self, pair: AlignedPair | None, a_name: str = "A", b_name: str = "B") -> None:
+    def show(
+        self,
+        pair: AlignedPair | None,
+        a_name: str = "A",
+        b_name: str = "B",
+        masks: MaskSet | None = None,
+    ) -> None:
         if pair is None:
             self.update(Text("No steps in either run.", "dim"))
             return
@@ -38,7 +45,16 @@ class PairDetail(Static):
             changes = pair.changes
         except Exception as exc:  # a diff of malformed steps is shown, not raised
             return self.update(Group(head, Text(f"cannot diff: {exc}", "bold red")))
+        masked: list[str] = []
+        if masks and pair.a is not None and pair.b is not None:
+            changes, masked = split_changes(changes, masks, a_name, b_name)
+            if not changes:
+                head = Text("masked", "dim")
+                head.append(f"  {pair.step_kind} · {', '.join(where)}", "")
+                head.append("  · only masked values differ (see regista masks)", "dim")
         lines = [head]
+        for note in masked[:_LIMIT]:
+            lines.append(Text(f"{'masked':>8} {note}", "dim"))
         for change in changes[:_LIMIT]:
             line = Text(f"{change.op:>8} ", OP_STYLE.get(change.op, ""))
             line.append(change.describe(a_name, b_name))

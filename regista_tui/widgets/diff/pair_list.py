@@ -6,13 +6,17 @@ from rich.text import Text
 from textual.message import Message
 
 from regista.diff import AlignedPair, RunDiff
+from regista.diff.masks import DIVERGED, MASKED, MaskSet, pair_verdict
 from regista.errors import RegistaError
 from regista.trace.steps import Step
 from regista.vocab import KIND_COLOURS, KIND_MARKS
 from regista_tui.rows import row_of
 from regista_tui.widgets.virtual_list import VirtualList
 
-__all__ = ["KIND_STYLE", "PairList"]
+__all__ = ["KIND_STYLE", "MASKED_MARK", "PairList"]
+
+#: The gutter mark of a pair that differs only in masked values.
+MASKED_MARK = "≈"
 
 #: Color of each classification (gutter and legend).
 KIND_STYLE: dict[str, str] = {
@@ -40,12 +44,32 @@ class PairList(VirtualList):
         super().__init__(id=id)
         self.diff: RunDiff | None = None
         self.labels: tuple[str | None, str | None] = (None, None)
+        #: The masks a pair's changes are read through (a pair that differs only where
+        #: they cover is ``masked``); none: every difference counts.
+        self.masks: MaskSet | None = None
+        self._verdicts: dict[int, str] = {}
 
     def set_diff(self, diff: RunDiff, labels: tuple[str | None, str | None]) -> None:
         """Show ``diff`` (keeping the cursor where it was, when it still exists)."""
         self.diff = diff
         self.labels = labels
+        self._verdicts = {}
         self.grow()
+
+    def verdict(self, pos: int) -> str:
+        """Pair ``pos``'s verdict: ``exact``, ``masked`` or ``diverged`` (worked out when
+        it is first shown: a pair's changes are read only then)."""
+        found = self._verdicts.get(pos)
+        if found is None:
+            pair = self.pair(pos)
+            if pair is None:
+                return DIVERGED
+            try:
+                found = pair_verdict(pair, self.masks)
+            except RegistaError:
+                found = DIVERGED
+            self._verdicts[pos] = found
+        return found
 
     def row_count(self) -> int:
         return len(self.diff.pairs) if self.diff is not None else 0
@@ -61,7 +85,10 @@ class PairList(VirtualList):
         if pair is None:
             return text
         style = KIND_STYLE.get(pair.kind, "")
-        text.append(f"{_GUTTER.get(pair.kind, '?')} ", style)
+        if pair.kind != "same" and self.masks and self.verdict(pos) == MASKED:
+            text.append(f"{MASKED_MARK} ", "dim")  # differs only in masked values
+        else:
+            text.append(f"{_GUTTER.get(pair.kind, '?')} ", style)
         side = max(10, (width - 5) // 2)
         text.append_text(self._side_of(pair, "a", side, self.labels[0], pair.kind == "insert"))
         text.append(" │ ", style if pair.kind != "same" else "dim")
