@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from regista.cli._common import out, read_arg, result_lines
 from regista.cli._edits import EditsAction, parse_edits_file
+from regista.cli.fork_cli import add_resume_in, fork_back
 from regista.errors import ReplayDivergence, UserError
 
 if TYPE_CHECKING:
@@ -23,7 +24,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="replace steps' tool results or model answers and continue live",
         usage="regista fork TRACE --at N (--tool-result TEXT|@file | --answer TEXT|@file) "
         "[--error] [--edits FILE] [--live-after N | --loose] [--agent M:A] [--trace-dir DIR] "
-        "[-- CMD [ARGS...]]",
+        "[-- CMD [ARGS...]]\n       regista fork SESSION --at N (--tool-result TEXT|@file | "
+        "--answer TEXT|@file) --resume-in claude|codex [--cwd DIR]",
         description="Replay the steps before the first edit from the trace, answer each "
         "edited step with its edit, then go live right after the last edit (or after "
         "--live-after N). Repeat --at with --tool-result/--answer for several edits, or "
@@ -74,12 +76,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("--agent", help="module:attr of the agent (default: the trace's agent_ref)")
     p.add_argument("--trace-dir", help="where the fork's trace goes")
+    add_resume_in(p)
     p.set_defaults(func=run_fork)
 
     r = sub.add_parser(
         "rewind",
         help="replay the first N steps for free and continue live from step N",
-        usage="regista rewind TRACE --at N [--agent M:A] [--trace-dir DIR] [-- CMD [ARGS...]]",
+        usage="regista rewind TRACE --at N [--agent M:A] [--trace-dir DIR] [-- CMD [ARGS...]]"
+        "\n       regista rewind SESSION --at N --resume-in claude|codex [--cwd DIR]",
         description="Replay steps 0..N-1 from the trace for $0 (nothing re-executed) and let "
         "the agent carry on live from step N. A fork with no edit; the parent trace is only "
         "read. With -- CMD, any agent program is the one rewound (its calls before step N "
@@ -89,6 +93,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     r.add_argument("--at", type=int, required=True, metavar="N", help="first live step")
     r.add_argument("--agent", help="module:attr of the agent (default: the trace's agent_ref)")
     r.add_argument("--trace-dir", help="where the new trace goes")
+    add_resume_in(r)
     r.set_defaults(func=run_rewind)
 
 
@@ -116,12 +121,16 @@ def _edits_of(args: argparse.Namespace) -> list[tuple[int, Any]]:
 
 
 def run_fork(args: argparse.Namespace) -> Any:
+    if getattr(args, "resume_in", None):
+        return fork_back(args, _edits_of(args))
     if getattr(args, "child_command", None) is not None:
         return _fork_child(args, _edits_of(args), args.live_after, bool(args.loose))
     return _run_fork(args)
 
 
 def run_rewind(args: argparse.Namespace) -> Any:
+    if getattr(args, "resume_in", None):
+        return fork_back(args, [(args.at, None)])
     if getattr(args, "child_command", None) is not None:
         from regista.trace.reader import Trace
 

@@ -161,6 +161,8 @@ class RunBuilder:
         instructions: The system prompt, when the transcript holds it.
         import_report: What the conversion skipped (``metadata.import_report``), when it
             is known before the run is made.
+        forked_from: The run it was forked from, when the source says (a session that
+            ``regista fork … --resume-in`` wrote back into its CLI).
     """
 
     def __init__(
@@ -174,6 +176,7 @@ class RunBuilder:
         metadata: dict[str, Any],
         instructions: str | None = None,
         import_report: dict[str, Any] | None = None,
+        forked_from: dict[str, Any] | None = None,
     ) -> None:
         self.session_id = session_id
         self.provider = provider
@@ -214,7 +217,7 @@ class RunBuilder:
             params={},
             agent_ref=None,
             replay_of=None,
-            forked_from=None,
+            forked_from=forked_from,
             metadata={
                 **metadata,
                 "unknown": unknown,

@@ -177,6 +177,7 @@ class _Thread:
         groups: dict[str, list[dict[str, Any]]],
         compact_usage: dict[str, dict[str, Any]] | None = None,
         import_report: dict[str, Any] | None = None,
+        forked_from: dict[str, Any] | None = None,
     ) -> None:
         self.lines = lines
         self.links = links
@@ -223,6 +224,7 @@ class _Thread:
             started=first_ts or "1970-01-01T00:00:00.000Z",
             metadata=meta,
             import_report=import_report,
+            forked_from=forked_from,
         )
 
     def run(self) -> list[dict[str, Any]]:
@@ -691,6 +693,7 @@ class Job:
             groups=self.groups[n],
             compact_usage=self.compact_usage,
             import_report=None if key else report_of(self.conv.report),
+            forked_from=None if key else fork_link(ls),
         )
         self.conv.runs.append(ImportedRun(sid, thread.b.events, parent))
         self._current = (thread, sid, parent, thread.steps())
@@ -722,6 +725,18 @@ class Job:
         while not self.done:
             self.advance(1 << 30)
         return self.conv
+
+
+def fork_link(lines: Lines) -> dict[str, Any] | None:
+    """The run a session was forked from, when ``regista fork … --resume-in claude`` wrote
+    it (``registaFork`` on its first line): its ``forked_from``."""
+    for _, obj in lines[:1]:
+        link = obj.get("registaFork")
+        if isinstance(link, dict) and isinstance(link.get("session_id"), str):
+            at = link.get("at_step")
+            if isinstance(at, int) and not isinstance(at, bool) and at >= 0:
+                return link
+    return None
 
 
 def _usage_of(lines: Lines) -> dict[str, Any]:

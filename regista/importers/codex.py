@@ -188,6 +188,17 @@ def _spawned(items: list[Item]) -> dict[str, str]:
     return out
 
 
+def _fork_link(meta: dict[str, Any]) -> dict[str, Any] | None:
+    """The run a rollout was forked from, when ``regista fork … --resume-in codex`` wrote
+    it (``regista_fork`` in its ``session_meta``): its ``forked_from``."""
+    link = meta.get("regista_fork")
+    if isinstance(link, dict) and isinstance(link.get("session_id"), str):
+        at = link.get("at_step")
+        if isinstance(at, int) and not isinstance(at, bool) and at >= 0:
+            return link
+    return None
+
+
 def _parent_thread(meta: dict[str, Any]) -> str | None:
     """``source.subagent.thread_spawn.parent_thread_id`` of a subagent's ``session_meta``."""
     source = meta.get("source")
@@ -262,6 +273,7 @@ class _Rollout:
             started=started or "1970-01-01T00:00:00.000Z",
             metadata=metadata,
             instructions=instructions if isinstance(instructions, str) else None,
+            forked_from=_fork_link(meta),
         )
         self.pending: list[dict[str, Any]] = []
         self.pending_ts: str | None = None
