@@ -34,7 +34,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -61,9 +61,15 @@ _MAX_FOLDER = 200
 #: Claude Code lines without a message envelope: they name the parent's files and
 #: messages (snapshots for /rewind, titles, the prompt queue), so a fork leaves them out.
 _NOT_COPIED = frozenset(
-    {"file-history-snapshot", "summary", "custom-title", "ai-title", "last-prompt",
-     "queue-operation"}
-)  # fmt: skip
+    {
+        "file-history-snapshot",
+        "summary",
+        "custom-title",
+        "ai-title",
+        "last-prompt",
+        "queue-operation",
+    }
+)
 #: Codex's output items: one model step's answer (the importer groups them the same way).
 _CODEX_OUTPUTS = frozenset(
     {"reasoning", "function_call", "custom_tool_call", "local_shell_call", "web_search_call"}
@@ -127,9 +133,10 @@ def find_session(spec: str) -> tuple[Path, str]:
         from regista.importers.detect import detect
 
         try:
-            fmt = detect(path)
-        except Exception:  # an unreadable file: said plainly below
-            fmt = None
+            with open(path, "rb") as f:
+                fmt = detect(f.read(1 << 20))
+        except OSError as exc:
+            raise UserError(f"{spec}: cannot be read ({exc.strerror or exc})") from None
         for tool, name in _FORMAT.items():
             if fmt == name:
                 return path, tool
@@ -143,7 +150,9 @@ def find_session(spec: str) -> tuple[Path, str]:
     for sub in ("sessions", "archived_sessions"):
         root = codex_home() / sub
         if root.is_dir():
-            found += [(p, "codex") for p in sorted(root.rglob(f"rollout-*{_glob_safe(spec)}.jsonl"))]
+            found += [
+                (p, "codex") for p in sorted(root.rglob(f"rollout-*{_glob_safe(spec)}.jsonl"))
+            ]
     if not found:
         raise UserError(
             f"no session {spec!r} in {projects} nor in {codex_home() / 'sessions'} "
@@ -354,9 +363,7 @@ def _parse_lines(data: bytes) -> list[dict[str, Any] | None]:
     return out
 
 
-def _link(
-    parent_sid: str, tool_sid: str, path: Path, at_step: int, edit: Any
-) -> dict[str, Any]:
+def _link(parent_sid: str, tool_sid: str, path: Path, at_step: int, edit: Any) -> dict[str, Any]:
     """The ``forked_from`` the fork's run gets when it is imported."""
     return {
         "session_id": parent_sid,
@@ -389,7 +396,9 @@ def _fork_claude(
 
     lines = _parse_lines(data)
     index_of = {
-        o["uuid"]: i for i, o in enumerate(lines) if o is not None and isinstance(o.get("uuid"), str)
+        o["uuid"]: i
+        for i, o in enumerate(lines)
+        if o is not None and isinstance(o.get("uuid"), str)
     }
     step = steps[at]
     notes: list[str] = []
@@ -428,7 +437,9 @@ def _fork_claude(
                     replace[index_of[u]] = None
     kept_steps = at + 1 if edit is not None else at
     if step.kind == "tool":
-        kept_steps = max(kept_steps, *(s + 1 for s, st in enumerate(steps) if _is_call_of(st, step)))
+        kept_steps = max(
+            kept_steps, *(s + 1 for s, st in enumerate(steps) if _is_call_of(st, step))
+        )
     chosen: list[dict[str, Any]] = []
     for i, obj in enumerate(lines[: cut + 1]):
         if obj is None or obj.get("type") in _NOT_COPIED:
@@ -438,9 +449,7 @@ def _fork_claude(
             chosen.append(new)
     if not any(o.get("type") in ("user", "assistant") for o in chosen):
         raise UserError(f"nothing of the conversation comes before step {at}: nothing to resume")
-    recorded_cwd = next(
-        (o["cwd"] for o in reversed(chosen) if isinstance(o.get("cwd"), str)), None
-    )
+    recorded_cwd = next((o["cwd"] for o in reversed(chosen) if isinstance(o.get("cwd"), str)), None)
     target = os.path.abspath(os.path.expanduser(cwd)) if cwd else recorded_cwd
     if not target:
         raise UserError("the transcript records no working folder: give --cwd DIR")
@@ -450,7 +459,11 @@ def _fork_claude(
         notes.append(f"{target} does not exist here: create it (or give --cwd) before resuming")
     new_sid = str(uuid.uuid4())
     parent_sid = next(
-        (str(o["sessionId"]) for o in lines if o is not None and isinstance(o.get("sessionId"), str)),
+        (
+            str(o["sessionId"])
+            for o in lines
+            if o is not None and isinstance(o.get("sessionId"), str)
+        ),
         path.stem,
     )
     remap = {old: str(uuid.uuid4()) for o in chosen if isinstance(old := o.get("uuid"), str)}
@@ -467,15 +480,26 @@ def _fork_claude(
         out.append(new)
     out[0] = {**out[0], "registaFork": _link(parent_run, parent_sid, path, at, edit)}
     git: dict[str, str] = {}
-    branch = next((o["gitBranch"] for o in reversed(chosen) if isinstance(o.get("gitBranch"), str)), "")
+    branch = next(
+        (o["gitBranch"] for o in reversed(chosen) if isinstance(o.get("gitBranch"), str)), ""
+    )
     if branch:
         git["branch"] = branch
     dest = claude_home() / "projects" / project_folder(target) / f"{new_sid}.jsonl"
     _write_new(dest, out)
     return CliFork(
-        "claude", new_sid, dest, path, parent_sid, at, edit is not None, target, git,
-        kept_steps, notes,
-    )  # fmt: skip
+        "claude",
+        new_sid,
+        dest,
+        path,
+        parent_sid,
+        at,
+        edit is not None,
+        target,
+        git,
+        kept_steps,
+        notes,
+    )
 
 
 def _is_call_of(candidate: _Step, step: _Step) -> bool:
@@ -488,7 +512,11 @@ def _claude_result_lines(lines: list[dict[str, Any] | None]) -> dict[str, int]:
     for i, obj in enumerate(lines):
         if obj is None or obj.get("type") != "user" or obj.get("isSidechain"):
             continue
-        content = (obj.get("message") or {}).get("content") if isinstance(obj.get("message"), dict) else None
+        content = (
+            (obj.get("message") or {}).get("content")
+            if isinstance(obj.get("message"), dict)
+            else None
+        )
         if not isinstance(content, list):
             continue
         for b in content:
@@ -502,12 +530,14 @@ def _claude_edited_result(obj: dict[str, Any] | None, tid: str, edit: Any) -> di
     message = dict(obj["message"])
     blocks = []
     for b in message["content"]:
-        if isinstance(b, dict) and b.get("type") == "tool_result" and str(b.get("tool_use_id")) == tid:
+        if (
+            isinstance(b, dict)
+            and b.get("type") == "tool_result"
+            and str(b.get("tool_use_id")) == tid
+        ):
             b = {**b, "content": edit.content}
-            if edit.is_error:
-                b["is_error"] = True
-            else:
-                b.pop("is_error", None)
+            if edit.is_error or "is_error" in b:
+                b["is_error"] = edit.is_error
         blocks.append(b)
     message["content"] = blocks
     new = {**obj, "message": message}
@@ -583,9 +613,7 @@ def _fork_codex(
             line = lines[outputs[tid]]
             assert line is not None
             text = _text_of(edit.content)
-            replace[outputs[tid]] = [
-                {**line, "payload": {**line["payload"], "output": text}}
-            ]
+            replace[outputs[tid]] = [{**line, "payload": {**line["payload"], "output": text}}]
             if edit.is_error:
                 notes.append("Codex records no error flag on an output: the text is what it sees")
             dropped = {  # what the CLI shows of the call's run: the recorded output
@@ -596,9 +624,7 @@ def _fork_codex(
                 and isinstance(o.get("payload"), dict)
                 and str(o["payload"].get("call_id")) == tid
             }
-        kept_steps = max(
-            at + 1, *(s + 1 for s, st in enumerate(steps) if _is_call_of(st, step))
-        )
+        kept_steps = max(at + 1, *(s + 1 for s, st in enumerate(steps) if _is_call_of(st, step)))
     else:
         groups = _codex_answer_groups(lines)
         nth = sum(1 for s in steps[:at] if s.kind == "model")
@@ -623,7 +649,11 @@ def _fork_codex(
     recorded_cwd = meta.get("cwd") if isinstance(meta.get("cwd"), str) else None
     for o in chosen:
         p = o.get("payload")
-        if o.get("type") == "turn_context" and isinstance(p, dict) and isinstance(p.get("cwd"), str):
+        if (
+            o.get("type") == "turn_context"
+            and isinstance(p, dict)
+            and isinstance(p.get("cwd"), str)
+        ):
             recorded_cwd = p["cwd"]
     target = os.path.abspath(os.path.expanduser(cwd)) if cwd else recorded_cwd
     if not target:
@@ -632,7 +662,7 @@ def _fork_codex(
         notes.append(f"{target} does not exist here: create it (or give --cwd) before resuming")
     parent_sid = str(meta.get("id") or path.stem)
     new_sid = _uuid7(now())
-    stamp = datetime.fromtimestamp(now(), tz=timezone.utc)
+    stamp = datetime.fromtimestamp(now(), tz=UTC)
     meta.update(
         id=new_sid,
         timestamp=stamp.strftime("%Y-%m-%dT%H:%M:%S.") + f"{stamp.microsecond // 1000:03d}Z",
@@ -645,7 +675,11 @@ def _fork_codex(
             p = o.get("payload")
             if o.get("type") == "turn_context" and isinstance(p, dict) and "cwd" in p:
                 o["payload"] = {**p, "cwd": target}
+    if isinstance(meta.get("session_id"), str):  # 0.17x: the id its banner shows
+        meta["session_id"] = new_sid
     out = [{**first, "payload": meta}, *chosen]
+    if all(isinstance(o.get("ordinal"), int) for o in out):  # 0.17x numbers its lines
+        out = [{**o, "ordinal": n} for n, o in enumerate(out)]
     local = datetime.fromtimestamp(now())
     dest = (
         codex_home()
@@ -661,9 +695,18 @@ def _fork_codex(
         if k in ("branch", "commit_hash", "repository_url") and isinstance(v, str)
     }
     return CliFork(
-        "codex", new_sid, dest, path, parent_sid, at, edit is not None, target, git,
-        kept_steps, notes,
-    )  # fmt: skip
+        "codex",
+        new_sid,
+        dest,
+        path,
+        parent_sid,
+        at,
+        edit is not None,
+        target,
+        git,
+        kept_steps,
+        notes,
+    )
 
 
 def _codex_answer_groups(lines: list[dict[str, Any] | None]) -> list[list[int]]:
@@ -675,7 +718,8 @@ def _codex_answer_groups(lines: list[dict[str, Any] | None]) -> list[list[int]]:
         if obj is None:
             continue
         kind = obj.get("type")
-        p = obj.get("payload") if isinstance(obj.get("payload"), dict) else {}
+        found = obj.get("payload")
+        p: dict[str, Any] = found if isinstance(found, dict) else {}
         item = p.get("type")
         if kind == "response_item" and (
             item in _CODEX_OUTPUTS or (item == "message" and p.get("role") == "assistant")
@@ -729,5 +773,7 @@ def _uuid7(at: float) -> str:
     """A UUIDv7 (Codex's session ids since late 2025): time-ordered, random below."""
     ms = int(at * 1000) & ((1 << 48) - 1)
     rand = secrets.randbits(74)
-    value = (ms << 80) | (0x7 << 76) | ((rand >> 62) << 64) | (0b10 << 62) | (rand & ((1 << 62) - 1))
+    value = (
+        (ms << 80) | (0x7 << 76) | ((rand >> 62) << 64) | (0b10 << 62) | (rand & ((1 << 62) - 1))
+    )
     return str(uuid.UUID(int=value))
