@@ -9,7 +9,9 @@ both in its prompt; masks for them are another matter), with no provider behind 
 from __future__ import annotations
 
 import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -19,6 +21,7 @@ from fakes.anthropic_server import FakeAnthropicServer
 from conformance.claude_code_support import (
     FIRST_OUTPUT,
     TASK,
+    _tool_results,
     claude_cmd,
     claude_env,
     record_claude_session,
@@ -195,3 +198,62 @@ def test_a_fork_with_an_edited_bash_result_goes_live_after_it(
     assert fork.start.forked_from["session_id"] == Trace.load(session["trace"]).session_id
     assert [s.kind for s in fork.steps()] == ["model", "tool", "model", "tool", "model"]
     r.fork_ok = True
+
+
+def _bare(value: Any) -> Any:
+    """A request's messages without the cache markers the CLI moves from call to call."""
+    if isinstance(value, dict):
+        return {k: _bare(v) for k, v in value.items() if k != "cache_control"}
+    if isinstance(value, list):
+        return [_bare(v) for v in value]
+    return value
+
+
+def test_a_session_forked_back_into_claude_resumes_with_the_edit(
+    fake: FakeAnthropicServer, tmp_path: Path, version: str
+) -> None:
+    """``regista fork TRANSCRIPT --at 1 --tool-result … --resume-in claude`` writes a new
+    Claude Code session; ``claude --resume ID -p continue`` then sends the recorded steps
+    before the edit unchanged, and the edited result in place of the real one."""
+    cwd, home = tmp_path / "work", tmp_path / "home"
+    cwd.mkdir()
+    env = claude_env(home, fake.url)
+    first = len(fake.requests)
+    ran = subprocess.run(claude_cmd(), cwd=cwd, env=env, capture_output=True, text=True,
+                         timeout=120, check=False)  # fmt: skip
+    assert ran.returncode == 0 and f"DONE: {FIRST_OUTPUT}" in ran.stdout, ran.stderr
+    recorded = [q.body for q in fake.requests[first:] if q.body.get("tools")]
+    (transcript,) = (home / ".claude" / "projects").glob("*/*.jsonl")
+    original = transcript.read_bytes()
+    forked = subprocess.run(
+        [sys.executable, "-m", "regista", "fork", str(transcript), "--at", "1",
+         "--tool-result", "EDITED-BY-REGISTA", "--resume-in", "claude"],
+        cwd=cwd, env=env, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert forked.returncode == 0, forked.stderr
+    (said,) = [x for x in forked.stdout.splitlines() if x.startswith("continue: ")]
+    assert said.startswith("continue: claude --resume ")  # run from the session's folder
+    new_id = said.split()[-1]
+    before = len(fake.requests)
+    resumed = subprocess.run(
+        [*claude_cmd("continue"), "--resume", new_id],
+        cwd=cwd, env=env, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert "DONE: EDITED-BY-REGISTA" in resumed.stdout  # the model saw the edit
+    sent = next(q.body for q in fake.requests[before:] if q.body.get("tools"))
+    then = next(b for b in recorded if len(_tool_results(b)) == 1)  # step 2's request
+    n = len(then["messages"]) - 1  # everything before the tool result, as recorded
+    assert _bare(sent["messages"][:n]) == _bare(then["messages"][:n])
+    result = sent["messages"][n]["content"][0]
+    assert result["type"] == "tool_result" and result["content"] == "EDITED-BY-REGISTA"
+    assert result["tool_use_id"] == then["messages"][n]["content"][0]["tool_use_id"]
+    assert transcript.read_bytes() == original  # the parent is never touched
+    # read back, the fork that ran is linked to its parent: the run tree and diff pair them
+    fork_file = next(transcript.parent.glob(f"{new_id}.jsonl"))
+    fork_run = Trace.load(fork_file)
+    assert fork_run.start.forked_from is not None
+    assert fork_run.start.forked_from["session_id"] == Trace.load(transcript).session_id
+    kinds = [s.kind for s in fork_run.steps()]
+    assert kinds[:2] == ["model", "tool"] and len(kinds) > 2  # the fork ran on
+    row("claude-code", version).notes.append("fork back into the CLI (--resume-in): ok")

@@ -392,3 +392,63 @@ def test_record_reaches_the_user_s_own_provider_with_its_key(tmp_path: Path) -> 
     assert ran.code == 0, ran.both
     assert "hello from the gateway" in ran.out
     assert (tmp_path / "home" / ".codex" / "config.toml").read_bytes() == before
+
+
+def _without_instruction_ids(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Input items without the ids Codex derives from the thread for its developer
+    messages (the instructions it renders again for the new thread)."""
+    return [
+        {k: v for k, v in it.items() if k != "id"} if it.get("role") == "developer" else it
+        for it in items
+    ]
+
+
+def test_a_session_forked_back_into_codex_resumes_with_the_edit(
+    fake: FakeResponsesServer, tmp_path: Path
+) -> None:
+    """``regista fork ROLLOUT --at 1 --tool-result … --resume-in codex`` writes a new
+    rollout; ``codex exec resume ID continue`` then sends the recorded items before the
+    edit unchanged, and the edited output in place of the real one."""
+    npm_bin("codex")
+    work = tmp_path / "work"
+    work.mkdir()
+    config = (
+        'model = "gpt-5.5"\nmodel_provider = "local"\n[model_providers.local]\n'
+        f'name = "local"\nbase_url = "{fake.url}"\nwire_api = "responses"\n'
+        'env_key = "OPENAI_API_KEY"\nsupports_websockets = false\n'
+    )
+    env = {**codex_env(tmp_path, config), "OPENAI_API_KEY": KEY}
+    first = len(fake.requests)
+    ran = subprocess.run(codex_cmd(), cwd=work, env=env, capture_output=True, text=True,
+                         timeout=TIMEOUT, check=False)  # fmt: skip
+    assert ran.returncode == 0 and f"DONE: {OUTPUT}" in ran.stdout, ran.stderr
+    recorded = [q.body for q in fake.requests[first:]]
+    (rollout,) = (tmp_path / "home" / ".codex" / "sessions").rglob("rollout-*.jsonl")
+    original = rollout.read_bytes()
+    forked = regista(
+        ["fork", str(rollout), "--at", "1", "--tool-result", "EDITED-BY-REGISTA",
+         "--resume-in", "codex"], {k: v for k, v in env.items() if k != "OPENAI_API_KEY"}, work,
+    )  # fmt: skip
+    assert forked.code == 0, forked.both
+    (said,) = [x for x in forked.out.splitlines() if x.startswith("continue: ")]
+    assert said.startswith("continue: codex resume ")
+    new_id = said.split()[-1]
+    before = len(fake.requests)
+    resumed = subprocess.run(
+        [str(npm_bin("codex")), "exec", "--skip-git-repo-check", "resume", new_id, "continue"],
+        cwd=work, env=env, capture_output=True, text=True, timeout=TIMEOUT, check=False,
+    )  # fmt: skip
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert new_id in resumed.stderr  # the banner names the fork, not its parent
+    sent = fake.requests[before].body["input"]
+    then = recorded[1]["input"]  # the request after the shell call: its output last
+    assert then[-1]["type"] == "function_call_output"
+    # every item before it as recorded (Codex names its own instructions anew per thread)
+    assert _without_instruction_ids(sent[: len(then) - 1]) == _without_instruction_ids(then[:-1])
+    assert sent[len(then) - 1] == {**then[-1], "output": "EDITED-BY-REGISTA"}
+    assert rollout.read_bytes() == original  # the parent is never touched
+    (fork_file,) = (tmp_path / "home" / ".codex" / "sessions").rglob(f"*{new_id}.jsonl")
+    fork_run = Trace.load(fork_file)
+    assert fork_run.start.forked_from is not None
+    assert fork_run.start.forked_from["session_id"] == Trace.load(rollout).session_id
+    _row().notes.append("fork back into the CLI (--resume-in): ok")
