@@ -68,7 +68,7 @@ def _readable(path: Path) -> Path | TraceIndex:
     """``path`` itself for a regista trace; for another tool's transcript an in-memory
     trace converted from it (nothing is written beside it): a Claude Code transcript's
     index converts as it scans (the first screen needs only its start), a Codex rollout
-    is converted whole."""
+    is converted whole; either, written in the last minute, is followed as it grows."""
     try:
         with open(path, "rb") as f:
             head = f.read(len(_TRACE_HEAD))
@@ -76,11 +76,15 @@ def _readable(path: Path) -> Path | TraceIndex:
         return path  # the index says what is wrong
     if head == _TRACE_HEAD or not head.startswith(b"{"):
         return path
+    from regista.engine import detect, follow
     from regista.importers import convert_file, start_conversion
     from regista.importers._common import read_source
     from regista.importers.memory import RUNS
 
     data = read_source(path)
+    followed = follow(path, data, detect(data))  # a session still going on
+    if followed is not None:
+        return followed
     job = start_conversion(path, data)
     if job is not None:
         return RUNS.stream(job)

@@ -11,6 +11,14 @@ is written out as the conversion makes it, and :class:`StreamedIndex` converts m
 time it is asked to scan, so a viewer draws the first steps while the rest converts, as it
 follows a trace that is still being written. The subagents' runs are kept once the whole
 transcript is converted (asking for one finishes the conversion first).
+
+A transcript written less than :data:`LIVE_S` ago is a session still going on
+(:func:`follow`): its run is written without a ``session.end``, and each time the
+index scans a transcript that grew, the transcript is converted again and the events
+past those already written are appended, so a viewer follows it as it follows a trace
+being written. A model answer still being written (the transcript ends in its lines) is
+held back until the next line comes; a run's ``session.start`` is the one of the first
+conversion.
 """
 
 from __future__ import annotations
@@ -20,21 +28,62 @@ import contextlib
 import os
 import tempfile
 import threading
+import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
+
+import orjson
 
 from regista.errors import TraceError
 from regista.importers._builder import RunEncoder
 from regista.importers._common import Conversion
 from regista.trace.index import TraceIndex
+from regista.trace.names import LLM_REQUEST, SESSION_END
 
 if TYPE_CHECKING:
-    from regista.importers.claude_code import Job
+    pass
 
-__all__ = ["RUNS", "InMemoryRuns", "StreamedIndex", "Streaming"]
+__all__ = ["LIVE_S", "RUNS", "InMemoryRuns", "StreamedIndex", "Streaming", "follow"]
 
 #: Transcript lines converted between two writes of the trace.
 _LINES = 256
+#: A transcript written this recently when it is opened is a session still going on: it is
+#: followed as it grows (the same span after which a trace with no end is called stale).
+LIVE_S = 60.0
+
+
+class _Job(Protocol):
+    """What :class:`Streaming` needs of a conversion (a Claude Code :class:`Job`, or a
+    :class:`WholeJob`)."""
+
+    conv: Conversion
+    main_sid: str
+    todo: list[Any]
+
+    @property
+    def source(self) -> Path: ...
+
+    @property
+    def main_progress(self) -> float: ...
+
+    def advance(self, lines: int) -> bool: ...
+
+
+class WholeJob:
+    """A conversion done at once (a Codex rollout), in the shape of a streamed one."""
+
+    def __init__(self, conv: Conversion) -> None:
+        self.conv = conv
+        self.main_sid = conv.main.session_id
+        self.todo: list[Any] = [(None, run.session_id, None, None) for run in conv.runs]
+        self.main_progress = 1.0
+
+    @property
+    def source(self) -> Path:
+        return self.conv.source
+
+    def advance(self, lines: int) -> bool:
+        return True
 
 
 #: A converted run: the transcript it came from, and its session id.
@@ -58,6 +107,7 @@ class InMemoryRuns:
         self._pending: dict[_Key, Streaming] = {}
         self._streams: dict[_Key, Streaming] = {}
         self._fds: list[int] = []
+        self._digests: dict[_Key, int] = {}
         self._lock = threading.Lock()
 
     def add(self, conv: Conversion) -> Path:
@@ -67,18 +117,19 @@ class InMemoryRuns:
                 self._keep((conv.source, run.session_id), run.to_bytes())
             return self._files[(conv.source, conv.main.session_id)]
 
-    def stream(self, job: Job) -> StreamedIndex:
+    def stream(self, job: _Job, *, live: bool = False, fmt: str = "claude-code") -> StreamedIndex:
         """An index of ``job``'s main run, converted as the index scans.
 
         Nothing is converted yet: the index's first :meth:`~StreamedIndex.scan` starts.
-        An index of the same transcript still open shares its conversion.
+        An index of the same transcript still open shares its conversion. ``live``: the
+        transcript is still being written, and is followed (see the module's docstring).
         """
         key = (job.source, job.main_sid)
         with self._lock:
             streaming = self._streams.get(key)
-            if streaming is None or streaming.stamp != _stamp(job.source):
+            if streaming is None or streaming.stamp != _stamp(job.source) or streaming.live != live:
                 path = self._materialize(job.main_sid, b"")
-                streaming = self._streams[key] = Streaming(job, path, self)
+                streaming = self._streams[key] = Streaming(job, path, self, live=live, fmt=fmt)
                 self._files[key] = path
                 self._source_of_path[path] = job.source
                 for _, sub_sid, _, _ in job.todo[1:]:
@@ -97,12 +148,17 @@ class InMemoryRuns:
                 del self._pending[k]
 
     def _finished(self, conv: Conversion) -> None:
-        """A streamed conversion is done: keep its subagents' runs."""
+        """A streamed conversion is done (or a followed one converted again): keep its
+        subagents' runs (a run that did not change keeps its file)."""
         with self._lock:
             for run in conv.runs[1:]:
                 key = (conv.source, run.session_id)
                 self._pending.pop(key, None)
-                self._keep(key, run.to_bytes())
+                data = run.to_bytes()
+                digest = hash(data)
+                if self._digests.get(key) != digest:
+                    self._digests[key] = digest
+                    self._keep(key, data)
 
     def _keep(self, key: _Key, data: bytes) -> None:
         path = self._materialize(key[1], data)
@@ -146,13 +202,27 @@ class Streaming:
     """A transcript converted into an in-memory trace file a piece at a time.
 
     Args:
-        job: The conversion (:class:`regista.importers.claude_code.Job`).
+        job: The conversion (:class:`regista.importers.claude_code.Job`, or
+            :class:`WholeJob`).
         path: The in-memory file its main run is written to.
         runs: Told when the whole conversion is done.
+        live: The transcript is still being written: no ``session.end``, and
+            :meth:`regrow` converts what it grew by.
+        fmt: Its format (``claude-code`` or ``codex``), to convert it again.
     """
 
-    def __init__(self, job: Job, path: Path, runs: InMemoryRuns) -> None:
+    def __init__(
+        self,
+        job: _Job,
+        path: Path,
+        runs: InMemoryRuns,
+        *,
+        live: bool = False,
+        fmt: str = "claude-code",
+    ) -> None:
         self.job = job
+        self.live = live
+        self.fmt = fmt
         self.path = path
         #: The transcript's size and time when the conversion began: one that changed
         #: since is converted again when it is opened again.
@@ -161,6 +231,8 @@ class Streaming:
         self._fd = os.open(path, os.O_WRONLY | os.O_APPEND)
         self._written = 0  # main-run events written out
         self._encoder = RunEncoder(job.main_sid)
+        #: The transcript ends in a model answer still being written (held back).
+        self._open = _answer_open(fmt, _tail(job.source)) if live else False
         self._lock = threading.Lock()
         self.done = False
         #: Indexes reading it; the last one closed before the end gives the conversion up.
@@ -170,10 +242,16 @@ class Streaming:
         """An index reading it was closed."""
         with self._lock:
             self.users -= 1
-            if self.users > 0 or self.done:
+            if self.users > 0:
+                return
+            if self.done:
+                if self.live and self._fd >= 0:  # nothing follows it any more
+                    os.close(self._fd)
+                    self._fd = -1
                 return
             self.done = True  # nothing converts it any more
             os.close(self._fd)
+            self._fd = -1
         self._runs._forget(self)
 
     def pump(self, min_bytes: int) -> bool:
@@ -183,26 +261,52 @@ class Streaming:
             produced = 0
             while not self.done and produced < min_bytes:
                 finished = self.job.advance(_LINES)
-                produced += self._write_new()
+                produced += self._write_new(finished)
                 if finished:
                     self.done = True
-                    os.close(self._fd)
+                    if not self.live:
+                        os.close(self._fd)
+                        self._fd = -1
                     self._runs._finished(self.job.conv)
             return self.done
+
+    def regrow(self) -> bool:
+        """Convert a followed transcript again if it grew, and append what is new;
+        returns whether anything was appended."""
+        with self._lock:
+            stamp = _stamp(self.job.source)
+            if not self.live or not self.done or self._fd < 0 or stamp == self.stamp:
+                return False
+            from regista.importers import convert
+            from regista.importers._common import read_source
+
+            data = read_source(self.job.source)
+            self.stamp = stamp
+            conv = convert(self.fmt, self.job.source, data)
+            if not conv.runs or conv.main.session_id != self.job.main_sid:
+                return False  # not the same session any more (its start was rewritten)
+            self.job = WholeJob(conv)
+            self._open = _answer_open(self.fmt, data)
+            appended = self._write_new(True) > 0
+        self._runs._finished(conv)
+        return appended
 
     def finish(self) -> None:
         """Convert everything that is left."""
         self.pump(1 << 62)
 
-    def _write_new(self) -> int:
+    def _write_new(self, finished: bool = False) -> int:
         runs = self.job.conv.runs
         if not runs:
             return 0
         events = runs[0].events
-        new = events[self._written :]
+        upto = len(events)
+        if self.live:  # until the end, the last answer read may still be growing
+            upto = _settled(events, self._open or not finished)
+        new = events[self._written : upto]
         if not new:
             return 0
-        self._written = len(events)
+        self._written = upto
         data = self._encoder.encode(new)
         _write_all(self._fd, data)
         return len(data)
@@ -223,6 +327,11 @@ class StreamedIndex(TraceIndex):
         self.streaming = streaming
         self._released = False
 
+    @property
+    def follows(self) -> bool:
+        """The transcript is a session still going on: followed, with no end written."""
+        return self.streaming.live
+
     def close(self) -> None:
         super().close()
         if not self._released:
@@ -232,6 +341,11 @@ class StreamedIndex(TraceIndex):
     def scan(self, max_bytes: int | None = None) -> bool:
         budget = max_bytes if max_bytes is not None else 1 << 62
         streaming = self.streaming
+        if streaming.done and streaming.live:
+            try:
+                streaming.regrow()
+            except (OSError, TraceError) as exc:  # gone, or cut short while it was read
+                raise TraceError(f"{streaming.job.source}: could not follow it ({exc})") from None
         if not streaming.done:
             ahead = os.fstat(self._fd).st_size - self.scanned
             if ahead < budget:
@@ -249,6 +363,94 @@ class StreamedIndex(TraceIndex):
             # keeps scanning until the conversion is done.
             self.size = max(self.size + 1, int(self.size / max(progress, 1e-3)))
         return reached_end and converted
+
+
+def follow(path: Path, data: bytes, fmt: str | None) -> StreamedIndex | None:
+    """An index that follows the transcript ``path`` (its bytes ``data``, format
+    ``fmt``) if it was written less than :data:`LIVE_S` ago; else ``None``."""
+    if fmt not in ("claude-code", "codex"):
+        return None
+    try:
+        age = time.time() - os.stat(path).st_mtime
+    except OSError:
+        return None
+    if age >= LIVE_S:
+        return None
+    job: _Job
+    if fmt == "claude-code":
+        from regista.importers.claude_code import Job
+
+        job = Job(Path(path), data)
+    else:
+        from regista.importers import convert
+
+        job = WholeJob(convert(fmt, Path(path), data))
+    return RUNS.stream(job, live=True, fmt=fmt)
+
+
+def _settled(events: list[dict[str, Any]], answer_open: bool) -> int:
+    """How many of a followed run's events to write: not its ``session.end`` (the session
+    goes on), nor a model step whose answer is still being written."""
+    upto = len(events)
+    if upto and events[-1].get("type") == SESSION_END:
+        upto -= 1
+    if answer_open:
+        for i in range(upto - 1, -1, -1):
+            if events[i].get("type") == LLM_REQUEST:
+                return i
+    return upto
+
+
+def _tail(path: Path, size: int = 1 << 20) -> bytes:
+    """The last bytes of ``path`` (its last lines), or nothing."""
+    try:
+        with open(path, "rb") as f:
+            end = f.seek(0, os.SEEK_END)
+            f.seek(max(0, end - size))
+            return f.read()
+    except OSError:
+        return b""
+
+
+#: Codex's items of a model answer: the answer is still being written while they are last.
+_CODEX_ANSWER = frozenset(
+    {"reasoning", "function_call", "custom_tool_call", "local_shell_call", "web_search_call"}
+)
+
+
+def _answer_open(fmt: str, data: bytes) -> bool:
+    """Whether the transcript ``data`` ends in a model answer still being written: Claude
+    Code's assistant line with no stop reason yet; Codex's answer items with no token count
+    after them."""
+    for raw in reversed(data.rstrip().splitlines()[-64:]):
+        try:
+            obj = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            continue
+        if not isinstance(obj, dict):
+            continue
+        if fmt == "claude-code":
+            if obj.get("isSidechain") or obj.get("type") not in ("user", "assistant", "system"):
+                continue
+            message = obj.get("message")
+            return (
+                obj.get("type") == "assistant"
+                and isinstance(message, dict)
+                and message.get("stop_reason") is None
+            )
+        payload = obj.get("payload")
+        if not isinstance(payload, dict):
+            continue
+        if obj.get("type") == "event_msg":
+            if payload.get("type") in ("token_count", "task_complete", "turn_aborted"):
+                return False
+            continue
+        if obj.get("type") == "response_item":
+            item = payload.get("type")
+            return item in _CODEX_ANSWER or (
+                item == "message" and payload.get("role") == "assistant"
+            )
+    return False
 
 
 def _stamp(path: Path) -> tuple[int, int] | None:

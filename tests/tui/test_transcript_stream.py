@@ -5,6 +5,7 @@ before the conversion has reached it."""
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -40,6 +41,9 @@ def _long_session_with_subagent(root: Path) -> Path:
     c.tool_result("toolu_C1", "refund.py:2")
     c.answer(text("In refund.py."))
     c.write(path.parent / path.stem / "subagents" / "agent-a1b2c3d4.jsonl")
+    # written an hour ago: a finished session (one written in the last minute is followed)
+    then = time.time() - 3600
+    os.utime(path, (then, then))
     return path
 
 

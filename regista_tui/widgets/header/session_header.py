@@ -90,6 +90,9 @@ def _unfinished(ix: TraceIndex, now: float | None) -> tuple[str, str]:
     written = last_written(ix)
     now = time.time() if now is None else now
     age = None if written is None else now - written
+    if age is not None and age >= STALE_S and getattr(ix, "follows", False):
+        # a coding agent's session waits for its user: still going on, not crashed
+        return f"  ◌ in progress, idle: last written {_ago(age)}", "yellow"
     if age is not None and age >= STALE_S:
         what = "crashed / unfinished" if not ix.truncated else "crashed mid-write"
         return f"  ✕ {what} (no session.end), last written {_ago(age)}", "bold red"

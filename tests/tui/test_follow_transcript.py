@@ -1,0 +1,178 @@
+"""A Claude Code transcript or a Codex rollout still being written is followed as it grows,
+as a regista trace is: each step shows once the CLI has written it, the run stays in
+progress (no ``transcript_end``), and an answer still being written waits for its end."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from importers.cc_fixtures import CCSession, text, thinking, tool_use
+from importers.codex_fixtures import Rollout, rollout_name
+from shown import text_of
+from waits import settle, until
+
+import regista.importers.memory as memory
+from regista.importers.memory import InMemoryRuns, StreamedIndex
+from regista_tui.__main__ import open_index
+from regista_tui.app import RegistaApp
+from regista_tui.screens.browser import BrowserScreen
+
+
+@pytest.fixture(autouse=True)
+def quick(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A follow tick at once, and a fresh in-memory store."""
+    monkeypatch.setattr("regista_tui.screens.browser._FOLLOW_S", 0.01)
+    monkeypatch.setattr(memory, "RUNS", InMemoryRuns())
+
+
+class Appender:
+    """Appends what a writer made since the last call to the transcript file."""
+
+    def __init__(self, path: Path, lines: list[dict[str, Any]]) -> None:
+        self.path, self.lines, self.done = path, lines, 0
+
+    def __call__(self) -> None:
+        with open(self.path, "ab") as f:
+            for line in self.lines[self.done :]:
+                f.write(orjson.dumps(line) + b"\n")
+        self.done = len(self.lines)
+
+
+def _kinds(index: Any) -> list[str]:
+    return [e.kind for e in index.steps]
+
+
+async def _grown(pilot: Any, screen: BrowserScreen, before: int) -> None:
+    """Wait until the screen picked up a growth of the file and drew it."""
+    await until(pilot, lambda: screen.polls_grown > before, "the growth was picked up")
+    await settle(pilot)
+
+
+async def test_a_claude_code_session_is_followed_step_by_step(tmp_path: Path) -> None:
+    s = CCSession()
+    s.prompt("The refund test fails. Can you fix it?")
+    path = tmp_path / f"{s.session_id}.jsonl"
+    path.write_bytes(b"")
+    write = Appender(path, s.lines)
+    write()
+    index, notice = open_index(path)
+    assert isinstance(index, StreamedIndex) and index.follows
+    app = RegistaApp(index, notice=notice, settle_s=0)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, BrowserScreen)
+        await until(pilot, lambda: screen._following, "the screen follows the transcript")
+        assert "running" in text_of(app, "#header") and index.end is None
+
+        s.answer(
+            thinking("Run the tests."),
+            text("Running them."),
+            tool_use("toolu_1", "Bash", command="pytest -q"),
+            stop_reason="tool_use",
+        )
+        write()
+        await until(pilot, lambda: _kinds(index) == ["model", "tool"], "the call shows")
+        assert not index.steps[1].complete  # the tool is running
+
+        s.tool_result("toolu_1", "1 failed", is_error=True)
+        write()
+        await until(pilot, lambda: index.steps[1].complete, "the result shows")
+        assert index.steps[1].error
+
+        # an answer still being written (no stop reason yet) waits for its last line
+        s.answer(thinking("It adds 10%."))
+        write()
+        await _grown(pilot, screen, screen.polls_grown)
+        assert _kinds(index) == ["model", "tool"]
+        first = s.lines[-1]  # the same answer's next block, on a line of its own
+        s.lines.append(
+            {
+                **first,
+                "parentUuid": first["uuid"],
+                "uuid": "u-last",
+                "message": {
+                    **first["message"],
+                    "content": [text("Fixed: no more 10%.")],
+                    "stop_reason": "end_turn",
+                },
+            }
+        )
+        write()
+        await until(pilot, lambda: len(index.steps) == 3, "the answer shows")
+        response = index.step(2).response
+        assert response is not None
+        assert [b["type"] for b in response.content] == ["thinking", "text"]
+        await settle(pilot)
+        header = text_of(app, "#header")
+        assert "running" in header and "transcript_end" not in header
+        assert "ended without" not in header and "crashed" not in header
+        assert index.end is None  # in progress: the session goes on
+
+        # the person is away: still in progress, not crashed
+        then = time.time() - 5 * 60
+        os.utime(path, (then, then))
+        screen._follow()
+        await settle(pilot)
+        assert "in progress, idle: last written 5 min ago" in text_of(app, "#header")
+
+
+async def test_a_codex_rollout_is_followed_step_by_step(tmp_path: Path) -> None:
+    r = Rollout()
+    r.meta()
+    r.turn()
+    r.user("Fix the refund rounding bug")
+    path = tmp_path / rollout_name(r.thread_id)
+    path.write_bytes(b"")
+    write = Appender(path, r.lines)
+    write()
+    index, notice = open_index(path)
+    assert isinstance(index, StreamedIndex) and index.follows
+    app = RegistaApp(index, notice=notice, settle_s=0)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, BrowserScreen)
+        await until(pilot, lambda: screen._following, "the screen follows the rollout")
+
+        r.reasoning("Run the tests")
+        r.call("call_A", "shell", command=["pytest", "-q"])
+        write()
+        await _grown(pilot, screen, screen.polls_grown)
+        assert _kinds(index) == []  # the answer is still being written: no count yet
+        r.tokens(5200, 4096, 180)
+        write()
+        await until(pilot, lambda: _kinds(index) == ["model", "tool"], "the call shows")
+
+        r.output("call_A", "Exit code: 1\nOutput:\n1 failed")
+        write()
+        await until(pilot, lambda: index.steps[1].complete, "the output shows")
+
+        r.say("Fixed the rounding.")
+        r.tokens(6000, 5600, 40)
+        r.line("event_msg", {"type": "task_complete", "turn_id": "1"})
+        write()
+        await until(pilot, lambda: len(index.steps) == 3, "the answer shows")
+        await settle(pilot)
+        header = text_of(app, "#header")
+        assert "running" in header and "transcript_end" not in header
+        assert index.end is None
+
+
+async def test_a_transcript_not_written_for_a_minute_opens_finished(tmp_path: Path) -> None:
+    s = CCSession()
+    s.prompt("hi")
+    s.answer(text("hello"), stop_reason="end_turn")
+    path = s.write(tmp_path / f"{s.session_id}.jsonl")
+    then = time.time() - 2 * memory.LIVE_S
+    os.utime(path, (then, then))
+    index, _ = open_index(path)
+    index.scan()
+    assert not getattr(index, "follows", False)
+    assert index.end is not None and index.end.stop_reason == "transcript_end"
+    index.close()
