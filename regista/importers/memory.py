@@ -29,19 +29,17 @@ import os
 import tempfile
 import threading
 import time
+import warnings
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 import orjson
 
-from regista.errors import TraceError
+from regista.errors import TraceError, TranscriptWarning
 from regista.importers._builder import RunEncoder
 from regista.importers._common import Conversion
 from regista.trace.index import TraceIndex
 from regista.trace.names import LLM_REQUEST, SESSION_END
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = ["LIVE_S", "RUNS", "InMemoryRuns", "StreamedIndex", "Streaming", "follow"]
 
@@ -385,6 +383,8 @@ def follow(path: Path, data: bytes, fmt: str | None) -> StreamedIndex | None:
         from regista.importers import convert
 
         job = WholeJob(convert(fmt, Path(path), data))
+    for file, lineno, msg in job.conv.report.bad_lines:  # as a finished one says them
+        warnings.warn(f"{file}:{lineno}: skipped: {msg}", TranscriptWarning, stacklevel=2)
     return RUNS.stream(job, live=True, fmt=fmt)
 
 
