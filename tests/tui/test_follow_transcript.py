@@ -173,6 +173,7 @@ async def test_a_transcript_not_written_for_a_minute_opens_finished(tmp_path: Pa
     os.utime(path, (then, then))
     index, _ = open_index(path)
     index.scan()
+    index.warm()
     assert not getattr(index, "follows", False)
     assert index.end is not None and index.end.stop_reason == "transcript_end"
     index.close()
