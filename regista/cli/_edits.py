@@ -108,14 +108,18 @@ def parse_edits_file(raw: str, name: str) -> list[tuple[int, Any]]:
     return edits
 
 
-def fork_argv(trace: str, step: int, edit: Any, trace_dir: str) -> list[str]:
+def fork_argv(
+    trace: str, step: int, edit: Any, trace_dir: str, *, resume_in: str | None = None
+) -> list[str]:
     """The ``regista fork|rewind`` arguments (before ``-- CMD``) for one edit of ``step``
     (a :class:`~regista.fork.ToolResultEdit` or :class:`~regista.fork.ModelAnswerEdit`;
-    ``None``: a rewind to ``step``): what the TUI tells a person to run."""
+    ``None``: a rewind to ``step``): what the TUI tells a person to run. ``resume_in``
+    (``claude`` / ``codex``): the line that writes the fork back into that CLI instead."""
     from regista.fork import ModelAnswerEdit
 
+    tail = ["--resume-in", resume_in] if resume_in else ["--trace-dir", trace_dir]
     if edit is None:
-        return ["regista", "rewind", trace, "--at", str(step), "--trace-dir", trace_dir]
+        return ["regista", "rewind", trace, "--at", str(step), *tail]
     argv = ["regista", "fork", trace, "--at", str(step)]
     if isinstance(edit, ModelAnswerEdit):
         answer: dict[str, Any] = {"content": edit.content}
@@ -129,4 +133,4 @@ def fork_argv(trace: str, step: int, edit: Any, trace_dir: str) -> list[str]:
             content if isinstance(content, str) else orjson.dumps(content).decode(),
         ]
         argv += ["--error"] if edit.is_error else []
-    return [*argv, "--trace-dir", trace_dir]
+    return [*argv, *tail]

@@ -94,8 +94,12 @@ class ForkActions(BrowserBase):
             from regista.cli._edits import fork_argv
             from regista_tui.screens.edit import ForkCommand
 
-            argv = fork_argv(str(self.index.path), step, edit, str(trace_dir))
-            self.app.push_screen(ForkCommand(argv, str(self.index.path)))
+            start = self.index.start
+            source = (start.metadata if start else {}).get("imported_from")
+            fmt = source.get("format") if isinstance(source, dict) else None
+            cli = {"claude-code": "claude", "codex": "codex"}.get(str(fmt))
+            argv = fork_argv(str(self.index.path), step, edit, str(trace_dir), resume_in=cli)
+            self.app.push_screen(ForkCommand(argv, str(self.index.path), resume_in=cli))
             return
         request = ForkRequest(self.index.path, step, edit, live, trace_dir)
         self.set_status("")

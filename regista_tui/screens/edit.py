@@ -255,6 +255,8 @@ class ForkCommand(ModalScreen[None]):
     Args:
         argv: The ``regista fork|rewind`` arguments, up to ``--``.
         trace: The trace (for the other way: start the TUI with the command).
+        resume_in: A Claude Code or Codex session (``claude`` / ``codex``): the line writes
+            the fork back into that CLI (``--resume-in``), to continue it there.
     """
 
     CSS_PATH = MODAL_CSS_PATH
@@ -263,13 +265,27 @@ class ForkCommand(ModalScreen[None]):
         Binding("escape,enter", "close", "Close", id="forkcmd.close"),
     ]
 
-    def __init__(self, argv: list[str], trace: str) -> None:
+    def __init__(self, argv: list[str], trace: str, *, resume_in: str | None = None) -> None:
         super().__init__()
         #: The whole line, ``CMD`` standing for the program (e.g. ``python agent.py``).
-        self.line = f"{shlex.join(argv)} -- CMD"
+        self.line = shlex.join(argv) if resume_in else f"{shlex.join(argv)} -- CMD"
         self.trace = trace
+        self.resume_in = resume_in
 
     def compose(self) -> ComposeResult:
+        if self.resume_in:
+            name = "Claude Code" if self.resume_in == "claude" else "Codex"
+            with Vertical() as box:
+                box.border_title = f"Fork the {name} session"
+                box.border_subtitle = "c copy · esc close"
+                yield Label(
+                    f"This is a {name} session: the fork is written back as a new session "
+                    f"of the CLI (the original is untouched), and the line prints the command "
+                    f"that continues it there. Run:",
+                    classes="hint",
+                )
+                yield TextArea(self.line, read_only=True, soft_wrap=True, id="fork-command")
+            return
         with Vertical() as box:
             box.border_title = "Fork the recorded program"
             box.border_subtitle = "c copy · esc close"
@@ -292,6 +308,9 @@ class ForkCommand(ModalScreen[None]):
 
     def action_copy(self) -> None:
         self.app.copy_to_clipboard(self.line)
+        if self.resume_in:
+            self.notify("The command is copied.", timeout=4)
+            return
         self.notify("The command is copied: replace CMD with your program.", timeout=4)
 
     def action_close(self) -> None:
