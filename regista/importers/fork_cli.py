@@ -222,8 +222,10 @@ class CliFork:
             f"{what}: new {name} session {self.session_id} "
             f"(parent {self.parent_session_id}, untouched)",
             f"written: {self.path}",
-            f"kept: {self.steps} step{'s' if self.steps != 1 else ''} of the parent"
-            + (", the edit last" if self.edited else ""),
+            f"kept: steps 0-{self.steps - 1} of the parent"
+            + (f", step {self.at_step} edited" if self.edited else "")
+            if self.steps
+            else "kept: no step of the parent (the conversation before step 0)",
         ]
         out += [f"note: {n}" for n in self.notes]
         tree = ", ".join(f"{k} {v}" for k, v in self.git.items())
