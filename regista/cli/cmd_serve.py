@@ -67,8 +67,8 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"--session-idle must be 0 or more seconds, not {args.session_idle:g}")
     if not 0 < args.replay_ttl <= 86400:
         raise UserError(f"--replay-ttl must be 1 second to a day, not {args.replay_ttl:g}")
-    if not 0 < args.port < 65536:
-        raise UserError(f"--port must be between 1 and 65535, not {args.port}")
+    if not 0 <= args.port < 65536:
+        raise UserError(f"--port must be between 0 (any free port) and 65535, not {args.port}")
     check_bind(args.host, args.token)
     # the port first: a busy one is said before the store folder is made
     sock = listening_socket(args.host, args.port)
@@ -100,7 +100,8 @@ def _serve(args: argparse.Namespace, sock: socket.socket) -> int:
     )
     host = f"[{args.host}]" if ":" in args.host and not args.host.startswith("[") else args.host
     made = " (a new, empty folder)" if created else ""
-    print(f"regista: serving {args.store}{made} on http://{host}:{args.port}", file=sys.stderr)
+    port = sock.getsockname()[1]  # --port 0: the free port the system chose
+    print(f"regista: serving {args.store}{made} on http://{host}:{port}", file=sys.stderr)
     with SessionReaper(app.state.ctx) as reaper:
         serve(app, args.host, args.port, on_stop=reaper.stop, sock=sock)
     return 0

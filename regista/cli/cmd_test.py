@@ -1,10 +1,14 @@
-"""``regista test [PATHS…] [--agent module:attr] [--junit report.xml] [--masks FILE]``.
+"""``regista test [PATHS…] [--agent module:attr] [--junit report.xml] [--masks FILE] [-- CMD]``.
 
 Every ``*.jsonl`` trace found under PATHS is played against its agent (the trace's
-``agent_ref`` unless ``--agent`` is given) under a strict replay. Prints one line per tape
-with its steps' verdicts (``exact``, ``masked``: equal once the masks are applied,
-``diverged``) and a summary; writes a JUnit XML report for CI (each step's verdict is a
-property of its tape's test case); exits 1 if any tape fails.
+``agent_ref`` unless ``--agent`` is given) under a strict replay. With ``-- CMD``, the agent
+is any program (a Node agent, say): CMD runs once per trace with ``ANTHROPIC_BASE_URL`` and
+``OPENAI_BASE_URL`` serving it strictly, and the tape fails where the program's calls left
+the recorded path (:mod:`regista.server.verdict`: the message the TypeScript client's
+``tapeTest`` fails with too). Prints one line per tape with its steps' verdicts (``exact``,
+``masked``: equal once the masks are applied, ``diverged``) and a summary; writes a JUnit
+XML report for CI (each step's verdict is a property of its tape's test case); exits 1 if
+any tape fails.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from typing import Any
 
 from regista.cli.cmd_masks import add_mask_options, masks_from_args
 from regista.diff.masks import verdict_counts
-from regista.errors import NoSuchPathError, RegistaError, ReplayDivergence
+from regista.errors import NoSuchPathError, RegistaError, ReplayDivergence, UserError
 from regista.testing import BrokenTape, play_tape
 from regista.trace.reader import Trace
 
@@ -42,7 +46,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "test",
         help="play golden traces against the current agent (no key, $0)",
         description="Play every golden trace found under PATHS (default: .) against the "
-        "current agent under a strict replay; exit 1 if any tape fails.",
+        "current agent under a strict replay; exit 1 if any tape fails. With -- CMD, the "
+        "agent is any program: CMD runs once per trace against a strict replay of it.",
+        usage="regista test [PATH ...] [--agent M:A] [--junit FILE] [-- CMD [ARGS...]]",
     )
     p.add_argument("paths", nargs="*", default=["."], metavar="PATH", help="traces or folders")
     p.add_argument("--agent", help="module:attr of the agent (default: each trace's agent_ref)")
@@ -85,6 +91,37 @@ async def _play(path: Path, agent: str | None, masks: Any = None) -> Outcome:
         return Outcome(path, status, time.perf_counter() - t0, str(exc), verdicts=verdicts)
 
 
+def _play_command(path: Path, cmd: list[str], masks: Any = None) -> Outcome:
+    """Play ``path`` to the program ``cmd`` under a strict replay (with ``masks``)."""
+    import tempfile
+
+    from regista.cli.sdk_child import replay_child
+    from regista.server.verdict import tape_failure
+    from regista.testing import check_tape
+
+    t0 = time.perf_counter()
+    try:
+        check_tape(Trace.load(path))
+        with tempfile.TemporaryFile("w+") as said:
+            code, replay, _ = replay_child(path, cmd, mode="strict", masks=masks, output=said)
+            said.seek(0)
+            output = said.read()
+    except RegistaError as exc:
+        status = "failed" if isinstance(exc, BrokenTape) else "error"
+        return Outcome(path, status, time.perf_counter() - t0, str(exc))
+    seconds = time.perf_counter() - t0
+    verdicts = dict(replay.verdicts)
+    failure = tape_failure(replay)
+    if failure is not None:
+        return Outcome(path, "failed", seconds, failure, verdicts=verdicts)
+    if code != 0:
+        tail = "\n".join(output.strip().splitlines()[-5:])
+        message = f"{path.name}: the command exited with code {code}"
+        detail = f"{message}\n{tail}" if tail else message
+        return Outcome(path, "error", seconds, detail, verdicts=verdicts)
+    return Outcome(path, "passed", seconds, steps=len(replay.steps), verdicts=verdicts)
+
+
 def write_junit(outcomes: list[Outcome], target: Path) -> None:
     suite = ET.Element(
         "testsuite",
@@ -121,13 +158,20 @@ async def run(args: argparse.Namespace) -> int:
     if not traces:
         print("regista: no traces (*.jsonl) found", file=sys.stderr)
         return 1
+    cmd = getattr(args, "child_command", None)
+    if cmd is not None and args.agent:
+        raise UserError("--agent names a regista Agent; with -- CMD the command is the agent")
     outcomes: list[Outcome] = []
     masks_of: dict[Path, Any] = {}  # a folder's masks.toml, read once
     for i, path in enumerate(traces, start=1):
         folder = path.parent
         if folder not in masks_of:
             masks_of[folder] = masks_from_args(args, folder)
-        o = await _play(path, args.agent, masks_of[folder])
+        o = (
+            _play_command(path, cmd, masks_of[folder])
+            if cmd is not None
+            else await _play(path, args.agent, masks_of[folder])
+        )
         outcomes.append(o)
         mark = {"passed": "PASS", "failed": "FAIL", "error": "ERROR", "skipped": "SKIP"}[o.status]
         detail = ""

@@ -84,7 +84,7 @@ EXIT_ERROR = 1
 EXIT_USAGE = 2
 
 #: The commands that run a command given after ``--``.
-TAKES_COMMAND = ("record", "replay", "fork", "rewind")
+TAKES_COMMAND = ("record", "replay", "fork", "rewind", "test")
 
 
 def build_parser(command: str | None = None, *, lazy: bool = False) -> argparse.ArgumentParser:

@@ -41,6 +41,7 @@ __all__ = ["ROUTE_MODULES", "create_app"]
 ROUTE_MODULES: list[str] = [
     "regista.server.replays",
     "regista.server.record",
+    "regista.server.live",
     "regista.server.runs",
     "regista.server.recall",
     "regista.server.otlp",

@@ -70,7 +70,7 @@ class ReplayRegistry:
         replay = SdkReplay(
             trace, spec, self.ctx.replay_ttl, masks=masks if spec.masks else MaskSet()
         )
-        if spec.live == "proxy":
+        if spec.live == "proxy" or spec.trace == "server":
             replay.book = replay.fork_book(self.ctx.store, idle_seconds=self.ctx.session_idle)
         with self._lock:
             self._sweep()
@@ -135,18 +135,28 @@ def routes(ctx: ServerContext) -> list[BaseRoute]:
     async def create(request: Request) -> Response:
         replay = reg.create(await read_json(request, ctx))
         base = str(request.base_url).rstrip("/") + f"/v1/replays/{replay.id}"
-        return JSONResponse(
-            {
-                "id": replay.id,
-                "anthropic_base_url": f"{base}/anthropic",
-                "openai_base_url": f"{base}/openai/v1",
-                "expires_at": replay.status()["expires_at"],
-            },
-            status_code=201,
-        )
+        answer = {
+            "id": replay.id,
+            "anthropic_base_url": f"{base}/anthropic",
+            "openai_base_url": f"{base}/openai/v1",
+            "expires_at": replay.status()["expires_at"],
+        }
+        if replay.book is not None and replay.spec.live == "signal":
+            # where a client sends what the replay answers 409 replay_live (regista.server.live)
+            answer["anthropic_live_url"] = f"{base}/live/anthropic"
+            answer["openai_live_url"] = f"{base}/live/openai"
+        return JSONResponse(answer, status_code=201)
 
     async def show(request: Request) -> Response:
-        return JSONResponse(reg.get(request.path_params["rid"]).status())
+        from regista.server.verdict import tape_failure
+
+        replay = reg.get(request.path_params["rid"])
+        book = replay.book
+        status = replay.status()
+        # the fork's runs (their ids in the store), and the run as a tape test would judge it
+        status["runs"] = [p.stem for p in book.paths] if book is not None else []
+        status["tape_failure"] = tape_failure(replay)
+        return JSONResponse(status)
 
     async def delete(request: Request) -> Response:
         reg.delete(request.path_params["rid"])

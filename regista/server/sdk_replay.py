@@ -118,9 +118,13 @@ class Spec:
     ttl: float | None = None
     #: False: no masks, every byte of the request counts.
     masks: bool = True
+    #: Who writes a ``signal`` fork's trace: ``client`` (``regista.client`` writes its own)
+    #: or ``server`` (every call served, and every call sent to the replay's live URLs;
+    #: see :mod:`regista.server.live`). A ``proxy`` fork's is always the server's.
+    trace: Literal["client", "server"] = "client"
 
 
-_SPEC_KEYS = {"run", "mode", "edits", "live_after", "live", "ttl_seconds", "masks"}
+_SPEC_KEYS = {"run", "mode", "edits", "live_after", "live", "ttl_seconds", "masks", "trace"}
 _EDIT_KEYS = {"step", "tool_result", "answer", "is_error"}
 
 
@@ -186,6 +190,10 @@ def parse_spec(body: dict[str, Any]) -> Spec:
     if live not in (None, "proxy", "signal"):
         raise HttpError(400, f"'live' must be 'proxy' or 'signal', not {live!r}")
     spec.live = live
+    trace = body.get("trace", "client")
+    if trace not in ("client", "server"):
+        raise HttpError(400, f"'trace' must be 'client' or 'server', not {trace!r}")
+    spec.trace = trace
     masks = body.get("masks", True)
     if not isinstance(masks, bool):
         raise HttpError(400, "'masks' must be true (the server's masks, the default) or false")
@@ -479,6 +487,7 @@ class SdkReplay:
             "step": expected.step if expected is not None else self._end_step(),
             "diff": [c.describe() for c in m.changes[:20]] + masked[:20],
             "nearest": m.nearest_note,
+            "detail": m.detail,
         }
         if self.divergence is None:
             self.divergence = note

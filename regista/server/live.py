@@ -1,0 +1,61 @@
+"""The live half of a ``signal`` fork whose trace the server writes.
+
+A replay created with ``"live": "signal", "trace": "server"`` answers its calls from the
+tape until its live point, then 409 ``replay_live``. The client (the TypeScript client
+does this) then sends that call, and every later one, to the replay's live URLs::
+
+    …/v1/replays/rp_…/live/anthropic      (as ANTHROPIC_BASE_URL)
+    …/v1/replays/rp_…/live/openai         (as OPENAI_BASE_URL)
+
+They forward to the server's upstream exactly as the recording proxy does (the client's
+own API key forwarded, never written), with the fork's edited tool results in place of
+the agent's, and write each answered call into the fork's trace, after the ones the tape
+served: one trace, linked to its parent by ``forked_from``, ended (``session.end``, with
+its outcome and cost) when the replay is deleted or expires.
+"""
+
+from __future__ import annotations
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Route
+
+from regista.server.context import HttpError, ServerContext, read_json
+from regista.server.record import DEFAULT_UPSTREAMS, api_of, forward
+from regista.server.replays import registry
+
+__all__ = ["routes"]
+
+
+def routes(ctx: ServerContext) -> list[BaseRoute]:
+    reg = registry(ctx)
+
+    async def live(request: Request) -> Response:
+        provider = request.path_params["provider"]
+        if provider not in DEFAULT_UPSTREAMS:
+            raise HttpError(404, f"no upstream {provider!r}: use anthropic or openai")
+        shape = "anthropic" if provider == "anthropic" else "openai"
+        replay = reg.get(request.path_params["rid"], shape)
+        if replay.book is None or replay.spec.live != "signal":
+            raise HttpError(
+                400,
+                "this replay has no live half of its own: create it with "
+                '"live": "signal" and "trace": "server"',
+                shape=shape,
+            )
+        rest = request.path_params["rest"].strip("/")
+        if api_of(provider, rest) is None:
+            # not a model call (a token count, a model list): passed on, not written
+            raw = await request.body()
+            return await forward(ctx, request, provider, rest, raw)
+        if reg.live_handler is None:
+            raise HttpError(502, "this server has no upstream to go live with", shape=shape)
+        body = await read_json(request, ctx, shape=shape)
+        with replay._lock:
+            replay.is_live = True  # the client went live: the tape serves no more calls
+            replay.live_calls += 1
+        return await reg.live_handler(replay, provider, body, request)
+
+    methods = ["GET", "POST"]
+    path = "/v1/replays/{rid}/live/{provider}/{rest:path}"
+    return [Route(path, live, methods=methods)]
