@@ -51,9 +51,9 @@ def routes(ctx: ServerContext) -> list[BaseRoute]:
         if reg.live_handler is None:
             raise HttpError(502, "this server has no upstream to go live with", shape=shape)
         body = await read_json(request, ctx, shape=shape)
-        with replay._lock:
-            replay.is_live = True  # the client went live: the tape serves no more calls
-            replay.live_calls += 1
+        # the client went live: the tape serves no more calls (``live_calls`` counts the
+        # calls the replay signalled; the fork's trace holds every live one)
+        replay.is_live = True
         return await reg.live_handler(replay, provider, body, request)
 
     methods = ["GET", "POST"]

@@ -27,8 +27,8 @@ from typing import Any
 # run as a script: the tests' folder is where ``fakes`` is found, as under pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from fakes.anthropic_server import FakeAnthropicServer  # noqa: E402
-from fakes.openai_server import FakeOpenAIServer  # noqa: E402
+from fakes.anthropic_server import FakeAnthropicServer
+from fakes.openai_server import FakeOpenAIServer
 
 
 def _city(text: str) -> str:
