@@ -22,7 +22,8 @@ from starlette.routing import BaseRoute, Route
 
 from regista.server.context import HttpError, ServerContext, read_json
 from regista.server.record import DEFAULT_UPSTREAMS, api_of, forward
-from regista.server.replays import registry
+from regista.server.replays import _responses_request, registry
+from regista.server.shapes import anthropic_request, openai_request
 
 __all__ = ["routes"]
 
@@ -51,6 +52,15 @@ def routes(ctx: ServerContext) -> list[BaseRoute]:
         if reg.live_handler is None:
             raise HttpError(502, "this server has no upstream to go live with", shape=shape)
         body = await read_json(request, ctx, shape=shape)
+        # read as the replay reads a call (a body it cannot read is a 400 in the provider's
+        # shape, never passed on half-understood)
+        api = api_of(provider, rest)
+        if api == "anthropic":
+            anthropic_request(body)
+        elif api == "openai-responses":
+            _responses_request(replay, body)
+        else:
+            openai_request(body)
         # the client went live: the tape serves no more calls (``live_calls`` counts the
         # calls the replay signalled; the fork's trace holds every live one)
         replay.is_live = True
