@@ -20,7 +20,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from regista.server.context import HttpError, ServerContext, read_json
+from regista.server.context import ErrorShape, HttpError, ServerContext, read_json
 from regista.server.record import DEFAULT_UPSTREAMS, api_of, forward
 from regista.server.replays import _responses_request, registry
 from regista.server.shapes import anthropic_request, openai_request
@@ -35,7 +35,7 @@ def routes(ctx: ServerContext) -> list[BaseRoute]:
         provider = request.path_params["provider"]
         if provider not in DEFAULT_UPSTREAMS:
             raise HttpError(404, f"no upstream {provider!r}: use anthropic or openai")
-        shape = "anthropic" if provider == "anthropic" else "openai"
+        shape: ErrorShape = "anthropic" if provider == "anthropic" else "openai"
         replay = reg.get(request.path_params["rid"], shape)
         if replay.book is None or replay.spec.live != "signal":
             raise HttpError(
