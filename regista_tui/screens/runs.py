@@ -3,8 +3,9 @@
 The same columns as ``regista runs``; ``s`` cycles the sort column, ``/`` filters as you
 type, Enter opens a run in the browser (Escape comes back), space marks a run and ``d``
 compares the two marked runs, ``R`` recalls the runs that dealt with some words (the last
-column then shows the path each one's tools took), Home / End go to the first / last run,
-Escape clears the filter. A run's
+column then shows the path each one's tools took), ``r`` starts a replay of a run and
+shows what to paste into a terminal (:mod:`regista_tui.screens.replay`), Home / End go to
+the first / last run, Escape clears the filter. A run's
 forks, rewinds, replays and resumes show under it, indented, as a tree (each level sorted
 like the list).
 """
@@ -16,12 +17,13 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from rich.text import Text
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static
 
+from regista.engine import ReplayDesk, ReplayHandoff
 from regista.errors import RegistaError
 from regista.store.runs import RunInfo, RunList
 from regista.vocab import OUTCOME_COLOURS, cost_amount
@@ -144,6 +146,13 @@ class RunsScreen(Screen[None]):
         Binding("s", "sort", "Sort", id="runs.sort", tooltip="Sort by the next column"),
         Binding("slash", "filter", "Filter", id="runs.filter", tooltip="Filter as you type"),
         Binding("R", "recall", "Recall", id="runs.recall", tooltip="Runs that dealt with words"),
+        Binding(
+            "r",
+            "replay",
+            "Replay",
+            id="runs.replay",
+            tooltip="Start a replay of the run: what to paste into a terminal",
+        ),
         Binding("q", "app.quit", "Quit", id="runs.quit"),
         Binding("j", "move(1)", show=False),
         Binding("k", "move(-1)", show=False),
@@ -175,6 +184,8 @@ class RunsScreen(Screen[None]):
         self.links: list[str] = []
         self.link_width = 0
         self._heading = _LINKS_HEADING
+        #: The servers of the replays ``r`` started (made on first use, stopped on exit).
+        self.desk: ReplayDesk | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(id="runs-header", markup=False)
@@ -397,6 +408,36 @@ class RunsScreen(Screen[None]):
         self.app.push_screen(
             BrowserScreen(index, notice=f"{notice} · {back}" if notice else back, parent=back)
         )
+
+    def action_replay(self) -> None:
+        run = self.current()
+        if run is None:
+            return
+        self.set_status(f"Starting a replay of {run.session_id}…")
+        if self.desk is None:
+            self.desk = ReplayDesk()
+        self._start_replay(self.desk, run.path)
+
+    @work(thread=True, exclusive=True, group="replay")
+    def _start_replay(self, desk: ReplayDesk, path: Path) -> None:
+        try:
+            handoff = desk.start(path)
+        except RegistaError as exc:
+            self.app.call_from_thread(
+                self.set_status, f"Cannot replay {path.name}: {exc}", error=True
+            )
+            return
+        self.app.call_from_thread(self._show_replay, handoff)
+
+    def _show_replay(self, handoff: ReplayHandoff) -> None:
+        from regista_tui.screens.replay import ReplayPaste
+
+        self.set_status(f"Replay {handoff.id} of {handoff.run}: served until you quit")
+        self.app.push_screen(ReplayPaste(handoff))
+
+    def on_unmount(self) -> None:
+        if self.desk is not None:
+            self.desk.close()
 
     def action_mark(self) -> None:
         run = self.current()
