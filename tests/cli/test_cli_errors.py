@@ -46,6 +46,10 @@ def _usage_error(argv: list[str], capsys: pytest.CaptureFixture[str]) -> list[st
             f"regista fork {SAMPLE} --at 1 --tool-result x -- node a.js",
         ),
         (["rewind", "python", "a.py", "--at", "2"], "regista rewind TRACE --at 2 -- python a.py"),
+        (
+            ["test", "tapes", "--junit", "r.xml", "node", "a.js"],
+            "regista test tapes --junit r.xml -- node a.js",
+        ),
     ],
 )
 def test_a_missing_double_dash_says_where_the_command_goes(
@@ -60,7 +64,7 @@ def test_a_missing_double_dash_says_where_the_command_goes(
 
 
 def test_every_command_that_runs_one_is_covered() -> None:
-    assert set(TAKES_COMMAND) == {"record", "replay", "fork", "rewind"}
+    assert set(TAKES_COMMAND) == {"record", "replay", "fork", "rewind", "test"}
 
 
 @pytest.mark.parametrize(
