@@ -57,6 +57,38 @@ async function anthropicAgent(client, prompt = PROMPT) {
   }
 }
 
+/** The same loop on the SDKs' stream helpers (Server-Sent Events, both ways). */
+async function anthropicStreamAgent(client, prompt = PROMPT) {
+  const messages = [{ role: "user", content: prompt }];
+  for (;;) {
+    const params = { model: "claude-sonnet-4-6", max_tokens: 64, tools: [TOOL], messages };
+    const reply = await client.messages.stream(params).finalMessage();
+    messages.push({ role: "assistant", content: reply.content });
+    const calls = reply.content.filter((b) => b.type === "tool_use");
+    if (calls.length === 0) return reply.content.map((b) => b.text).join("");
+    messages.push({
+      role: "user",
+      content: calls.map((c) => ({ type: "tool_result", tool_use_id: c.id, content: `sunny in ${c.input.city}` })),
+    });
+  }
+}
+
+async function openaiStreamAgent(client, prompt = PROMPT) {
+  const tools = [{ type: "function", function: { name: TOOL.name, description: TOOL.description, parameters: TOOL.input_schema } }];
+  const messages = [{ role: "user", content: prompt }];
+  for (;;) {
+    const stream = client.chat.completions.stream({ model: "gpt-4o-mini", tools, messages });
+    const reply = await stream.finalChatCompletion();
+    const message = reply.choices[0].message;
+    messages.push({ role: "assistant", content: message.content, tool_calls: message.tool_calls });
+    if (!message.tool_calls?.length) return message.content;
+    for (const call of message.tool_calls) {
+      const { city } = JSON.parse(call.function.arguments);
+      messages.push({ role: "tool", tool_call_id: call.id, content: `sunny in ${city}` });
+    }
+  }
+}
+
 async function openaiAgent(client, prompt = PROMPT) {
   const tools = [{ type: "function", function: { name: TOOL.name, description: TOOL.description, parameters: TOOL.input_schema } }];
   const messages = [{ role: "user", content: prompt }];
@@ -149,6 +181,19 @@ for (const kind of ["anthropic", "openai"]) {
         return true;
       },
     );
+  });
+}
+
+for (const [kind, agent] of [["anthropic", anthropicStreamAgent], ["openai", openaiStreamAgent]]) {
+  test(`${kind}: a streamed fork goes live the same way`, async () => {
+    const run = await record(kind);
+    const rs = await ReplaySession.create(urls.regista, { run, edits: [{ step: 1, tool_result: "foggy" }] });
+    const real = kind === "anthropic" ? new Anthropic({ apiKey: KEY, baseURL: urls.anthropic }) : new OpenAI({ apiKey: KEY, baseURL: urls.openai });
+    assert.equal(await agent(rs.wrap(real)), "The weather: foggy");
+    assert.equal(rs.live, true);
+    const { runs } = await rs.close();
+    assert.equal(runs[0].steps, 3);
+    assert.equal(runs[0].outcome, "end_turn");
   });
 }
 
