@@ -130,6 +130,12 @@ def test_tape_failure_names_the_step_and_the_field(recorded: Path) -> None:
         client = anthropic.Anthropic(api_key="k", base_url=rp["anthropic_base_url"], max_retries=0)
         assert anthropic_agent(client) == "Tool: sunny in Paris"
         assert _status(s, rp["id"])["tape_failure"] is None
+        with pytest.raises(anthropic.ConflictError):  # one call more than the recording
+            anthropic_agent(client)
+        assert _status(s, rp["id"])["tape_failure"] == (
+            f"{name}: diverged at step 3 (model call): the run made more model calls than "
+            "the recording's 2"
+        )
 
         rp = new_replay(s, recorded.stem, mode="strict")
         client = anthropic.Anthropic(api_key="k", base_url=rp["anthropic_base_url"], max_retries=0)
