@@ -151,7 +151,7 @@ export class ReplaySession {
     this.anthropicLiveURL = created.anthropic_live_url ?? null;
     this.openaiLiveURL = created.openai_live_url ?? null;
     this.expiresAt = created.expires_at;
-    this.fetch = this.switchingFetch.bind(this) as typeof fetch;
+    this.fetch = this.switching(globalThis.fetch);
   }
 
   /** Create a replay of `options.run` on the server at `url` (`http://127.0.0.1:8787`). */
@@ -189,7 +189,9 @@ export class ReplaySession {
       throw new RegistaError("cannot wrap this client: give an @anthropic-ai/sdk or openai client");
     }
     const baseURL = isOpenAI ? this.openaiBaseURL : this.anthropicBaseURL;
-    return client.withOptions({ baseURL, fetch: this.fetch });
+    // the client's own fetch (a proxy's, a gateway's) still makes the requests
+    const own = typeof c.fetch === "function" ? (c.fetch as typeof fetch) : globalThis.fetch;
+    return client.withOptions({ baseURL, fetch: this.switching(own) });
   }
 
   /** The replay's counts, first divergence, the fork's runs and its verdict as a tape. */
@@ -234,19 +236,24 @@ export class ReplaySession {
     return null;
   }
 
-  private async switchingFetch(input: string | URL | Request, init?: RequestInit): Promise<Response> {
-    const url = urlOf(input);
-    const headers = new Headers(init?.headers ?? (input instanceof Request ? input.headers : {}));
-    if (this.token) headers.set("x-regista-token", this.token);
-    const sent = { ...init, headers };
-    const live = this.liveURL(url);
-    if (this.live && live !== null) return fetch(live, sent);
-    const response = await fetch(input instanceof Request ? new Request(input, sent) : url, sent);
-    if (live === null || !(await isLiveSignal(response))) return response;
-    // past the live point: this call, and every later one, to the real provider
-    this.live = true;
-    await response.body?.cancel();
-    return fetch(live, sent);
+  /** A `fetch` over `inner` that goes live from the first `409 replay_live` on. */
+  private switching(inner: typeof fetch): typeof fetch {
+    const go = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+      const url = urlOf(input);
+      const given = init?.headers ?? (input instanceof Request ? input.headers : {});
+      const headers = new Headers(given);
+      if (this.token) headers.set("x-regista-token", this.token);
+      const sent = { ...init, headers };
+      const live = this.liveURL(url);
+      if (this.live && live !== null) return inner(live, sent);
+      const response = await inner(input instanceof Request ? new Request(input, sent) : url, sent);
+      if (live === null || !(await isLiveSignal(response))) return response;
+      // past the live point: this call, and every later one, to the real provider
+      this.live = true;
+      await response.body?.cancel();
+      return inner(live, sent);
+    };
+    return go as typeof fetch;
   }
 }
 

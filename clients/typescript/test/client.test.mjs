@@ -205,6 +205,22 @@ test("a replay of no such run says so, in the server's words", async () => {
   });
 });
 
+test("a wrapped client's own fetch still makes the requests", async () => {
+  const run = await record("anthropic");
+  const rs = await ReplaySession.create(urls.regista, { run, edits: [{ step: 1, tool_result: "hail" }] });
+  const seen = [];
+  const own = (url, init) => {
+    seen.push(String(url));
+    return fetch(url, init);
+  };
+  const client = rs.wrap(new Anthropic({ apiKey: KEY, baseURL: urls.anthropic, fetch: own }));
+  assert.equal(await anthropicAgent(client), "The weather: hail");
+  assert.equal(seen.length, 3); // step 0 served; step 2 answered 409, then sent live
+  assert.match(seen[1], /\/v1\/replays\/rp_\w+\/anthropic\/v1\/messages$/);
+  assert.match(seen[2], /\/v1\/replays\/rp_\w+\/live\/anthropic\/v1\/messages$/);
+  await rs.close();
+});
+
 test("a client that is not an SDK's is refused", async () => {
   const run = await record("anthropic");
   const rs = await ReplaySession.create(urls.regista, { run });
