@@ -6,6 +6,7 @@ import argparse
 import os
 import socket
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from regista.cli.cmd_masks import add_mask_options, masks_from_args
@@ -33,7 +34,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--store", default=DEFAULT_STORE, help=f"traces folder (default {DEFAULT_STORE})"
     )
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=8787, help="port (default 8787)")
+    p.add_argument("--port", type=int, default=8787, help="port (default 8787; 0: any free port)")
+    p.add_argument(
+        "--until-stdin-closes",
+        action="store_true",
+        help="stop when standard input closes: for a program that starts the server as its "
+        "child (the TypeScript client's tape tests), so it never outlives that program",
+    )
     p.add_argument(
         "--token",
         default=os.environ.get("REGISTA_TOKEN"),
@@ -102,9 +109,26 @@ def _serve(args: argparse.Namespace, sock: socket.socket) -> int:
     made = " (a new, empty folder)" if created else ""
     port = sock.getsockname()[1]  # --port 0: the free port the system chose
     print(f"regista: serving {args.store}{made} on http://{host}:{port}", file=sys.stderr)
+    lifeline = _stop_when_stdin_closes if getattr(args, "until_stdin_closes", False) else None
     with SessionReaper(app.state.ctx) as reaper:
-        serve(app, args.host, args.port, on_stop=reaper.stop, sock=sock)
+        serve(app, args.host, args.port, on_stop=reaper.stop, sock=sock, stopper=lifeline)
     return 0
+
+
+def _stop_when_stdin_closes(stop: Callable[[], None]) -> None:
+    """Call ``stop`` (the server stops as on Ctrl-C: gracefully, fork traces ended) once
+    standard input reaches its end: the process that started this one went away."""
+    import threading
+
+    def watch() -> None:
+        try:
+            while sys.stdin.buffer.read(4096):
+                pass
+        except (OSError, ValueError):
+            pass
+        stop()
+
+    threading.Thread(target=watch, name="regista-stdin-lifeline", daemon=True).start()
 
 
 def _ready_store(store: Path) -> bool:

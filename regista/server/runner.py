@@ -88,12 +88,16 @@ def serve(
     port: int = 8787,
     on_stop: Callable[[], None] | None = None,
     sock: socket.socket | None = None,
+    stopper: Callable[[Callable[[], None]], None] | None = None,
 ) -> None:
     """Serve ``app`` in the foreground until interrupted; then call ``on_stop``. ``sock``:
     a :func:`listening_socket` already bound to ``host:port`` (the caller then knows the
-    port is its own before it prepares anything else)."""
+    port is its own before it prepares anything else). ``stopper`` is given a function
+    that stops the server as an interruption does (from any thread)."""
     sock = sock or listening_socket(host, port)
     server = _StoppingServer(_config(app, host, port), on_stop)
+    if stopper is not None:
+        stopper(lambda: setattr(server, "should_exit", True))
     try:
         server.run(sockets=[sock])
     except OSError as exc:

@@ -204,11 +204,15 @@ def test_regista_test_plays_every_tape_to_a_command(recorded: Path, tmp_path: Pa
 
 
 def test_regista_serve_on_port_0_says_the_port_it_took(tmp_path: Path) -> None:
+    """``--port 0`` takes a free port and names it; ``--until-stdin-closes`` stops the
+    server, gracefully, once the program that started it closes its input."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "regista", "serve", "--store", str(tmp_path), "--port", "0"],
+        [sys.executable, "-m", "regista", "serve", "--store", str(tmp_path), "--port", "0",
+         "--until-stdin-closes"],
+        stdin=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-    )
+    )  # fmt: skip
     try:
         assert proc.stderr is not None
         line = proc.stderr.readline()
@@ -216,6 +220,9 @@ def test_regista_serve_on_port_0_says_the_port_it_took(tmp_path: Path) -> None:
         assert m is not None, line
         assert int(m.group(1)) > 0
         assert httpx2.get(f"http://127.0.0.1:{m.group(1)}/v1/health").json() == {"ok": True}
+        assert proc.stdin is not None
+        proc.stdin.close()
+        assert proc.wait(timeout=60) == 0
     finally:
         proc.terminate()
         proc.wait(timeout=30)

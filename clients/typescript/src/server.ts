@@ -1,8 +1,10 @@
 /**
  * A `regista serve` started from Node, on a free port of 127.0.0.1, over a folder of traces.
  *
- * `tapeTest` starts one per folder of tapes when no server is named (`REGISTA_URL`), and
- * stops it when the process exits. The command is `regista` on the PATH, or `REGISTA_BIN`.
+ * `tapeTest` starts one per folder of tapes when no server is named (`REGISTA_URL`). It runs
+ * with `--until-stdin-closes` on a pipe from this process: however this process ends (a test
+ * runner's worker is often killed, not exited), the pipe closes and the server stops. The
+ * command is `regista` on the PATH, or `REGISTA_BIN`.
  */
 
 import { spawn, type ChildProcess } from "node:child_process";
@@ -34,8 +36,9 @@ let exitHook = false;
 /** Start `regista serve --store STORE --port 0` and wait until it says where it listens. */
 export function startServer(options: ServerOptions): Promise<LocalServer> {
   const command = options.command ?? process.env.REGISTA_BIN ?? "regista";
-  const child = spawn(command, ["serve", "--store", options.store, "--port", "0"], {
-    stdio: ["ignore", "ignore", "pipe"],
+  const args = ["serve", "--store", options.store, "--port", "0", "--until-stdin-closes"];
+  const child = spawn(command, args, {
+    stdio: ["pipe", "ignore", "pipe"],
     env: { ...process.env, ...options.env },
   });
   started.add(child);
@@ -74,16 +77,18 @@ export function startServer(options: ServerOptions): Promise<LocalServer> {
       if (m === null) return;
       done = true;
       clearTimeout(timer);
-      // the server does not keep this process alive: it is stopped when the process exits
+      // the server does not keep this process alive: it stops when this process goes away
       child.unref();
-      (child.stderr as unknown as { unref?: () => void })?.unref?.();
+      for (const pipe of [child.stdin, child.stderr]) {
+        (pipe as unknown as { unref?: () => void } | null)?.unref?.();
+      }
       resolve({
         url: m[1],
         stop: () =>
           new Promise<void>((res) => {
             if (child.exitCode !== null) return res();
             child.once("exit", () => res());
-            child.kill("SIGINT");
+            child.stdin?.end(); // it stops as on Ctrl-C, its fork traces ended
           }),
       });
     });

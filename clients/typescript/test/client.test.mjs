@@ -228,6 +228,25 @@ test("a client that is not an SDK's is refused", async () => {
   await rs.close();
 });
 
+test("a server started for tapes stops when the process that started it is killed", async () => {
+  const regista = path.join(path.dirname(python), "regista");
+  const script = `require(${JSON.stringify(path.join(here, "../dist/server.js"))})
+    .startServer({ store: ${JSON.stringify(store)}, command: ${JSON.stringify(regista)} })
+    .then((s) => console.log(s.url));
+    setInterval(() => {}, 1000); // alive until killed`;
+  // a test runner's worker is often killed, not exited: no exit hook runs then
+  const parent = spawn(process.execPath, ["-e", script], { stdio: ["ignore", "pipe", "inherit"] });
+  const url = await new Promise((resolve) => createInterface({ input: parent.stdout }).once("line", resolve));
+  assert.deepEqual(await (await fetch(`${url}/v1/health`)).json(), { ok: true });
+  parent.kill("SIGKILL");
+  let up = true;
+  for (let i = 0; i < 300 && up; i++) {
+    up = await fetch(`${url}/v1/health`).then(() => true, () => false);
+    if (up) await new Promise((r) => setTimeout(r, 100)); // polling a state, bounded: 30 s
+  }
+  assert.equal(up, false, "the server outlived the process that started it");
+});
+
 test("an unreachable server is one clear error", async () => {
   await assert.rejects(ReplaySession.create("http://127.0.0.1:9", { run: "x" }), /cannot reach the regista server/);
 });
