@@ -86,6 +86,11 @@ def test_a_signal_fork_written_by_the_server_goes_live_through_its_live_url(
         assert anthropic_agent(client) == "Tool: rainy in Paris"
         assert transport.live
         assert len(fake.requests) == 1  # only the call past the live point went upstream
+        # a call that is no model call (a token count) is passed on, not written
+        counted = client.messages.count_tokens(
+            model="claude-sonnet-4-6", messages=[{"role": "user", "content": "hi"}]
+        )
+        assert counted.input_tokens > 0
         status = s.http.get(f"/v1/replays/{rp['id']}").json()
         assert status["live_calls"] == 1
         (run,) = status["runs"]
