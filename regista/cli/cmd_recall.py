@@ -26,6 +26,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--dir", "-d", metavar="DIR", help="the traces folder to search (default .regista/traces)"
     )
+    p.add_argument(
+        "--library",
+        action="store_true",
+        help="search the library that regista watch keeps (the default when there is no "
+        ".regista/traces here)",
+    )
     p.add_argument("--json", action="store_true", help="one JSON array, for scripts")
     p.add_argument("--limit", type=int, default=10, metavar="N", help="at most N runs (10)")
     p.set_defaults(func=run)
@@ -55,8 +61,10 @@ def run(args: argparse.Namespace) -> int:
     hint = (
         f"every word is searched for; to search the runs of {folders[-1]}: --dir" if folders else ""
     )
+    from regista.store.library import library_or
+
     try:
-        hits = recall(words, args.dir, limit=max(1, args.limit))
+        hits = recall(words, library_or(args.dir, args.library), limit=max(1, args.limit))
     except UserError as exc:
         raise UserError(f"{exc} ({hint})" if hint else str(exc)) from None
     if args.json:

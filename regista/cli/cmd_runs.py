@@ -22,6 +22,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "resumed from, fork of at step N, with the parent's outcome and cost).",
     )
     p.add_argument("dir", nargs="?", help="the traces folder (default .regista/traces)")
+    p.add_argument(
+        "--library",
+        action="store_true",
+        help="list the library that regista watch keeps (the default when there is no "
+        ".regista/ folder here)",
+    )
     p.add_argument("--json", action="store_true", help="one JSON array, for scripts")
     p.add_argument("--failed", action="store_true", help="only runs that did not end well")
     p.add_argument("--task", metavar="WORDS", help="only runs whose task has all these words")
@@ -66,7 +72,9 @@ def run_lines(runs: list[RunInfo], width: int) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    listing = list_runs(args.dir)
+    from regista.store.library import library_or
+
+    listing = list_runs(library_or(args.dir, args.library))
     parent = None
     if args.forks_of:
         parent = listing.by_id(args.forks_of)

@@ -38,6 +38,8 @@ COMMANDS = [
     "verify",
     "redact",
     "masks",
+    "watch",
+    "doctor",
 ]
 
 #: Each command's module and one-line help, so that ``regista --help`` and a command's run
@@ -73,6 +75,11 @@ SUMMARIES: dict[str, tuple[str, str]] = {
     "masks": (
         "masks",
         "list the masks a strict replay applies (volatile parts of a client's requests)",
+    ),
+    "watch": ("watch", "keep Claude Code and Codex sessions imported into a library folder"),
+    "doctor": (
+        "doctor",
+        "report the tools' retention settings and what the library keeps that they deleted",
     ),
 }
 

@@ -3,17 +3,30 @@
 Events are decoded with orjson only (no validation): the index must survive any file, and
 whatever it cannot read it leaves out. A step's searchable text is what a person reads in
 it: the model's words and tool calls (name and input), the tool's result, errors, a
-compaction's summary. Requests are left out: they repeat what the steps before them said.
+compaction's summary, and what a model request adds to the conversation (a prompt typed
+after the first, text a harness injected). Those texts, cut at :data:`MAX_EVENT_TEXT`, are
+the snippets. The words a run is found by come from every text of every event in full:
+requests included (their system prompt, tool descriptions and new messages, each system
+prompt and tool list once), tool results however long.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 
-__all__ = ["END_STEP", "MAX_EVENT_TEXT", "RunDigest", "digest_lines", "event_text"]
+__all__ = [
+    "END_STEP",
+    "MAX_EVENT_TEXT",
+    "WORD",
+    "RunDigest",
+    "digest_lines",
+    "event_text",
+    "request_text",
+]
 
 #: The step number under which the task (``session.start``) and the outcome
 #: (``session.end``) are indexed.
@@ -23,8 +36,12 @@ END_STEP = -2
 #: Characters of one event's text that are indexed (a 5 MB tool result is not needed whole
 #: to be recalled by its words).
 MAX_EVENT_TEXT = 2000
-#: Characters of a run's distinct words kept for run-level matching.
-MAX_RUN_TEXT = 400_000
+#: Characters of a run's distinct words kept for run-level matching (a safety valve: a run
+#: of ordinary text has far fewer; one full of random ids may reach a few MB).
+MAX_RUN_TEXT = 32_000_000
+
+#: A word, as SQLite's unicode61 tokenizer splits text.
+WORD = re.compile(r"[^\W_]+")
 
 
 def _blocks_text(content: Any) -> str:
@@ -52,8 +69,42 @@ def _dump(value: Any) -> str:
         return ""
 
 
-def event_text(ev: dict[str, Any]) -> str:
-    """The searchable text of one decoded event ('' for none)."""
+def _message_text(messages: Any, *, typed: bool) -> str:
+    """The text of request messages: with ``typed``, only what a user message says in its
+    own words (no tool results, no assistant turns: those are steps of their own)."""
+    if not isinstance(messages, list):
+        return ""
+    parts = []
+    for m in messages:
+        if not isinstance(m, dict):
+            continue
+        content = m.get("content")
+        if typed:
+            if m.get("role") != "user":
+                continue
+            if isinstance(content, list):
+                content = [b for b in content if isinstance(b, dict) and b.get("type") == "text"]
+            parts.append(_blocks_text(content))
+            continue
+        parts.append(_blocks_text(content))
+        if isinstance(content, list):  # tool calls' inputs in assistant turns
+            parts.extend(
+                _dump(b.get("input"))
+                for b in content
+                if isinstance(b, dict) and b.get("type") == "tool_use"
+            )
+    return "\n".join(p for p in parts if p)
+
+
+def request_text(ev: dict[str, Any], *, typed: bool = True) -> str:
+    """The text an ``llm.request`` adds: with ``typed``, what its new user messages say in
+    their own words (the snippet); else every text of its new messages."""
+    return _message_text(ev.get("messages"), typed=typed)
+
+
+def event_text(ev: dict[str, Any], limit: int = MAX_EVENT_TEXT) -> str:
+    """The searchable text of one decoded event ('' for none), cut at ``limit``
+    characters (``0``: whole)."""
     t = ev.get("type")
     text = ""
     if t == "session.start":
@@ -73,7 +124,9 @@ def event_text(ev: dict[str, Any]) -> str:
         text = f"denied {ev.get('reason') or ''}"
     elif t == "session.end":
         text = " ".join(str(ev.get(k) or "") for k in ("output", "error"))
-    return text[:MAX_EVENT_TEXT].strip()
+    elif t == "llm.request":
+        text = request_text(ev)
+    return (text[:limit] if limit else text).strip()
 
 
 @dataclass
@@ -89,6 +142,7 @@ class RunDigest:
             turns are left out; compactions show as ``compact``.
         last_step: The highest step number seen.
         consumed: Bytes read, up to and including the last complete line.
+        words: The distinct words (lower case) of every text of the events, in full.
     """
 
     start: dict[str, Any] | None = None
@@ -97,6 +151,7 @@ class RunDigest:
     skeleton: list[str] = field(default_factory=list)
     last_step: int = -1
     consumed: int = 0
+    words: set[str] = field(default_factory=set)
 
 
 def digest_lines(data: bytes, *, at_start: bool) -> RunDigest:
@@ -114,6 +169,10 @@ def digest_lines(data: bytes, *, at_start: bool) -> RunDigest:
     d.consumed = end + 1
     tool_pos: dict[int, int] = {}
     first = True
+    findall = WORD.findall
+    words = d.words
+    last_system: Any = None
+    last_tools: Any = None
     for raw in data[:end].split(b"\n"):
         try:
             ev = orjson.loads(raw)
@@ -150,7 +209,27 @@ def digest_lines(data: bytes, *, at_start: bool) -> RunDigest:
                 d.skeleton[i] += mark
         elif t == "error" and step >= 0:
             d.skeleton.append("error!")
-        text = event_text(ev)
+        whole = event_text(ev, 0)
+        if whole:
+            words.update(findall(whole.lower()))
+        if t == "llm.request":
+            rest = [request_text(ev, typed=False)]
+            system = ev.get("system")
+            if system and system != last_system:
+                last_system = system
+                rest.append(system if isinstance(system, str) else _blocks_text(system))
+            tools = ev.get("tools")
+            if tools and tools != last_tools:
+                last_tools = tools
+                rest.append(_dump(tools))
+            for r in rest:
+                if r:
+                    words.update(findall(r.lower()))
+        elif t == "session.start":
+            for key in ("instructions", "system"):
+                if isinstance(ev.get(key), str):
+                    words.update(findall(ev[key].lower()))
+        text = whole[:MAX_EVENT_TEXT].strip()
         if t == "session.end":
             step = END_STEP
         if text:

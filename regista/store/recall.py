@@ -17,7 +17,7 @@ import hashlib
 import os
 import re
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,7 +25,15 @@ from typing import Any
 import orjson
 
 from regista.errors import UserError
-from regista.store.extract import END_STEP, MAX_RUN_TEXT, RunDigest, digest_lines
+from regista.store.extract import (
+    END_STEP,
+    MAX_RUN_TEXT,
+    WORD,
+    RunDigest,
+    digest_lines,
+    event_text,
+    request_text,
+)
 from regista.store.runs import DEFAULT_DIR
 from regista.vocab import run_outcome
 
@@ -33,7 +41,7 @@ __all__ = ["INDEX_NAME", "RecallHit", "RecallIndex", "UpdateStats", "fingerprint
 
 INDEX_NAME = ".regista-recall.sqlite"
 #: Bump when the tables change: an index of another layout is rebuilt.
-LAYOUT = "4"
+LAYOUT = "5"
 _BATCH = 200
 #: An indexed prefix up to this size is fingerprinted whole; a longer one by its first and
 #: last ``_EDGE`` bytes and ``_SAMPLES`` blocks of ``_BLOCK`` bytes spread between them.
@@ -151,15 +159,7 @@ def _walk(folder: Path) -> Iterator[tuple[str, int, int]]:
                 continue
 
 
-_WORD = re.compile(r"[^\W_]+")
-
-
-def _word_set(texts: Iterable[str]) -> set[str]:
-    """The distinct words of ``texts``, lower-cased, split as SQLite's unicode61 splits."""
-    out: set[str] = set()
-    for text in texts:
-        out.update(_WORD.findall(text.lower()))
-    return out
+_WORD = WORD
 
 
 def fts_query(words: str, *, any_word: bool = False) -> str:
@@ -411,8 +411,8 @@ class RecallIndex:
                 [(run_id, step, text) for step, text in d.texts if _sql_int(step)],
             )
         body_len = row[1] or 0
-        if new or d.texts:
-            words = _word_set(t for _, t in d.texts)
+        if new or d.words:
+            words = d.words
             if not new:
                 old = self.db.execute(
                     "SELECT body FROM runs_fts WHERE rowid = ?", (run_id,)
@@ -475,6 +475,8 @@ class RecallIndex:
                 (rid, *some),
             ).fetchall()
             matches = _matches(texts, tokens, max_matches)
+            if not matches and tokens:  # the words are past a snippet's first characters
+                matches = _scan_matches(Path(path), tokens, max_matches)
             hits.append(
                 RecallHit(
                     session_id=sid,
@@ -525,6 +527,40 @@ def _matches(texts: list[Any], tokens: list[str], limit: int) -> list[tuple[int,
         ((step, _snippet(body, tokens)) for step, (_, body) in best),
         key=lambda kv: (kv[0] == END_STEP, kv[0]),
     )
+
+
+def _scan_matches(path: Path, tokens: list[str], limit: int) -> list[tuple[int, str]]:
+    """The steps of one trace whose whole text has a word: read from the trace itself, for
+    a run found by words that no indexed snippet (an event's first characters) holds."""
+    needles = [t.encode() for t in tokens]
+    texts: list[tuple[int, str]] = []
+    try:
+        with open(path, "rb") as f:
+            for raw in f:
+                low = raw.lower()
+                if not any(n in low for n in needles):
+                    continue
+                try:
+                    ev = orjson.loads(raw)
+                except orjson.JSONDecodeError:
+                    continue
+                if not isinstance(ev, dict):
+                    continue
+                step = ev.get("step")
+                step = step if isinstance(step, int) and not isinstance(step, bool) else -1
+                if ev.get("type") == "session.end":
+                    step = END_STEP
+                text = event_text(ev, 0)
+                if ev.get("type") == "llm.request":
+                    text = "\n".join([text, request_text(ev, typed=False)])
+                for t in tokens:
+                    at = text.lower().find(t)
+                    if at >= 0:
+                        texts.append((step, text[max(0, at - 200) : at + 200]))
+                        break
+    except OSError:
+        return []
+    return _matches(texts, tokens, limit)
 
 
 class _Transaction:
