@@ -42,6 +42,12 @@ def run(args: argparse.Namespace) -> int:
     from regista.store.doctor import SOON_DAYS, examine
     from regista.store.library import claude_home, default_library, default_roots
 
+    from regista.errors import UserError
+
+    for flag, given in (("--claude", args.claude), ("--codex", args.codex)):
+        if given is not None and not given.is_dir():
+            what = "is a file" if given.exists() else "no such folder"
+            raise UserError(f"{flag} {given}: {what}")
     library = args.library if args.library is not None else default_library()
     home = args.claude.parent if args.claude is not None else claude_home()
     report = examine(library, default_roots(args.claude, args.codex), home)

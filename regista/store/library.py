@@ -338,6 +338,8 @@ class Library:
         owners: dict[str, str | None] = {}
         dirty: dict[str, _Dirty] = {}
         for path, d in disk.items():
+            if d.size == 0:  # just made: the tool writes its first line next
+                continue
             k = known.get(path)
             if k is not None and tuple(k[:3]) == d.stat and not k[4]:
                 continue
@@ -479,6 +481,7 @@ class Library:
         session_id = started = None
         steps: int | None = None
         try:
+            _check_format(Path(it.path), it.tool)
             conv = convert(it.tool, Path(it.path))
             written = write_runs(conv, self.folder / it.tool)
             steps = conv.main.steps
@@ -656,6 +659,31 @@ class _Transaction:
 
 def _transaction(db: sqlite3.Connection) -> _Transaction:
     return _Transaction(db)
+
+
+_HEAD = 4 << 20
+
+
+def _check_format(path: Path, tool: str) -> None:
+    """Raise :class:`~regista.errors.TraceError` unless ``path`` holds a session of
+    ``tool`` (as its first lines say, or any line, as ``regista import`` asks)."""
+    from regista.errors import TraceError
+    from regista.importers.detect import detect, detect_object
+
+    with open(path, "rb") as f:
+        head = f.read(_HEAD)
+    found = detect(head)
+    if found == tool:
+        return
+    if found is None:
+        for line in head.splitlines():
+            try:
+                obj = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                continue
+            if isinstance(obj, dict) and detect_object(obj) == tool:
+                return
+    raise TraceError(f"holds no {tool} session" + (f" (a {found} file)" if found else ""))
 
 
 def _is_ours(exc: BaseException) -> bool:

@@ -119,6 +119,11 @@ def _missing_path_commands(missing: Path, out: Path) -> dict[str, list[list[str]
         "verify": [["verify", m]],
         "redact": [["redact", m, "-o", f"{o}/r.jsonl"]],
         "masks": [["masks", "--masks", m]],
+        "watch": [
+            ["watch", "--claude", m, "--once", "--into", o],
+            ["watch", "--codex", m, "--once", "--into", o],
+        ],
+        "doctor": [["doctor", "--claude", m], ["doctor", "--codex", m]],
     }
 
 

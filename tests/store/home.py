@@ -78,8 +78,11 @@ def make_home(home: Path) -> dict[str, Path]:
 
 def grow(path: Path, text_: str) -> None:
     """Append one more exchange to a Claude Code session (as Claude Code appends)."""
+    lines = [orjson.loads(raw) for raw in path.read_bytes().splitlines() if raw.strip()]
     s = CCSession(session_id=path.stem)
-    s._n = 500  # later times and other uuids than the lines already there
+    # later times, other uuids and message ids than the lines already there, chained on
+    s._n = s._msg = 100 + len(lines)
+    s._parent = next((o["uuid"] for o in reversed(lines) if "uuid" in o), None)
     s.prompt(text_)
     s.answer(text(f"Looked at it: {text_}"), stop_reason="end_turn")
     with open(path, "ab") as f:
