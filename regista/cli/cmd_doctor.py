@@ -39,10 +39,9 @@ def _ago(t: float) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from regista.errors import UserError
     from regista.store.doctor import SOON_DAYS, examine
     from regista.store.library import claude_home, default_library, default_roots
-
-    from regista.errors import UserError
 
     for flag, given in (("--claude", args.claude), ("--codex", args.codex)):
         if given is not None and not given.is_dir():

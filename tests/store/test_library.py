@@ -263,8 +263,12 @@ def test_a_copy_is_kept_where_a_hard_link_cannot_be_made(
     monkeypatch.setattr(os, "link", no_link)
     _sync(home)
     basic = next((home / ".claude" / "projects").rglob("4f1c*.jsonl"))
-    copy = _lib(home) / SOURCES_DIR / "claude-code" / "projects" / basic.relative_to(
-        home / ".claude" / "projects"
+    copy = (
+        _lib(home)
+        / SOURCES_DIR
+        / "claude-code"
+        / "projects"
+        / basic.relative_to(home / ".claude" / "projects")
     )
     assert copy.read_bytes() == basic.read_bytes()
     assert copy.stat().st_ino != basic.stat().st_ino
