@@ -19,10 +19,17 @@ and reported as medians over ``--repeat`` rounds:
 The targets are printed with the figures: the first screen under 1 s, the import at
 50 MB/s or more.
 
-The transcript is made by code shaped like Claude Code's (split assistant lines repeating
-usage, Read/Bash/Edit results with file contents, progress and snapshot lines).
+The transcript is made by ``bench/realistic_cc.py``, shaped like real ones: random ids on
+every line, long tool results of many distinct identifiers (each written twice, as Claude
+Code does), thinking signatures, hook and command progress lines (most of the lines).
+``--simple`` uses the first generator instead (ten words, numbered ids, short results): it
+imports about twice as fast as a real transcript, which is why it is no longer the default.
 
-    .venv/bin/python bench/bench_import.py [--mb 50] [--repeat 5]
+``--rss MB`` measures instead the peak memory (RSS) of ``regista import`` of a transcript of
+that size, in a new process, against the floor of a process that reads the file whole and
+decodes each line.
+
+    .venv/bin/python bench/bench_import.py [--mb 50] [--repeat 5] [--simple] [--rss 1000]
 """
 
 from __future__ import annotations
@@ -42,8 +49,13 @@ import orjson
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from importers.cc_fixtures import CCSession, text, thinking, tool_use
+from realistic_cc import write_transcript
 
 OUT = Path("/tmp/regista-bench")
+
+
+def make_real_transcript(mb: int) -> Path:
+    return write_transcript(OUT / f"cc_real_{mb}mb.jsonl", mb)
 
 
 def make_transcript(mb: int) -> Path:
@@ -115,9 +127,9 @@ def floor(path: Path) -> None:
 
 
 def convert(path: Path) -> None:
-    from regista.importers.claude_code import convert as cc
+    from regista.importers import convert as cc
 
-    conv = cc(path)
+    conv = cc("claude-code", path)
     for run in conv.runs:
         run.to_bytes()
 
@@ -142,6 +154,64 @@ def tui_all(path: Path) -> None:
     while not index.scan(16 * 1024 * 1024):  # the debugger's scan slices
         pass
     index.close()
+
+
+def cli_import(path: Path) -> None:
+    """What ``regista import claude-code PATH`` does once started: check the format,
+    convert, write the trace (into a new folder each time)."""
+    import shutil
+    import tempfile
+    from argparse import Namespace
+
+    from regista.cli.cmd_import import run
+
+    out = Path(tempfile.mkdtemp(dir=OUT))
+    try:
+        import contextlib
+        import io
+
+        with contextlib.redirect_stdout(io.StringIO()):
+            run(Namespace(format="claude-code", paths=[path], trace_dir=out))
+    finally:
+        shutil.rmtree(out)
+
+
+PEAK = """
+import resource, sys
+from pathlib import Path
+from regista.cli.main import main
+main(["import", "claude-code", sys.argv[1], "--trace-dir", sys.argv[2]])
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, file=sys.stderr)
+"""
+PEAK_FLOOR = """
+import resource, sys
+import orjson
+data = open(sys.argv[1], "rb").read()
+for line in data.split(b"\\n"):
+    if line:
+        orjson.loads(line)
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, file=sys.stderr)
+"""
+
+
+def peak_rss(path: Path) -> None:
+    import shutil
+    import tempfile
+
+    size = path.stat().st_size
+    out = Path(tempfile.mkdtemp(dir=OUT))
+    try:
+        for name, src in (("floor", PEAK_FLOOR), ("import", PEAK)):
+            done = subprocess.run(
+                [sys.executable, "-c", src, str(path), str(out)],
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            rss = int(done.stderr.split()[-1])
+            print(f"{name:<7} peak RSS {rss / 1e6:8.0f} MB  = {rss / size:4.1f}x the transcript")
+    finally:
+        shutil.rmtree(out)
 
 
 # CPU seconds of the whole process when the first frame has been drawn: a callback that
@@ -205,8 +275,13 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--mb", type=int, default=50)
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--simple", action="store_true", help="the first, simpler transcript")
+    ap.add_argument("--rss", type=int, metavar="MB", help="peak memory of importing MB")
+    ap.add_argument("--skip-tui", action="store_true", help="only the import rows")
     args = ap.parse_args()
-    path = make_transcript(args.mb)
+    if args.rss:
+        return peak_rss(make_real_transcript(args.rss))
+    path = make_transcript(args.mb) if args.simple else make_real_transcript(args.mb)
     mb = path.stat().st_size / 1e6
     print(f"transcript: {path} ({mb:.1f} MB)")
     rows = [
@@ -220,6 +295,8 @@ def main() -> None:
             True,
         ),
     ]
+    if args.skip_tui:
+        rows = [*rows[:1], ("regista import", lambda: cli_import(path), lambda: floor(path), False)]
     for name, row, base, wall in rows:
         times, floors = [], []
         for _ in range(args.repeat):
