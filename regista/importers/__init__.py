@@ -11,6 +11,7 @@ written beside it. ``regista import`` writes the converted runs as trace files.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import warnings
 from pathlib import Path
@@ -137,21 +138,42 @@ def write_runs(conv: Conversion, trace_dir: Path) -> list[Path]:
     out: list[Path] = []
     for run in conv.runs:
         target = trace_dir / f"{run.session_id}.jsonl"
-        data = run.to_bytes()
+        tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
         try:
-            if target.is_file() and target.read_bytes() == data:
+            # written as it is encoded: a 1 GB trace never sits whole in memory
+            with open(tmp, "wb") as f:
+                size = run.write_to(f)
+                f.flush()
+                same = _same_file(target, tmp, size)
+                if not same:
+                    os.fsync(f.fileno())
+            if same:
+                os.unlink(tmp)  # unchanged: the trace keeps its time
                 out.append(target)
                 continue
-            tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-            with open(tmp, "wb") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
             os.replace(tmp, target)
         except OSError as exc:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
             raise UserError(f"cannot write {target}: {exc.strerror or exc}") from None
         out.append(target)
     return out
+
+
+def _same_file(a: Path, b: Path, size: int) -> bool:
+    """Whether ``a`` holds ``size`` bytes, the same as ``b``'s (read a block at a time)."""
+    try:
+        if not a.is_file() or a.stat().st_size != size:
+            return False
+        with open(a, "rb") as fa, open(b, "rb") as fb:
+            while True:
+                x, y = fa.read(1 << 20), fb.read(1 << 20)
+                if x != y:
+                    return False
+                if not x:
+                    return True
+    except OSError:
+        return False
 
 
 def _register_formats() -> None:

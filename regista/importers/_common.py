@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import orjson
 
@@ -44,6 +44,21 @@ class ImportedRun:
 
     def to_bytes(self) -> bytes:
         return events_bytes(self.events)
+
+    def write_to(self, f: BinaryIO, chunk: int = 256) -> int:
+        """Write the trace to ``f`` a few events at a time (a 1 GB trace is never one
+        bytes object in memory); the bytes written, the same as :meth:`to_bytes`'s."""
+        from regista.importers._builder import RunEncoder
+
+        if not self.events:
+            return 0
+        enc = RunEncoder(str(self.events[0]["session_id"]))
+        n = 0
+        for i in range(0, len(self.events), chunk):
+            data = enc.encode(self.events[i : i + chunk])
+            f.write(data)
+            n += len(data)
+        return n
 
 
 @dataclass

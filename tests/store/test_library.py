@@ -305,3 +305,23 @@ def test_a_session_that_cannot_be_imported_is_said_and_not_retried(
     assert f"could not import {bad}: holds no claude-code session" in lines
     assert again.imported == again.failed == 0
     assert (_lib(home) / STATE_NAME).is_file()
+
+
+def test_a_codex_subagent_rollout_that_appears_later_joins_its_parent(home: Path) -> None:
+    """The parent rollout is imported first, alone; its subagent's rollout, written after,
+    makes the parent import again with the subagent linked (not as a run of its own)."""
+    child = next((home / ".codex").rglob("rollout-*019b64e6*.jsonl"))
+    data = child.read_bytes()
+    child.unlink()
+    _sync(home)
+    assert len(list((_lib(home) / "codex").glob("*.jsonl"))) == 1
+    child.write_bytes(data)
+    lib = Library(_lib(home), default_roots())
+    try:
+        lines: list[str] = []
+        stats = lib.sync(log=lines.append)
+    finally:
+        lib.close()
+    assert stats.imported == 1 and "+ 1 subagent run(s)" in lines[0]
+    assert lines[0].startswith(str(next((home / ".codex").rglob("rollout-*019b64e5*.jsonl"))))
+    assert len(list((_lib(home) / "codex").glob("*.jsonl"))) == 2
