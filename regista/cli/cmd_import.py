@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
     sessions = runs = 0
     for path in sources:
         data = piped.pop(path, None)
-        conv = convert(args.format, path, read_source(path) if data is None else data)
+        conv = convert(args.format, path, data)  # a file is read by the importer, in blocks
         written = write_runs(conv, args.trace_dir)
         sessions += 1
         runs += len(written)

@@ -97,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
         with library:
             stats = _first_pass(library, log)
             print(
-                f"{folder}: {stats.sessions} session(s); imported {stats.imported} "
+                f"{folder}: {stats.sessions} session(s) at the sources; imported {stats.imported} "
                 f"({stats.runs} trace(s), {stats.bytes / 1e6:.1f} MB)"
                 + (f", {stats.failed} could not be imported" if stats.failed else "")
                 + (f", {stats.gone} deleted at the source (kept)" if stats.gone else ""),

@@ -15,6 +15,7 @@ from regista.trace.formats import device_error
 __all__ = [
     "Conversion",
     "ImportedRun",
+    "read_json_file",
     "read_json_lines",
     "read_source",
     "record_report",
@@ -96,13 +97,53 @@ def read_source(path: Path) -> bytes:
         raise TraceError(f"{path}: cannot read ({exc.strerror})") from None
 
 
+_BLOCK = 64 << 20
+
+
+def read_json_file(path: Path, report: ImportReport) -> list[tuple[int, dict[str, Any]]]:
+    """:func:`read_json_lines` of the file ``path``, read a block at a time: the file's
+    bytes and the objects made of them are never in memory together (a 1 GB transcript
+    would need its gigabyte on top of its objects)."""
+    out: list[tuple[int, dict[str, Any]]] = []
+    lineno = 0
+    try:
+        with open(path, "rb") as f:
+            if (device := device_error(path, f.fileno())) is not None:
+                raise TraceError(device)
+            rest = b""
+            while True:
+                block = f.read(_BLOCK)
+                if not block:
+                    if rest:
+                        out += read_json_lines(rest, path, report, lineno)
+                    return out
+                buf = rest + block if rest else block
+                cut = buf.rfind(b"\n") + 1
+                if cut == 0:
+                    rest = buf
+                    continue
+                piece, rest = buf[:cut], buf[cut:]
+                del buf
+                out += read_json_lines(piece, path, report, lineno)
+                lineno += piece.count(b"\n")
+    except FileNotFoundError:
+        raise NoSuchPathError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise TraceError(f"{path}: is a directory, not a transcript file") from None
+    except OSError as exc:
+        raise TraceError(f"{path}: cannot read ({exc.strerror})") from None
+
+
 def read_json_lines(
-    data: bytes, path: Path, report: ImportReport
+    data: bytes, path: Path, report: ImportReport, first: int = 0
 ) -> list[tuple[int, dict[str, Any]]]:
     """The JSON objects of a JSON-lines file with their (1-based) line numbers.
 
     A line that is not a JSON object is reported with its number and skipped; the rest
     still imports.
+
+    Args:
+        first: Lines before ``data`` (it is a later part of the file).
     """
     out: list[tuple[int, dict[str, Any]]] = []
     loads = orjson.loads
@@ -110,7 +151,7 @@ def read_json_lines(
     view = memoryview(data)  # lines are parsed in place, not copied out first
     size = len(data)
     start = 0
-    lineno = 0
+    lineno = first
     while start < size:
         end = find(b"\n", start)
         if end < 0:

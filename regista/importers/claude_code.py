@@ -23,6 +23,7 @@ from regista.importers._builder import ImportReport, RunBuilder, derived_session
 from regista.importers._common import (
     Conversion,
     ImportedRun,
+    read_json_file,
     read_json_lines,
     read_source,
     report_of,
@@ -568,10 +569,11 @@ class Job:
     def __init__(self, path: Path, data: bytes | None = None, *, subagents: bool = True) -> None:
         path = Path(path)
         report = ImportReport()
-        lines = [
-            (n, _clean(o))
-            for n, o in read_json_lines(read_source(path) if data is None else data, path, report)
-        ]
+        parsed = (
+            read_json_file(path, report) if data is None else read_json_lines(data, path, report)
+        )
+        lines = [(n, _clean(o)) for n, o in parsed]
+        del parsed
         source_sid = next((str(o["sessionId"]) for _, o in lines if o.get("sessionId")), path.stem)
         main_lines = [it for it in lines if not it[1].get("isSidechain")]
         side_lines = [it for it in lines if it[1].get("isSidechain")]

@@ -62,7 +62,7 @@ def test_watch_once_imports_every_session_with_its_subagents_linked(
 ) -> None:
     assert main(["watch", "--once"]) == 0
     out = capsys.readouterr().out
-    assert "4 session(s); imported 4 (7 trace(s)" in out
+    assert "4 session(s) at the sources; imported 4 (7 trace(s)" in out
     traces = _traces(_lib(home))
     assert len(traces) == 7  # 3 Claude Code sessions + 2 subagents, 1 Codex + its subagent
     runs = list_runs(_lib(home)).runs
