@@ -23,6 +23,7 @@ __all__ = [
     "MAX_EVENT_TEXT",
     "WORD",
     "RunDigest",
+    "add_words",
     "digest_lines",
     "event_text",
     "request_text",
@@ -42,6 +43,32 @@ MAX_RUN_TEXT = 32_000_000
 
 #: A word, as SQLite's unicode61 tokenizer splits text.
 WORD = re.compile(r"[^\W_]+")
+
+#: Bytes to split on (ASCII that is not a letter or digit: a space) and ASCII capitals
+#: folded; bytes of other characters are kept, for :func:`add_words` to look at again.
+_FOLD = bytes(
+    (c + 32 if 65 <= c <= 90 else c) if (chr(c).isalnum() and c < 128) or c >= 128 else 32
+    for c in range(256)
+)
+
+
+def add_words(text: str, words: set[str]) -> None:
+    """Add the distinct words of ``text``, lower-cased, split as :data:`WORD` splits.
+
+    ASCII is split and folded by ``bytes.translate`` and ``split`` (about three times as
+    fast as the regular expression over a tool's output); only the pieces that hold other
+    characters are split again by :data:`WORD`.
+    """
+    raw = text.encode("utf-8", "surrogatepass").translate(_FOLD)
+    if raw.isascii():
+        words.update(raw.decode("ascii").split())
+        return
+    pieces = set(raw.decode("utf-8", "surrogatepass").split())
+    odd = [p for p in pieces if not p.isascii()]
+    pieces.difference_update(odd)
+    words.update(pieces)
+    if odd:
+        words.update(WORD.findall(" ".join(odd).lower()))
 
 
 def _blocks_text(content: Any) -> str:
@@ -169,7 +196,6 @@ def digest_lines(data: bytes, *, at_start: bool) -> RunDigest:
     d.consumed = end + 1
     tool_pos: dict[int, int] = {}
     first = True
-    findall = WORD.findall
     words = d.words
     last_system: Any = None
     last_tools: Any = None
@@ -211,7 +237,7 @@ def digest_lines(data: bytes, *, at_start: bool) -> RunDigest:
             d.skeleton.append("error!")
         whole = event_text(ev, 0)
         if whole:
-            words.update(findall(whole.lower()))
+            add_words(whole, words)
         if t == "llm.request":
             rest = [request_text(ev, typed=False)]
             system = ev.get("system")
@@ -224,11 +250,11 @@ def digest_lines(data: bytes, *, at_start: bool) -> RunDigest:
                 rest.append(_dump(tools))
             for r in rest:
                 if r:
-                    words.update(findall(r.lower()))
+                    add_words(r, words)
         elif t == "session.start":
             for key in ("instructions", "system"):
                 if isinstance(ev.get(key), str):
-                    words.update(findall(ev[key].lower()))
+                    add_words(ev[key], words)
         text = whole[:MAX_EVENT_TEXT].strip()
         if t == "session.end":
             step = END_STEP
