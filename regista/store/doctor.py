@@ -19,14 +19,9 @@ from typing import Any
 
 import orjson
 
-from regista.store.library import (
-    LOCK_NAME,
-    STATE_NAME,
-    Root,
-    SessionState,
-    open_state,
-    read_sessions,
-)
+from regista.store.homes import Root
+from regista.store.library import LOCK_NAME, STATE_NAME
+from regista.store.library_state import SessionState, open_state, read_sessions
 
 __all__ = ["DEFAULT_CLEANUP_DAYS", "Report", "Retention", "examine", "retention"]
 

@@ -25,7 +25,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import sqlite3
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -33,6 +32,16 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+
+from regista.store.homes import (
+    Root,
+    claude_home,
+    codex_home,
+    default_library,
+    default_roots,
+    library_or,
+)
+from regista.store.library_state import SessionState, Transaction, open_state, read_sessions
 
 __all__ = [
     "LOCK_NAME",
@@ -56,104 +65,9 @@ TOOLS = ("claude-code", "codex")
 STATE_NAME = ".regista-library.sqlite"
 LOCK_NAME = ".regista-library.lock"
 SOURCES_DIR = ".sources"
-LIBRARY_ENV = "REGISTA_LIBRARY"
 #: A session that keeps changing is imported again at most once per this many times the
 #: duration of its last import: a growing 100 MB transcript costs at most a tenth of a core.
 THROTTLE = 10.0
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
-CREATE TABLE IF NOT EXISTS files(
-    path TEXT PRIMARY KEY, tool TEXT NOT NULL, root TEXT NOT NULL, rel TEXT NOT NULL,
-    size INTEGER, mtime_ns INTEGER, ino INTEGER, owner TEXT, copy TEXT,
-    gone INTEGER NOT NULL DEFAULT 0, gone_at REAL);
-CREATE INDEX IF NOT EXISTS files_of_owner ON files(owner);
-CREATE TABLE IF NOT EXISTS sessions(
-    path TEXT PRIMARY KEY, tool TEXT NOT NULL, session_id TEXT, traces TEXT NOT NULL DEFAULT '[]',
-    steps INTEGER, started TEXT, imported_at REAL, import_s REAL, error TEXT,
-    gone INTEGER NOT NULL DEFAULT 0, gone_at REAL);
-"""
-_LAYOUT = "1"
-
-
-def _home() -> Path:
-    return Path(os.environ.get("HOME") or Path.home())
-
-
-def default_library() -> Path:
-    """``$REGISTA_LIBRARY``, else ``$XDG_DATA_HOME/regista/library``, else
-    ``~/.local/share/regista/library``."""
-    env = os.environ.get(LIBRARY_ENV)
-    if env:
-        return Path(env).expanduser()
-    data = os.environ.get("XDG_DATA_HOME")
-    return (Path(data) if data else _home() / ".local" / "share") / "regista" / "library"
-
-
-def library_or(folder: str | Path | None, library: bool = False) -> str | Path | None:
-    """The folder a ``runs`` / ``recall`` reads: ``folder`` when given; the library with
-    ``library``, or when there is no ``.regista/`` folder here and the library exists; else
-    ``None`` (the command's own default)."""
-    from regista.errors import UserError
-    from regista.store.runs import DEFAULT_DIR, IMPORTS_DIR
-
-    if folder is not None:
-        if library:
-            raise UserError("give a folder or --library, not both")
-        return folder
-    lib = default_library()
-    if library:
-        if not lib.is_dir():
-            raise UserError(f"{lib}: no library yet; regista watch --once makes it")
-        return lib
-    if not DEFAULT_DIR.is_dir() and not IMPORTS_DIR.is_dir() and lib.is_dir():
-        return lib
-    return None
-
-
-def claude_home() -> Path:
-    """``$CLAUDE_CONFIG_DIR``, else ``~/.claude``."""
-    env = os.environ.get("CLAUDE_CONFIG_DIR")
-    return Path(env).expanduser() if env else _home() / ".claude"
-
-
-def codex_home() -> Path:
-    """``$CODEX_HOME``, else ``~/.codex``."""
-    env = os.environ.get("CODEX_HOME")
-    return Path(env).expanduser() if env else _home() / ".codex"
-
-
-@dataclass(frozen=True)
-class Root:
-    """A folder of one tool's sessions.
-
-    Attributes:
-        tool: ``claude-code`` or ``codex``.
-        path: The folder (``~/.claude/projects``, ``~/.codex/sessions``, …).
-        label: Its name under ``.sources/<tool>/`` (the folder's own name).
-    """
-
-    tool: str
-    path: Path
-    label: str
-
-    @classmethod
-    def of(cls, tool: str, path: str | Path) -> Root:
-        p = Path(path).expanduser().absolute()
-        with contextlib.suppress(OSError):
-            p = p.resolve()
-        return cls(tool, p, p.name or tool)
-
-
-def default_roots(claude: Path | None = None, codex: Path | None = None) -> list[Root]:
-    """The folders a library watches: Claude Code's projects folder and Codex's sessions (and
-    archived sessions) folders, or the folders given."""
-    roots = [Root.of("claude-code", claude or claude_home() / "projects")]
-    if codex is not None:
-        roots.append(Root.of("codex", codex))
-    else:
-        roots += [Root.of("codex", codex_home() / d) for d in ("sessions", "archived_sessions")]
-    return roots
 
 
 @dataclass
@@ -169,22 +83,6 @@ class SyncStats:
     runs: int = 0
     bytes: int = 0
     errors: list[tuple[str, str]] = field(default_factory=list)
-
-
-@dataclass
-class SessionState:
-    """One session as the library records it (for ``regista doctor``)."""
-
-    path: str
-    tool: str
-    session_id: str | None
-    traces: list[str]
-    steps: int | None
-    started: str | None
-    imported_at: float | None
-    error: str | None
-    gone: bool
-    gone_at: float | None
 
 
 class LibraryBusy(Exception):
@@ -446,7 +344,7 @@ class Library:
         if not lost:
             return
         roots = [r for r in self.roots if r.path.is_dir()]
-        with _transaction(self.db):
+        with Transaction(self.db):
             for p in lost:
                 # a folder that is not there (unmounted, not given this time) deletes nothing
                 if not any(p.startswith(str(r.path) + os.sep) for r in roots):
@@ -501,7 +399,7 @@ class Library:
         seconds = time.perf_counter() - t0
         old = self.db.execute("SELECT traces FROM sessions WHERE path = ?", (it.path,)).fetchone()
         names = [p.name for p in written]
-        with _transaction(self.db):
+        with Transaction(self.db):
             for p, copy in copies.items():
                 d = disk[p]
                 self.db.execute(
@@ -606,59 +504,6 @@ class Library:
 
     def sessions(self) -> list[SessionState]:
         return read_sessions(self.db)
-
-
-def open_state(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
-    """The library's state database (made, or brought to this layout, unless ``readonly``)."""
-    if readonly:
-        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None, timeout=30)
-        db.execute("PRAGMA busy_timeout = 30000")
-        return db
-    db = sqlite3.connect(path, isolation_level=None, timeout=30)
-    db.execute("PRAGMA busy_timeout = 30000")
-    db.execute("PRAGMA journal_mode = WAL")
-    db.execute("PRAGMA synchronous = NORMAL")
-    db.executescript(_SCHEMA)
-    db.execute("INSERT OR IGNORE INTO meta VALUES ('layout', ?)", (_LAYOUT,))
-    return db
-
-
-def read_sessions(db: sqlite3.Connection) -> list[SessionState]:
-    """Every session a library's state records."""
-    rows = db.execute(
-        "SELECT path, tool, session_id, traces, steps, started, imported_at, error, gone, "
-        "gone_at FROM sessions ORDER BY started"
-    ).fetchall()
-    return [
-        SessionState(
-            path=r[0],
-            tool=r[1],
-            session_id=r[2],
-            traces=orjson.loads(r[3] or "[]"),
-            steps=r[4],
-            started=r[5],
-            imported_at=r[6],
-            error=r[7],
-            gone=bool(r[8]),
-            gone_at=r[9],
-        )
-        for r in rows
-    ]
-
-
-class _Transaction:
-    def __init__(self, db: sqlite3.Connection) -> None:
-        self.db = db
-
-    def __enter__(self) -> None:
-        self.db.execute("BEGIN IMMEDIATE")
-
-    def __exit__(self, exc_type: object, *_: object) -> None:
-        self.db.execute("ROLLBACK" if exc_type is not None else "COMMIT")
-
-
-def _transaction(db: sqlite3.Connection) -> _Transaction:
-    return _Transaction(db)
 
 
 _HEAD = 4 << 20

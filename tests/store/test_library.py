@@ -325,3 +325,33 @@ def test_a_codex_subagent_rollout_that_appears_later_joins_its_parent(home: Path
     assert stats.imported == 1 and "+ 1 subagent run(s)" in lines[0]
     assert lines[0].startswith(str(next((home / ".codex").rglob("rollout-*019b64e5*.jsonl"))))
     assert len(list((_lib(home) / "codex").glob("*.jsonl"))) == 2
+
+
+def test_the_first_pass_shows_a_progress_bar_on_a_terminal(
+    home: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    seen: list[tuple[int, int]] = []
+    real = Library.sync
+
+    def sync(self: Library, **kw: object) -> object:
+        progress = kw.get("progress")
+        assert callable(progress)  # a terminal gets the bar
+
+        def spy(done: int, total: int, path: str) -> None:
+            seen.append((done, total))
+            progress(done, total, path)
+
+        kw["progress"] = spy
+        return real(self, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    monkeypatch.setattr(Library, "sync", sync)
+    assert main(["watch", "--once", "-v"]) == 0
+    total = sum(p.stat().st_size for p in (home / ".claude").rglob("*.jsonl")) + sum(
+        p.stat().st_size for p in (home / ".codex").rglob("*.jsonl")
+    )
+    assert seen[0] == (0, total) and seen[-1] == (total, total)
+    assert [d for d, _ in seen] == sorted(d for d, _ in seen)
+    assert "4 session(s) at the sources; imported 4" in capsys.readouterr().out
