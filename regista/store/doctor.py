@@ -126,7 +126,10 @@ class Report:
 
     @property
     def gone(self) -> list[SessionState]:
-        return [s for s in self.sessions if s.gone]
+        """Sessions whose source is gone (one that moved, as Codex moves a rollout to
+        ``archived_sessions``, is still at the source under its new path)."""
+        live = {s.session_id for s in self.sessions if not s.gone and s.session_id}
+        return [s for s in self.sessions if s.gone and s.session_id not in live]
 
     @property
     def failed(self) -> list[SessionState]:

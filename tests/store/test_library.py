@@ -355,3 +355,18 @@ def test_the_first_pass_shows_a_progress_bar_on_a_terminal(
     assert seen[0] == (0, total) and seen[-1] == (total, total)
     assert [d for d, _ in seen] == sorted(d for d, _ in seen)
     assert "4 session(s) at the sources; imported 4" in capsys.readouterr().out
+
+
+def test_a_rollout_moved_to_archived_sessions_is_not_reported_lost(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    main(["watch", "--once"])
+    parent = next((home / ".codex" / "sessions").rglob("rollout-*019b64e5*.jsonl"))
+    archived = home / ".codex" / "archived_sessions"
+    archived.mkdir()
+    parent.rename(archived / parent.name)
+    assert main(["watch", "--once"]) == 0
+    capsys.readouterr()
+    assert main(["doctor", "--json"]) == 0
+    report = orjson.loads(capsys.readouterr().out)
+    assert report["library"]["kept_after_source_deleted"] == []
