@@ -249,6 +249,24 @@ class ForkProvider(TapeProvider):
         self.matched: dict[int, bool] = {}
         self.loose = 0
         self._cursors: dict[str, int] | None = None
+        #: The model live calls are made with (``None``: the agent's own).
+        self.live_model: str | None = None
+
+    def model_now(self) -> str | None:
+        """The model of the next model call: :attr:`live_model` once the fork is live (the
+        loop asks before it builds the request, so that the trace says what was sent)."""
+        if self.live_model is None or self.live_from is None:
+            return None
+        if self.is_live:
+            return self.live_model
+        n = self.position
+        if self._cursors is not None:
+            n = self._cursors["model"]
+            while n < len(self.calls) and self.calls[n].kind != "model":
+                n += 1
+        if n >= len(self.calls) or self.calls[n].step >= self.live_from:
+            return self.live_model
+        return None
 
     async def complete(
         self, request: LlmRequest, *, on_text: TextCallback | None = None
@@ -412,6 +430,7 @@ async def fork(
     trace_dir: str | Path | None = None,
     on_event: OnEvent | None = None,
     on_text: OnText | None = None,
+    model: str | None = None,
 ) -> ForkResult:
     """Fork a recorded run at one or more edited steps (see the module docstring).
 
@@ -426,6 +445,8 @@ async def fork(
         edits: Several edits, ``{step: edit}`` (instead of ``at_step`` and ``edit``).
         loose: Never go live: after the edits, play the recording on loosely.
         trace_dir: Where the fork's trace goes (default: the agent's ``trace_dir``).
+        model: Make the live calls with this model instead of the agent's (the recorded
+            prefix keeps the recorded one): "what if another model had carried on".
 
     Raises:
         InvalidEditError: A step does not exist, or an edit does not fit its step.
@@ -526,6 +547,10 @@ async def fork(
             )
     calls.sort(key=lambda call: call.step)
     fork_provider = ForkProvider(calls, first, model_edits, live_from, live_provider, label)
+    if model is not None:
+        if live_from is None:
+            raise InvalidEditError("another model needs a live half: leave out loose")
+        fork_provider.live_model = model
     tools = _ForkTools(trace, tool_edits, first, live_from)
     forked_from: dict[str, Any] = {
         "session_id": trace.session_id,
@@ -534,6 +559,8 @@ async def fork(
         "live_after": live_after if not rewinding else (first - 1),
         "path": str(trace.path) if trace.path else None,
     }
+    if model is not None:
+        forked_from["model"] = model
     if len(normalised) > 1:
         forked_from["edits"] = [{"at_step": n, "edit": e.to_dict()} for n, e in normalised]
     result = await run_session(

@@ -160,8 +160,10 @@ class _Run:
         # Built from the loop's own, already valid state: validating would copy every
         # message, and the request hasher recognises the history it has hashed by identity
         # (a copied history is compared message by message, quadratic in the session).
+        # a fork to another model answers with it from its live point on (see fork.py)
+        switch = getattr(self.provider, "model_now", None)
         request = LlmRequest.model_construct(
-            model=c.model,
+            model=(switch() if switch is not None else None) or c.model,
             system=c.instructions,
             messages=list(messages),
             tools=self._tools(),

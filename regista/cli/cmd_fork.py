@@ -92,6 +92,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     r.add_argument("trace", help="the parent trace (never modified)")
     r.add_argument("--at", type=int, required=True, metavar="N", help="first live step")
     r.add_argument("--agent", help="module:attr of the agent (default: the trace's agent_ref)")
+    r.add_argument(
+        "--model",
+        metavar="NAME",
+        help="carry on with this model instead of the agent's (a regista Agent only)",
+    )
     r.add_argument("--trace-dir", help="where the new trace goes")
     add_resume_in(r)
     r.set_defaults(func=run_rewind)
@@ -133,6 +138,9 @@ def run_rewind(args: argparse.Namespace) -> Any:
         return fork_back(args, [(args.at, None)])
     if getattr(args, "child_command", None) is not None:
         from regista.trace.reader import Trace
+
+        if args.model:
+            raise UserError("--model is for a regista Agent; with -- CMD the program picks it")
 
         steps = Trace.load(args.trace).summary().steps
         if not 0 <= args.at < steps:
@@ -257,9 +265,12 @@ async def _run_rewind(args: argparse.Namespace) -> int:
     from regista.fork import rewind
 
     try:
-        result = await rewind(args.trace, args.at, args.agent, trace_dir=args.trace_dir)
+        result = await rewind(
+            args.trace, args.at, args.agent, trace_dir=args.trace_dir, model=args.model
+        )
     except ReplayDivergence as exc:
         print(f"regista: {exc}", file=sys.stderr)
         return 1
-    out(result_lines(result, f"rewind to step {args.at}"))
+    what = f"rewind to step {args.at}" + (f" with {args.model}" if args.model else "")
+    out(result_lines(result, what))
     return 0

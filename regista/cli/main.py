@@ -40,6 +40,7 @@ COMMANDS = [
     "masks",
     "watch",
     "doctor",
+    "sweep",
 ]
 
 #: Each command's module and one-line help, so that ``regista --help`` and a command's run
@@ -72,6 +73,7 @@ SUMMARIES: dict[str, tuple[str, str]] = {
     "mcp": ("mcp", "serve a traces folder to agents over the Model Context Protocol (stdio)"),
     "verify": ("verify", "check a trace: every line, and every rebuilt request against its hash"),
     "redact": ("redact", "copy a trace with secret shapes (API keys, tokens, passwords) replaced"),
+    "sweep": ("sweep", "fork one step K ways at once and compare the forks in one table"),
     "masks": (
         "masks",
         "list the masks a strict replay applies (volatile parts of a client's requests)",
@@ -91,7 +93,7 @@ EXIT_ERROR = 1
 EXIT_USAGE = 2
 
 #: The commands that run a command given after ``--``.
-TAKES_COMMAND = ("record", "replay", "fork", "rewind", "test")
+TAKES_COMMAND = ("record", "replay", "fork", "rewind", "test", "sweep")
 
 
 def build_parser(command: str | None = None, *, lazy: bool = False) -> argparse.ArgumentParser:
