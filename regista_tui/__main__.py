@@ -1,5 +1,6 @@
 """``regista-tui TRACE`` browses a trace; ``regista-tui A B`` compares two runs;
 ``regista-tui DIR`` (or no argument: the default traces folder) lists the runs of a folder.
+``regista-tui SWEEP`` shows a sweep's parent and forks in columns.
 ``regista-tui TRACE -- CMD`` forks a recorded program by running ``CMD`` against the fork,
 as ``regista fork TRACE … -- CMD`` does."""
 
@@ -115,8 +116,9 @@ def _parser() -> argparse.ArgumentParser:
         nargs="*",
         type=Path,
         metavar="TRACE",
-        help="a trace to browse, two traces to compare, or a folder to list its runs "
-        "(default: the runs of .regista/traces)",
+        help="a trace to browse, two traces to compare, a sweep (regista sweep's "
+        "sweep.json or its folder) to see its forks side by side, or a folder to list its "
+        "runs (default: the runs of .regista/traces)",
     )
     parser.add_argument(
         "--agent",
@@ -172,7 +174,10 @@ def _run(args: argparse.Namespace) -> int:
     samples.demo_delay = 0.35
     try:
         args.traces = [_spooled(path) for path in args.traces]
-        if len(args.traces) == 0 or (len(args.traces) == 1 and args.traces[0].is_dir()):
+        sweep = _sweep_file(args.traces[0]) if len(args.traces) == 1 else None
+        if sweep is not None:
+            app = RegistaApp(sweep=sweep, agent=args.agent, trace_dir=args.trace_dir)
+        elif len(args.traces) == 0 or (len(args.traces) == 1 and args.traces[0].is_dir()):
             app = _runs_app(args)
         elif len(args.traces) == 2:
             for path in args.traces:  # fail early and plainly, before the screen opens
@@ -198,6 +203,25 @@ def _run(args: argparse.Namespace) -> int:
         warnings.simplefilter("ignore")
         app.run()
     return app.return_code or 0
+
+
+def _sweep_file(path: Path) -> Path | None:
+    """The sweep file ``path`` names (the file, or a folder holding ``sweep.json``), read
+    once here so that a bad one fails before the screen opens; ``None``: not a sweep."""
+    from regista.engine import load_sweep
+
+    target = path / "sweep.json" if path.is_dir() else path
+    if not target.is_file():
+        return None
+    try:
+        with open(target, "rb") as f:
+            head = f.read(256)
+    except OSError:
+        return None
+    if b'"regista.sweep/' not in head:
+        return None
+    load_sweep(target)
+    return target
 
 
 def _spooled(path: Path) -> Path:

@@ -40,6 +40,7 @@ class RegistaApp(App[None]):
         runs_folder: The folder the run list is of (for its header).
         command: The program a fork of a trace with no agent runs (``regista-tui TRACE
             -- CMD``), as ``regista fork TRACE … -- CMD`` does.
+        sweep: A sweep file (``regista sweep``) to show in the N-way view instead.
     """
 
     CSS_PATH = "app.tcss"
@@ -67,6 +68,7 @@ class RegistaApp(App[None]):
         runs: Any = None,
         runs_folder: str = "",
         command: list[str] | None = None,
+        sweep: Path | None = None,
     ) -> None:
         super().__init__()
         #: The step view waits this long for a moving cursor to settle (0: never waits).
@@ -82,10 +84,16 @@ class RegistaApp(App[None]):
         self.runs = runs
         self.runs_folder = runs_folder
         self.command = command
+        #: A sweep file to open the N-way view of (``regista-tui SWEEP``).
+        self.sweep = sweep
 
     def on_mount(self) -> None:
         self.call_after_refresh(_collect_garbage_again)
-        if self.compare is not None:
+        if self.sweep is not None:
+            from regista_tui.screens.sweep import SweepScreen
+
+            self.push_screen(SweepScreen(self.sweep))
+        elif self.compare is not None:
             from regista_tui.screens.compare import CompareScreen
 
             self.push_screen(CompareScreen(*self.compare))
