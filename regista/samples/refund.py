@@ -30,6 +30,7 @@ from regista.samples.orders_db import OrdersDb
 from regista.tools import Tool, tool
 
 __all__ = [
+    "CLOCK_ENV",
     "DB_ENV",
     "INSTRUCTIONS",
     "MAX_REFUND",
@@ -150,7 +151,20 @@ def _db(path: str | Path | None, stale_index: bool) -> OrdersDb:
     return OrdersDb(path or os.environ.get(DB_ENV) or None, stale_index=stale_index)
 
 
+#: A start time (``2026-07-02T09:30:00``) that makes the sample agents keep a fake clock,
+#: so that their runs, and forks of them in other processes, take the same recorded times.
+CLOCK_ENV = "REGISTA_SAMPLE_CLOCK"
+
+
 def _settings(db: OrdersDb, provider: Provider | None, **extra: Any) -> dict[str, Any]:
+    start = os.environ.get(CLOCK_ENV)
+    if start and "clock" not in extra:
+        from regista.clock import FakeClock
+
+        try:
+            extra["clock"] = FakeClock(start=start)
+        except ValueError:
+            pass  # not a time: the real clock
     settings: dict[str, Any] = {
         "model": MODEL,
         "instructions": INSTRUCTIONS,

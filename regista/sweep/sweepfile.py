@@ -249,7 +249,9 @@ def _relative(data: dict[str, Any], key: str, where: str) -> str | None:
     """A path of the file: relative, and inside the sweep's folder (a file from elsewhere
     cannot point a viewer at any file on the machine)."""
     value = _text(data, key, where)
-    if value is not None and (Path(value).is_absolute() or ".." in Path(value).parts):
+    if value is not None and (
+        not value or "\0" in value or Path(value).is_absolute() or ".." in Path(value).parts
+    ):
         raise SweepFileError(f"{where}: {key!r} must be a path inside the sweep's folder")
     return value
 

@@ -91,7 +91,7 @@ def variant_of_flag(flag: str, value: str, at_step: int) -> Variant:
     Raises:
         InvalidEditError: The value is not such an edit.
     """
-    from regista.fork import ModelAnswerEdit, ToolResultEdit
+    from regista.fork import ModelAnswerEdit, ToolResultEdit, validate_model_edit
 
     if flag == "model":
         name = value.strip()
@@ -101,7 +101,7 @@ def variant_of_flag(flag: str, value: str, at_step: int) -> Variant:
     if flag == "tool_result":
         edit: Any = ToolResultEdit(value)
         return Variant(_label("tool_result", edit, None), "tool_result", at_step, edit)
-    edit = ModelAnswerEdit.parse(value)
+    edit = validate_model_edit(ModelAnswerEdit.parse(value), set())
     return Variant(_label("model_answer", edit, None), "model_answer", at_step, edit)
 
 
@@ -152,6 +152,13 @@ def parse_variants_file(raw: str | bytes, name: str, at_step: int | None) -> lis
             except InvalidEditError as exc:
                 raise InvalidEditError(str(exc).replace("\0: edit 0", where, 1)) from None
             kind: VariantKind = "tool_result" if one.get("kind") == "tool_result" else "model_answer"
+            if kind == "model_answer":
+                from regista.fork import validate_model_edit
+
+                try:
+                    edit = validate_model_edit(edit, set())
+                except InvalidEditError as exc:
+                    raise InvalidEditError(f"{where}: {exc}") from None
             made = Variant(_label(kind, edit, None), kind, step, edit)
         if label is not None:
             made = Variant(" ".join(label.split()), made.kind, made.at_step, made.edit, made.model)
