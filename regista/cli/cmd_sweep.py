@@ -51,17 +51,19 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         ("--answer", "a new answer for model step N: text, or JSON content blocks"),
         ("--model", "another model from step N on (a regista Agent only)"),
     ):
-        p.add_argument(flag, action=_VariantAction, metavar="NAME" if flag == "--model" else
-                       "TEXT|@file", help=what)
+        p.add_argument(
+            flag,
+            action=_VariantAction,
+            metavar="NAME" if flag == "--model" else "TEXT|@file",
+            help=what,
+        )
     p.add_argument(
         "--variants",
         metavar="FILE",
         help='variants as JSON: [{"kind": "tool_result", "content": "...", "label": "..."}, '
         '{"kind": "model_answer", "content": ...}, {"kind": "model", "model": "NAME"}, …]',
     )
-    p.add_argument(
-        "-j", "--jobs", type=int, metavar="N", help="forks at once (default: the cores)"
-    )
+    p.add_argument("-j", "--jobs", type=int, metavar="N", help="forks at once (default: the cores)")
     p.add_argument("--verify", metavar="CMD", help="a shell command run after each fork")
     p.add_argument(
         "--workdir",
@@ -91,8 +93,14 @@ def _variants(args: argparse.Namespace) -> list[Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from regista.sweep import SweepRunner, plan_sweep, sweep_rows, table_json, table_text
-    from regista.sweep import write_junit
+    from regista.sweep import (
+        SweepRunner,
+        plan_sweep,
+        sweep_rows,
+        table_json,
+        table_text,
+        write_junit,
+    )
 
     if args.jobs is not None and args.jobs < 1:
         raise UserError("-j: give at least 1")

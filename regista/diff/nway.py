@@ -28,9 +28,9 @@ def _answer_changed(pair: AlignedPair) -> bool:
     return any(c.path.startswith(("response", "error")) for c in pair.changes)
 
 
-def fork_divergence(diff: RunDiff, edited: set[int] | frozenset[int] = frozenset()) -> (
-    Divergence | None
-):
+def fork_divergence(
+    diff: RunDiff, edited: set[int] | frozenset[int] = frozenset()
+) -> Divergence | None:
     """Where the fork (run B of ``diff``) first behaved differently from its parent (run
     A), other than at its ``edited`` steps; ``None`` when it never did (see the module
     docs)."""
@@ -38,9 +38,7 @@ def fork_divergence(diff: RunDiff, edited: set[int] | frozenset[int] = frozenset
         pair = diff.pairs[i]
         if pair.a_step is not None and pair.a_step == pair.b_step and pair.a_step in edited:
             continue
-        if pair.kind == "changed_input" and pair.step_kind == "model" and not _answer_changed(
-            pair
-        ):
+        if pair.kind == "changed_input" and pair.step_kind == "model" and not _answer_changed(pair):
             continue
         return Divergence(i, pair)
     return None
@@ -99,14 +97,13 @@ def align_many(
 ) -> NWayDiff:
     """Align ``forks`` (a ``None``: a fork with no trace yet, an empty column) with
     ``parent``; ``edited``: each fork's edited steps (for its first divergence)."""
-    diffs: list[RunDiff | None] = [
-        diff_runs(parent, f) if f is not None else None for f in forks
-    ]
+    diffs: list[RunDiff | None] = [diff_runs(parent, f) if f is not None else None for f in forks]
     parent_steps = 0
     for d in diffs:
         if d is not None:
             parent_steps = max(
-                parent_steps, 1 + max((p.a_step for p in d.pairs if p.a_step is not None), default=-1)
+                parent_steps,
+                1 + max((p.a_step for p in d.pairs if p.a_step is not None), default=-1),
             )
     k = len(forks)
     gaps: list[dict[int, list[AlignedPair]]] = [{} for _ in range(k)]

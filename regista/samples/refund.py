@@ -15,6 +15,7 @@ one. The factories take no required arguments, so a trace's ``agent_ref`` (for e
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 from typing import Any
@@ -161,10 +162,8 @@ def _settings(db: OrdersDb, provider: Provider | None, **extra: Any) -> dict[str
     if start and "clock" not in extra:
         from regista.clock import FakeClock
 
-        try:
+        with contextlib.suppress(ValueError):  # not a time: the real clock
             extra["clock"] = FakeClock(start=start)
-        except ValueError:
-            pass  # not a time: the real clock
     settings: dict[str, Any] = {
         "model": MODEL,
         "instructions": INSTRUCTIONS,

@@ -188,9 +188,7 @@ class SweepRunner:
         cancel_file = self.sweep.folder / CANCEL_FILE
         interrupted = False
         with ThreadPoolExecutor(self.jobs, thread_name_prefix="sweep") as pool:
-            futures: set[Future[None]] = {
-                pool.submit(self._one, fork) for fork in self.sweep.forks
-            }
+            futures: set[Future[None]] = {pool.submit(self._one, fork) for fork in self.sweep.forks}
             try:
                 while futures:
                     _, futures = wait(futures, timeout=POLL_S, return_when=FIRST_COMPLETED)
@@ -245,7 +243,7 @@ class SweepRunner:
                     stdin=subprocess.DEVNULL,
                     stdout=out,
                     stderr=subprocess.STDOUT,
-                    preexec_fn=self._preexec,  # noqa: PLW1509 (a prepared libc call only)
+                    preexec_fn=self._preexec,
                     process_group=0,  # a terminal's Ctrl+C reaches the sweep, which says
                     **kw,
                 )

@@ -147,9 +147,7 @@ class Sweep:
     @property
     def running(self) -> bool:
         """No end written and its process still alive (a sweep in progress)."""
-        return self.ended is None and not any(f.orphaned for f in self.forks) and _alive(
-            self.pid
-        )
+        return self.ended is None and not any(f.orphaned for f in self.forks) and _alive(self.pid)
 
     def resolve(self, relative: str | None) -> Path | None:
         """A path of the file (relative to its folder), made whole."""
@@ -315,7 +313,9 @@ def load_sweep(path: str | Path) -> Sweep:
         raise SweepFileError(f"{name}: not valid JSON: {exc}") from None
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
         got = data.get("schema") if isinstance(data, dict) else None
-        raise SweepFileError(f"{name}: not a sweep file (schema {SCHEMA!r} expected, got {got!r:.40})")
+        raise SweepFileError(
+            f"{name}: not a sweep file (schema {SCHEMA!r} expected, got {got!r:.40})"
+        )
     at_step = _int(data, "at_step", name, optional=False)
     assert at_step is not None
     forks = data.get("forks")

@@ -152,8 +152,17 @@ def _cells(row: SweepRow) -> list[str]:
     ]
 
 
-HEADERS = ["", "variant", "stop reason", "steps", "tokens", "cost", "time", "verify",
-           "first divergence"]
+HEADERS = [
+    "",
+    "variant",
+    "stop reason",
+    "steps",
+    "tokens",
+    "cost",
+    "time",
+    "verify",
+    "first divergence",
+]
 
 
 def table_cells(rows: list[SweepRow]) -> tuple[list[str], list[list[str]]]:

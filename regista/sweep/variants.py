@@ -151,7 +151,9 @@ def parse_variants_file(raw: str | bytes, name: str, at_step: int | None) -> lis
                 ((_, edit),) = parse_edits_file(orjson.dumps([one]).decode(), "\0")
             except InvalidEditError as exc:
                 raise InvalidEditError(str(exc).replace("\0: edit 0", where, 1)) from None
-            kind: VariantKind = "tool_result" if one.get("kind") == "tool_result" else "model_answer"
+            kind: VariantKind = (
+                "tool_result" if one.get("kind") == "tool_result" else "model_answer"
+            )
             if kind == "model_answer":
                 from regista.fork import validate_model_edit
 

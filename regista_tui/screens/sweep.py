@@ -34,8 +34,10 @@ from regista_tui.widgets.diff.pair_list import KIND_STYLE
 __all__ = ["SweepCompare", "SweepScreen"]
 
 _FOLLOW_S = 0.5
-#: Characters of a step's description in a cell.
+#: Characters of a step's description in a cell, at most and at least (columns share the
+#: screen's width).
 _CELL = 34
+_MIN_CELL = 14
 FIRST_MARK = "◆"
 EDIT_MARK = "✎"
 
@@ -61,13 +63,13 @@ def _mtime(path: Path | None) -> float:
 class SweepView:
     """What the view shows, made in a worker: the table, the column names and the cells."""
 
-    def __init__(self, sweep: Any) -> None:
+    def __init__(self, sweep: Any, width: int = 160) -> None:
         self.sweep = sweep
+        #: Characters of a step's description, so that every column fits the screen.
+        self.width = max(_MIN_CELL, min(_CELL, (width - 4) // (len(sweep.forks) + 1) - 7))
         self.rows: list[Any] = engine.sweep_rows(sweep)
         self.traces: list[Path | None] = [sweep.fork_trace(f) for f in sweep.forks]
-        edited = [
-            set() if f.variant.kind == "model" else {f.variant.at_step} for f in sweep.forks
-        ]
+        edited = [set() if f.variant.kind == "model" else {f.variant.at_step} for f in sweep.forks]
         self.nway = engine.align_many(sweep.parent_path(), self.traces, edited)
         self.cells: list[list[Text]] = [self._row(i, r) for i, r in enumerate(self.nway.rows)]
 
@@ -76,7 +78,7 @@ class SweepView:
         pair = next((c for c in row.cells if c is not None and c.a_step is not None), None)
         if row.parent_step is not None and pair is not None:
             parent.append(f"{row.parent_step:>3} ", "dim")
-            parent.append(_short(engine.step_summary(pair.a)))
+            parent.append(_short(engine.step_summary(pair.a), self.width))
         out = [parent]
         for n, cell in enumerate(row.cells):
             out.append(self._cell(n, i, cell))
@@ -92,9 +94,13 @@ class SweepView:
             and pair.b_step == fork.variant.at_step
             and pair.a_step == fork.variant.at_step
         )
-        mark = FIRST_MARK if first else EDIT_MARK if edited else engine.KIND_MARKS[
-            pair.kind if pair is not None else "same"
-        ]
+        mark = (
+            FIRST_MARK
+            if first
+            else EDIT_MARK
+            if edited
+            else engine.KIND_MARKS[pair.kind if pair is not None else "same"]
+        )
         style = "bold red reverse" if first else "bold yellow" if edited else ""
         text.append(f"{mark} ", style or (KIND_STYLE[pair.kind] if pair is not None else ""))
         if pair is None:
@@ -104,13 +110,13 @@ class SweepView:
             return text
         text.append(f"{pair.b_step:>3} ", "dim")
         kind_style = "dim" if pair.kind == "same" else KIND_STYLE[pair.kind]
-        text.append(_short(engine.step_summary(pair.b)), kind_style)
+        text.append(_short(engine.step_summary(pair.b), self.width), kind_style)
         return text
 
 
-def _short(text: str) -> str:
+def _short(text: str, width: int = _CELL) -> str:
     text = " ".join(text.split())
-    return text if len(text) <= _CELL else text[: _CELL - 1] + "…"
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def _table(view: SweepView) -> Table:
@@ -118,8 +124,9 @@ def _table(view: SweepView) -> Table:
     table = Table(box=None, padding=(0, 1), show_edge=False, header_style="bold")
     keep = [i for i in range(len(headers)) if i < 4 or any(c[i] for c in cells)]
     for i in keep:
-        table.add_column(headers[i], no_wrap=True, overflow="ellipsis",
-                         max_width=36 if i == 1 else None)
+        table.add_column(
+            headers[i], no_wrap=True, overflow="ellipsis", max_width=36 if i == 1 else None
+        )
     for row, c in zip(view.rows, cells, strict=True):
         style = "red" if row.status == "failed" else "yellow" if row.status == "cut_short" else ""
         table.add_row(*(c[i] for i in keep), style=style)
@@ -130,12 +137,27 @@ class SweepScreen(Screen[None]):
     """``regista-tui SWEEP``: the N-way view of a sweep (see the module docs)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter", "compare", "Compare", id="sweep.compare",
-                tooltip="Open the parent and this column's fork side by side"),
-        Binding("n", "next_first", "Next ◆", id="sweep.next",
-                tooltip="Go to the next fork's first divergence"),
-        Binding("x", "cancel", "Cancel sweep", id="sweep.cancel",
-                tooltip="Cancel the running sweep (finished forks are kept)"),
+        Binding(
+            "enter",
+            "compare",
+            "Compare",
+            id="sweep.compare",
+            tooltip="Open the parent and this column's fork side by side",
+        ),
+        Binding(
+            "n",
+            "next_first",
+            "Next ◆",
+            id="sweep.next",
+            tooltip="Go to the next fork's first divergence",
+        ),
+        Binding(
+            "x",
+            "cancel",
+            "Cancel sweep",
+            id="sweep.cancel",
+            tooltip="Cancel the running sweep (finished forks are kept)",
+        ),
         Binding("question_mark", "help", "Help", id="sweep.help"),
         Binding("q", "app.quit", "Quit", id="sweep.quit"),
     ]
@@ -146,7 +168,6 @@ class SweepScreen(Screen[None]):
         self.view: SweepView | None = None
         self._stamp: tuple[float, ...] = ()
         self._loading = False
-        self._following = False
         self._cancelled = False
 
     def compose(self) -> ComposeResult:
@@ -162,6 +183,8 @@ class SweepScreen(Screen[None]):
     def on_mount(self) -> None:
         self.grid.focus()
         self.reload()
+        # a sweep that is starting (no file yet) or running: follow it (a few stat calls)
+        self.set_interval(_FOLLOW_S, self._follow)
 
     # -- loading -------------------------------------------------------------------------
 
@@ -175,13 +198,13 @@ class SweepScreen(Screen[None]):
         if self._loading:
             return
         self._loading = True
-        self._load()
+        self._load(self.size.width or 160)
 
     @work(thread=True, exclusive=True, group="sweep")
-    def _load(self) -> None:
+    def _load(self, width: int) -> None:
         try:
             sweep = engine.load_sweep(self.path)
-            view = SweepView(sweep)
+            view = SweepView(sweep, width)
         except engine.RegistaError as exc:
             self.app.call_from_thread(self._failed, str(exc))
             return
@@ -210,7 +233,8 @@ class SweepScreen(Screen[None]):
         grid.clear(columns=True)
         grid.add_column("parent", key="parent")
         for fork in view.sweep.forks:
-            grid.add_column(_short(f"{fork.n} {fork.variant.label}"), key=f"fork-{fork.n}")
+            label = _short(f"{fork.n} {fork.variant.label}", view.width + 6)
+            grid.add_column(label, key=f"fork-{fork.n}")
         for i, cells in enumerate(view.cells):
             grid.add_row(*cells, key=str(i))
         if first_time:
@@ -220,13 +244,10 @@ class SweepScreen(Screen[None]):
                 grid.move_cursor(row=first, column=col + 1)
         elif view.cells:
             grid.move_cursor(
-                row=min(where.row, len(view.cells) - 1), column=min(where.column, len(view.sweep.forks))
+                row=min(where.row, len(view.cells) - 1),
+                column=min(where.column, len(view.sweep.forks)),
             )
         self._say(view)
-        running = view.sweep.running
-        if running and not self._following:
-            self._following = True
-            self.set_interval(_FOLLOW_S, self._follow)
 
     def _say(self, view: SweepView) -> None:
         sweep = view.sweep
@@ -247,8 +268,11 @@ class SweepScreen(Screen[None]):
             )
 
     def _follow(self) -> None:
+        view = self.view
+        if view is not None and view.sweep.ended is not None:
+            return  # an ended sweep changes no more
         stamp = tuple(_mtime(p) for p in self._files())
-        if stamp != self._stamp:
+        if stamp != self._stamp or view is None:
             self.reload()
 
     def set_status(self, text: str, error: bool = False) -> None:

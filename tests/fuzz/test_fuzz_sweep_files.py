@@ -29,9 +29,27 @@ _GOOD_VARIANTS: list[Any] = [
 ]
 
 _ODD: list[Any] = [
-    None, True, 0, -1, 2**70, 1.5, "", " ", "x", "💥\u0000", [], {}, [1, None],
-    {"type": "text"}, [{"type": 3}], [{"type": "tool_use", "input": "{"}],
-    "tool_result", "model_answer", "model", "../../etc/passwd", "/abs",
+    None,
+    True,
+    0,
+    -1,
+    2**70,
+    1.5,
+    "",
+    " ",
+    "x",
+    "💥\u0000",
+    [],
+    {},
+    [1, None],
+    {"type": "text"},
+    [{"type": 3}],
+    [{"type": "tool_use", "input": "{"}],
+    "tool_result",
+    "model_answer",
+    "model",
+    "../../etc/passwd",
+    "/abs",
 ]
 _KEYS = ["kind", "content", "is_error", "label", "at_step", "model", "stop_reason", "edit"]
 
@@ -93,14 +111,20 @@ def test_any_variants_file_reads_as_variants_or_one_clear_error() -> None:
         try:
             variants = parse_variants_file(raw, "v.json", at)
             for v in variants:
-                assert v.label and v.at_step >= 0 and v.kind in ("tool_result", "model_answer", "model")
+                assert (
+                    v.label
+                    and v.at_step >= 0
+                    and v.kind in ("tool_result", "model_answer", "model")
+                )
                 orjson.dumps(v.to_dict())
             read += 1
         except InvalidEditError as exc:
             assert str(exc).startswith("v.json") and "\n" not in str(exc), str(exc)
             refused += 1
         except Exception:
-            failures.append(f"seed {base_seed()} variant {n}: {raw[:300]!r}\n{traceback.format_exc()}")
+            failures.append(
+                f"seed {base_seed()} variant {n}: {raw[:300]!r}\n{traceback.format_exc()}"
+            )
     assert not failures, "\n".join(failures[:3])
     assert read and refused  # both kinds of file were tried
 
@@ -146,7 +170,11 @@ def test_any_sweep_file_reads_as_a_sweep_or_one_clear_error(tmp_path: Path) -> N
     for n in range(iterations(300)):
         data: Any = _sweep_doc()
         for _ in range(rng.randint(0, 4)):
-            if rng.random() < 0.5 and isinstance(data, dict) and isinstance(data.get("forks"), list):
+            if (
+                rng.random() < 0.5
+                and isinstance(data, dict)
+                and isinstance(data.get("forks"), list)
+            ):
                 data["forks"] = _mutate(rng, data["forks"])
             else:
                 data = _mutate(rng, data)
@@ -164,6 +192,8 @@ def test_any_sweep_file_reads_as_a_sweep_or_one_clear_error(tmp_path: Path) -> N
             assert str(exc) and "\n" not in str(exc), str(exc)
             refused += 1
         except Exception:
-            failures.append(f"seed {base_seed()} variant {n}: {raw[:300]!r}\n{traceback.format_exc()}")
+            failures.append(
+                f"seed {base_seed()} variant {n}: {raw[:300]!r}\n{traceback.format_exc()}"
+            )
     assert not failures, "\n".join(failures[:3])
     assert read and refused
