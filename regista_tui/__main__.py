@@ -208,8 +208,6 @@ def _run(args: argparse.Namespace) -> int:
 def _sweep_file(path: Path) -> Path | None:
     """The sweep file ``path`` names (the file, or a folder holding ``sweep.json``), read
     once here so that a bad one fails before the screen opens; ``None``: not a sweep."""
-    from regista.engine import load_sweep
-
     target = path / "sweep.json" if path.is_dir() else path
     if not target.is_file():
         return None
@@ -220,6 +218,8 @@ def _sweep_file(path: Path) -> Path | None:
         return None
     if b'"regista.sweep/' not in head:
         return None
+    from regista.engine import load_sweep
+
     load_sweep(target)
     return target
 

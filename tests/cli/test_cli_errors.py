@@ -64,7 +64,7 @@ def test_a_missing_double_dash_says_where_the_command_goes(
 
 
 def test_every_command_that_runs_one_is_covered() -> None:
-    assert set(TAKES_COMMAND) == {"record", "replay", "fork", "rewind", "test"}
+    assert set(TAKES_COMMAND) == {"record", "replay", "fork", "rewind", "test", "sweep"}
 
 
 @pytest.mark.parametrize(
@@ -124,6 +124,10 @@ def _missing_path_commands(missing: Path, out: Path) -> dict[str, list[list[str]
             ["watch", "--codex", m, "--once", "--into", o],
         ],
         "doctor": [["doctor", "--claude", m], ["doctor", "--codex", m]],
+        "sweep": [
+            ["sweep", m, "--at", "1", "--tool-result", "x", "--out", f"{o}/sw"],
+            ["sweep", s, "--at", "1", "--variants", m, "--out", f"{o}/sw"],
+        ],
     }
 
 
