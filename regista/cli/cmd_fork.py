@@ -82,7 +82,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     r = sub.add_parser(
         "rewind",
         help="replay the first N steps for free and continue live from step N",
-        usage="regista rewind TRACE --at N [--agent M:A] [--trace-dir DIR] [-- CMD [ARGS...]]"
+        usage="regista rewind TRACE --at N [--model NAME] [--agent M:A] [--trace-dir DIR] "
+        "[-- CMD [ARGS...]]"
         "\n       regista rewind SESSION --at N --resume-in claude|codex [--cwd DIR]",
         description="Replay steps 0..N-1 from the trace for $0 (nothing re-executed) and let "
         "the agent carry on live from step N. A fork with no edit; the parent trace is only "

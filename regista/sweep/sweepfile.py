@@ -147,7 +147,7 @@ class Sweep:
     @property
     def running(self) -> bool:
         """No end written and its process still alive (a sweep in progress)."""
-        return self.ended is None and not any(f.orphaned for f in self.forks) and _alive(self.pid)
+        return self.ended is None and _alive(self.pid)
 
     def resolve(self, relative: str | None) -> Path | None:
         """A path of the file (relative to its folder), made whole."""

@@ -179,3 +179,12 @@ def test_a_model_variant_of_a_program_is_refused(
     assert code == 2
     assert "picks its own model" in capsys.readouterr().err
     assert os.listdir(tmp_path) == []
+
+
+def test_rewind_with_another_model_is_for_a_regista_agent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    code = main(["rewind", str(LOOP), "--at", "1", "--model", "m", "--", "python", "a.py"])
+    assert code == 2
+    assert "--model is for a regista Agent" in capsys.readouterr().err
