@@ -103,9 +103,10 @@ _TRACE_HEAD = b'{"schema_version"'
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="regista-tui",
-        description="Scrub an agent trace, compare two runs side by side, or list the runs "
-        "of a folder (no argument: .regista/traces and .regista/imports).",
-        usage="regista-tui [TRACE [TRACE] | DIR] [--agent MODULE:ATTR] [--trace-dir DIR] "
+        description="Scrub an agent trace, compare two runs side by side, see a sweep's "
+        "forks in columns, or list the runs of a folder (no argument: .regista/traces and "
+        ".regista/imports).",
+        usage="regista-tui [TRACE [TRACE] | SWEEP | DIR] [--agent MODULE:ATTR] [--trace-dir DIR] "
         "[-- CMD [ARGS...]]",
         epilog="-- CMD: the program a fork runs (e and r on a trace recorded with "
         "regista record -- CMD, which has no regista Agent): its calls before the edit are "
