@@ -37,7 +37,7 @@ _FOLLOW_S = 0.5
 #: Characters of a step's description in a cell, at most and at least (columns share the
 #: screen's width).
 _CELL = 34
-_MIN_CELL = 14
+_MIN_CELL = 10
 FIRST_MARK = "◆"
 EDIT_MARK = "✎"
 
@@ -66,7 +66,7 @@ class SweepView:
     def __init__(self, sweep: Any, width: int = 160) -> None:
         self.sweep = sweep
         #: Characters of a step's description, so that every column fits the screen.
-        self.width = max(_MIN_CELL, min(_CELL, (width - 4) // (len(sweep.forks) + 1) - 7))
+        self.width = max(_MIN_CELL, min(_CELL, (width - 4) // (len(sweep.forks) + 1) - 8))
         self.rows: list[Any] = engine.sweep_rows(sweep)
         self.traces: list[Path | None] = [sweep.fork_trace(f) for f in sweep.forks]
         edited = [set() if f.variant.kind == "model" else {f.variant.at_step} for f in sweep.forks]
@@ -123,9 +123,15 @@ def _table(view: SweepView) -> Table:
     headers, cells = engine.table_cells(view.rows)
     table = Table(box=None, padding=(0, 1), show_edge=False, header_style="bold")
     keep = [i for i in range(len(headers)) if i < 4 or any(c[i] for c in cells)]
+    # what a narrow screen must still show whole: the run, how it ended, and where
+    least = {0: 6, 2: 9, len(headers) - 1: 16}
     for i in keep:
         table.add_column(
-            headers[i], no_wrap=True, overflow="ellipsis", max_width=36 if i == 1 else None
+            headers[i],
+            no_wrap=True,
+            overflow="ellipsis",
+            max_width=36 if i == 1 else None,
+            min_width=least.get(i),
         )
     for row, c in zip(view.rows, cells, strict=True):
         style = "red" if row.status == "failed" else "yellow" if row.status == "cut_short" else ""
@@ -231,10 +237,11 @@ class SweepScreen(Screen[None]):
         grid = self.grid
         where = grid.cursor_coordinate
         grid.clear(columns=True)
-        grid.add_column("parent", key="parent")
+        # fixed widths: every column fits the screen whatever its steps say
+        grid.add_column("parent", key="parent", width=view.width + 4)
         for fork in view.sweep.forks:
             label = _short(f"{fork.n} {fork.variant.label}", view.width + 6)
-            grid.add_column(label, key=f"fork-{fork.n}")
+            grid.add_column(label, key=f"fork-{fork.n}", width=view.width + 6)
         for i, cells in enumerate(view.cells):
             grid.add_row(*cells, key=str(i))
         if first_time:
