@@ -9,7 +9,8 @@ does not (inserted at the same place in two forks, they share rows, in their ord
 :func:`fork_divergence` says where a fork first *behaved* differently from its parent: the
 edited steps are where it was made to differ, and a model step whose request changed only
 because of what came before (the edited result is in it) but whose answer is the same is
-not a divergence either. The first pair of steps other than those that differ is.
+not a divergence either, nor a pair that differs only in masked values (ids, timestamps:
+:mod:`regista.diff.masks`). The first pair of steps other than those that differ is.
 """
 
 from __future__ import annotations
@@ -17,29 +18,47 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from regista.diff.runs import AlignedPair, Divergence, RunDiff, diff_runs
+from regista.diff.structural import Change
 from regista.vocab import LABELS, DiffKind
+
+if TYPE_CHECKING:
+    from regista.diff.masks import MaskSet
 
 __all__ = ["NWayDiff", "NWayRow", "align_many", "divergence_text", "fork_divergence"]
 
 
-def _answer_changed(pair: AlignedPair) -> bool:
-    return any(c.path.startswith(("response", "error")) for c in pair.changes)
+def _real_changes(pair: AlignedPair, masks: MaskSet | None) -> list[Change]:
+    """The pair's changes that ``masks`` do not explain."""
+    if not masks:
+        return pair.changes
+    from regista.diff.masks import split_changes
+
+    return split_changes(pair.changes, masks)[0]
 
 
 def fork_divergence(
-    diff: RunDiff, edited: set[int] | frozenset[int] = frozenset()
+    diff: RunDiff,
+    edited: set[int] | frozenset[int] = frozenset(),
+    masks: MaskSet | None = None,
 ) -> Divergence | None:
     """Where the fork (run B of ``diff``) first behaved differently from its parent (run
     A), other than at its ``edited`` steps; ``None`` when it never did (see the module
-    docs)."""
+    docs). ``masks``: a pair that differs only where they cover (its verdict ``masked``,
+    as ``regista diff`` says) is no divergence either."""
     for i in diff.differences:
         pair = diff.pairs[i]
         if pair.a_step is not None and pair.a_step == pair.b_step and pair.a_step in edited:
             continue
-        if pair.kind == "changed_input" and pair.step_kind == "model" and not _answer_changed(pair):
-            continue
+        if pair.a_step is not None and pair.b_step is not None:
+            real = _real_changes(pair, masks)
+            if not real:
+                continue  # masked
+            answered = any(c.path.startswith(("response", "error")) for c in real)
+            if pair.kind == "changed_input" and pair.step_kind == "model" and not answered:
+                continue  # the request holds what came before; the answer is the same
         return Divergence(i, pair)
     return None
 
@@ -94,9 +113,11 @@ def align_many(
     parent: str | Path,
     forks: Sequence[str | Path | None],
     edited: Sequence[set[int]] | None = None,
+    masks: MaskSet | None = None,
 ) -> NWayDiff:
     """Align ``forks`` (a ``None``: a fork with no trace yet, an empty column) with
-    ``parent``; ``edited``: each fork's edited steps (for its first divergence)."""
+    ``parent``; ``edited``: each fork's edited steps and ``masks`` the masks (for its first
+    divergence, see :func:`fork_divergence`)."""
     diffs: list[RunDiff | None] = [diff_runs(parent, f) if f is not None else None for f in forks]
     parent_steps = 0
     for d in diffs:
@@ -139,6 +160,7 @@ def align_many(
             rows.append(NWayRow(g, [at[n].get(g) for n in range(k)]))
     out = NWayDiff([d for d in diffs if d is not None], rows)
     for n, d in enumerate(diffs):
-        div = fork_divergence(d, edited[n] if edited else frozenset()) if d is not None else None
+        mine = set(edited[n]) if edited else set()
+        div = None if d is None else fork_divergence(d, mine, masks)
         out.first.append(None if div is None else where[place[(n, div.index)]])
     return out

@@ -23,7 +23,15 @@ from typing import Any
 from regista.errors import RegistaError
 from regista.sweep.sweepfile import Fork, Sweep
 
-__all__ = ["SweepRow", "first_divergence", "sweep_rows", "table_json", "table_text", "write_junit"]
+__all__ = [
+    "SweepRow",
+    "first_divergence",
+    "sweep_masks",
+    "sweep_rows",
+    "table_json",
+    "table_text",
+    "write_junit",
+]
 
 
 @dataclass
@@ -67,14 +75,28 @@ class SweepRow:
         return out
 
 
-def first_divergence(parent: Path, fork: Path, edited: set[int]) -> tuple[str, int | None]:
+def sweep_masks(sweep: Sweep) -> Any:
+    """The masks the forks are compared through: the built-in ones and ``masks.toml``
+    beside the parent, as ``regista diff`` reads them (the built-in ones alone when that
+    file cannot be used: the sweep has run, its table is still shown)."""
+    from regista.diff.masks import mask_set
+
+    try:
+        return mask_set(None, beside=sweep.parent_path().parent)
+    except RegistaError:
+        return mask_set(None)
+
+
+def first_divergence(
+    parent: Path, fork: Path, edited: set[int], masks: Any = None
+) -> tuple[str, int | None]:
     """Where ``fork`` first behaved differently from ``parent`` other than at its ``edited``
     steps (:func:`regista.diff.nway.fork_divergence`): ``("step 2: changed · decision",
     2)`` (the fork's step, or the parent's for a step only it has), or ``("none", None)``."""
     from regista.diff import diff_runs
     from regista.diff.nway import divergence_text, fork_divergence
 
-    div = fork_divergence(diff_runs(parent, fork), edited)
+    div = fork_divergence(diff_runs(parent, fork), edited, masks)
     step = None if div is None else (div.b_step if div.b_step is not None else div.a_step)
     return divergence_text(div), step
 
@@ -108,6 +130,7 @@ def _row(name: str, variant: str, status: str, trace: Path | None, fork: Fork | 
 def sweep_rows(sweep: Sweep) -> list[SweepRow]:
     """The parent's row, then one per fork, in the sweep's order."""
     parent = sweep.parent_path()
+    masks = sweep_masks(sweep)
     rows = [_row("parent", "(as recorded)", "done", parent, None)]
     for fork in sweep.forks:
         trace = sweep.fork_trace(fork)
@@ -120,7 +143,7 @@ def sweep_rows(sweep: Sweep) -> list[SweepRow]:
         if trace is not None and fork.shown_status in ("done", "cut_short"):
             try:
                 edited = set() if fork.variant.kind == "model" else {fork.variant.at_step}
-                row.divergence, row.divergence_step = first_divergence(parent, trace, edited)
+                row.divergence, row.divergence_step = first_divergence(parent, trace, edited, masks)
             except RegistaError as exc:
                 row.divergence = f"cannot compare: {exc}"[:80]
         rows.append(row)

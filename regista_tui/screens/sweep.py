@@ -3,8 +3,9 @@
 The rows are the parent's steps, with each fork's step aligned to them by step signatures
 as the two-run view aligns two runs (:func:`regista.engine.align_many`), and rows for the
 steps only forks have. Each fork's edited step is marked ``✎`` and its first divergence
-``◆`` (where it first behaved differently from the parent). The sweep's table is the
-header.
+``◆`` (where it first behaved differently from the parent); a step that differs from the
+parent's only in masked values (ids, timestamps) is ``≈``, as in the two-run view. The
+sweep's table is the header.
 
 While the sweep runs (in another terminal: ``regista sweep …``), the view follows the sweep
 file and the forks' traces; ``x`` cancels the sweep (it writes the sweep's ``cancel`` file,
@@ -29,7 +30,7 @@ from textual.widgets import DataTable, Footer, Static
 from regista import engine
 from regista_tui.screens.compare import CompareScreen
 from regista_tui.screens.help import HelpScreen, key_table
-from regista_tui.widgets.diff.pair_list import KIND_STYLE
+from regista_tui.widgets.diff.pair_list import KIND_STYLE, MASKED_MARK
 
 __all__ = ["SweepCompare", "SweepScreen"]
 
@@ -70,7 +71,8 @@ class SweepView:
         self.rows: list[Any] = engine.sweep_rows(sweep)
         self.traces: list[Path | None] = [sweep.fork_trace(f) for f in sweep.forks]
         edited = [set() if f.variant.kind == "model" else {f.variant.at_step} for f in sweep.forks]
-        self.nway = engine.align_many(sweep.parent_path(), self.traces, edited)
+        self.masks = engine.sweep_masks(sweep)
+        self.nway = engine.align_many(sweep.parent_path(), self.traces, edited, self.masks)
         self.cells: list[list[Text]] = [self._row(i, r) for i, r in enumerate(self.nway.rows)]
 
     def _row(self, i: int, row: Any) -> list[Text]:
@@ -94,24 +96,36 @@ class SweepView:
             and pair.b_step == fork.variant.at_step
             and pair.a_step == fork.variant.at_step
         )
-        mark = (
-            FIRST_MARK
-            if first
-            else EDIT_MARK
-            if edited
-            else engine.KIND_MARKS[pair.kind if pair is not None else "same"]
+        kind = pair.kind if pair is not None else "same"
+        masked = (
+            pair is not None
+            and not (first or edited)
+            and kind != "same"
+            and _verdict(pair, self.masks) == engine.MASKED
         )
+        if first or edited:
+            mark = FIRST_MARK if first else EDIT_MARK
+        else:
+            mark = MASKED_MARK if masked else engine.KIND_MARKS[kind]
         style = "bold red reverse" if first else "bold yellow" if edited else ""
-        text.append(f"{mark} ", style or (KIND_STYLE[pair.kind] if pair is not None else ""))
+        text.append(f"{mark} ", style or ("dim" if masked else KIND_STYLE[kind]))
         if pair is None:
             return text
         if pair.b_step is None:
             text.append("    (not in this fork)", KIND_STYLE["delete"])
             return text
         text.append(f"{pair.b_step:>3} ", "dim")
-        kind_style = "dim" if pair.kind == "same" else KIND_STYLE[pair.kind]
+        kind_style = "dim" if kind == "same" or masked else KIND_STYLE[kind]
         text.append(_short(engine.step_summary(pair.b), self.width), kind_style)
         return text
+
+
+def _verdict(pair: Any, masks: Any) -> str:
+    """The pair's verdict through the masks (a pair that cannot be read: diverged)."""
+    try:
+        return str(engine.pair_verdict(pair, masks))
+    except engine.RegistaError:
+        return "diverged"
 
 
 def _short(text: str, width: int = _CELL) -> str:

@@ -54,3 +54,29 @@ def test_the_rows_are_the_parents_steps_with_the_forks_steps_aligned(forks: list
     assert nway.first == [2, None, None, None]  # the row of parent step 2
     same = [r.cells[1].kind for r in nway.rows if r.parent_step and r.parent_step > 2]
     assert set(same) == {"same"}
+
+
+def _greeting(day: str, folder: Path) -> Path:
+    from regista import Agent, ScriptedProvider
+
+    answer = ScriptedProvider([{"content": [{"type": "text", "text": "hello"}]}])
+    agent = Agent(instructions=f"You greet. Today is {day}.", provider=answer, trace_dir=folder)
+    return Path(asyncio.run(agent.run("greet")).trace_path)
+
+
+def test_a_difference_only_in_masked_values_is_no_divergence(tmp_path: Path) -> None:
+    """Two runs whose system prompts differ only by the day: changed config, unless the
+    masks beside the parent (here learned by ``regista masks learn``) cover the date."""
+    from regista.cli.main import main
+    from regista.sweep.sweepfile import Sweep
+    from regista.sweep.table import sweep_masks
+
+    a, b = _greeting("2026-12-01", tmp_path), _greeting("2026-12-02", tmp_path)
+    diff = diff_runs(a, b)
+    assert divergence_text(fork_divergence(diff)) == "step 0: changed · config"
+    assert main(["masks", "learn", str(a), str(b), "-o", str(tmp_path / "masks.toml")]) == 0
+    sweep = Sweep(tmp_path / "sweep.json", "id", str(a), "sid", 0, [])
+    masks = sweep_masks(sweep)  # the built-in masks and masks.toml beside the parent
+    assert fork_divergence(diff, masks=masks) is None
+    nway = align_many(a, [b], masks=masks)
+    assert nway.first == [None]
