@@ -137,7 +137,12 @@ async def test_the_cancel_key_stops_a_running_sweep(tmp_path: Path) -> None:
         proc.wait()
 
 
-def test_a_bad_sweep_file_is_one_line(tmp_path: Path, capsys: Any) -> None:
+def test_a_bad_sweep_file_is_one_line(
+    tmp_path: Path, capsys: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from regista import samples
+
+    monkeypatch.setattr(samples, "demo_delay", samples.demo_delay)  # regista-tui sets a pace
     bad = tmp_path / "sweep.json"
     bad.write_text('{"schema": "regista.sweep/1", "at_step": "x"}')
     assert tui_main([str(tmp_path)]) == 1
