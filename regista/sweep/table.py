@@ -153,7 +153,7 @@ def sweep_rows(sweep: Sweep) -> list[SweepRow]:
 def _duration(ms: float | None) -> str:
     if ms is None:
         return ""
-    return f"{ms / 1000:.1f}s" if ms >= 1000 else f"{ms:.0f}ms"
+    return f"{ms / 1000:.2f} s"  # as regista show says a run's duration
 
 
 def _cells(row: SweepRow) -> list[str]:
