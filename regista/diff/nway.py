@@ -48,8 +48,14 @@ def fork_divergence(
     A), other than at its ``edited`` steps; ``None`` when it never did (see the module
     docs). ``masks``: a pair that differs only where they cover (its verdict ``masked``,
     as ``regista diff`` says) is no divergence either."""
+    # a fork that has not ended (running, or cut short) has not reached the parent's
+    # steps after its last one: those are not missing, only not there yet
+    ended = diff.b.end is not None
+    last = max((i for i, p in enumerate(diff.pairs) if p.b_step is not None), default=-1)
     for i in diff.differences:
         pair = diff.pairs[i]
+        if not ended and i > last:
+            break
         if pair.a_step is not None and pair.a_step == pair.b_step and pair.a_step in edited:
             continue
         if pair.a_step is not None and pair.b_step is not None:
@@ -118,7 +124,9 @@ def align_many(
     """Align ``forks`` (a ``None``: a fork with no trace yet, an empty column) with
     ``parent``; ``edited``: each fork's edited steps and ``masks`` the masks (for its first
     divergence, see :func:`fork_divergence`)."""
-    diffs: list[RunDiff | None] = [diff_runs(parent, f) if f is not None else None for f in forks]
+    diffs: list[RunDiff | None] = [
+        diff_runs(parent, f, settled=True) if f is not None else None for f in forks
+    ]
     parent_steps = 0
     for d in diffs:
         if d is not None:

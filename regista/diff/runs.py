@@ -340,12 +340,15 @@ def _read(path: str | Path) -> RunFile | None:
     return run
 
 
-def diff_runs(a: Trace | str | Path, b: Trace | str | Path) -> RunDiff:
+def diff_runs(a: Trace | str | Path, b: Trace | str | Path, *, settled: bool = False) -> RunDiff:
     """Align the steps of two runs and classify every pair.
 
     Args:
         a: Run A, a loaded trace or a path.
         b: Run B, likewise.
+        settled: Leave out the unfinished steps of a run that has no ``session.end`` (one
+            still being written), when both are paths of regista traces, and align such a
+            run from its beginning (see :func:`diff_files`, ``open_end``).
 
     Raises:
         TraceError: A path is not a readable trace.
@@ -358,25 +361,32 @@ def diff_runs(a: Trace | str | Path, b: Trace | str | Path) -> RunDiff:
             ra = _read(a)
             rb = _read(b) if ra is not None else None
             if ra is not None and rb is not None:
-                return diff_files(ra, rb)
+                return diff_files(ra, rb, settled=settled, open_end=settled)
             if ra is not None:
                 ra.close()
         return _diff(_load(a), _load(b))
 
 
-def diff_files(ra: RunFile, rb: RunFile, *, settled: bool = False) -> RunDiff:
+def diff_files(
+    ra: RunFile, rb: RunFile, *, settled: bool = False, open_end: bool = False
+) -> RunDiff:
     """Align two runs read with :class:`RunFile` (what they hold so far).
 
     Args:
         ra: Run A.
         rb: Run B.
         settled: Leave out the unfinished steps of a run that has no ``session.end``.
+        open_end: A run B that has not ended is aligned from its beginning: its last steps
+            are not matched with run A's last ones (a run that repeats itself, such as a
+            loop, would otherwise have its steps so far paired with A's end), as B has not
+            got there yet.
     """
     fa, fb = ra.steps(settled=settled), rb.steps(settled=settled)
     siga = [_key(f) for f in fa]
     sigb = [_key(f) for f in fb]
     pairs: list[AlignedPair] = []
-    for i, j, _level in align_levels(siga, sigb):
+    alignment = _aligned(siga, sigb, open_end and rb.end is None)
+    for i, j, _level in alignment:
         if i is None:
             assert j is not None
             pairs.append(AlignedPair(None, None, "insert", lazy=(None, None, rb, fb[j])))
@@ -412,6 +422,23 @@ def aligned_head(ra: RunFile, rb: RunFile, since: RunDiff | None = None) -> RunD
         kind = _classify_facts(x, y) or classify(ra.step(x), rb.step(y), kx, ky)
         pairs.append(AlignedPair(None, None, kind, lazy=(ra, x, rb, y)))
     return RunDiff(ra, rb, pairs)
+
+
+_NOT_YET = (b"\0not-yet", ("\0not-yet",))
+
+
+def _aligned(
+    siga: list[tuple[bytes, tuple[str, ...]]],
+    sigb: list[tuple[bytes, tuple[str, ...]]],
+    open_end: bool,
+) -> list[tuple[int | None, int | None, int]]:
+    """``align_levels`` of the two runs' keys; ``open_end``: B gets a last key that matches
+    nothing (it is left out of the result), so no step of B is matched with A's end for
+    being at B's end."""
+    if not open_end:
+        return align_levels(siga, sigb)
+    end = len(sigb)
+    return [p for p in align_levels(siga, [*sigb, _NOT_YET]) if p[1] != end]
 
 
 def _key(facts: StepFacts) -> tuple[bytes, tuple[str, ...]]:

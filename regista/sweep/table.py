@@ -96,7 +96,7 @@ def first_divergence(
     from regista.diff import diff_runs
     from regista.diff.nway import divergence_text, fork_divergence
 
-    div = fork_divergence(diff_runs(parent, fork), edited, masks)
+    div = fork_divergence(diff_runs(parent, fork, settled=True), edited, masks)
     step = None if div is None else (div.b_step if div.b_step is not None else div.a_step)
     return divergence_text(div), step
 

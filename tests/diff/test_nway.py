@@ -80,3 +80,17 @@ def test_a_difference_only_in_masked_values_is_no_divergence(tmp_path: Path) -> 
     assert fork_divergence(diff, masks=masks) is None
     nway = align_many(a, [b], masks=masks)
     assert nway.first == [None]
+
+
+def test_a_fork_that_has_not_ended_is_not_missing_the_steps_it_has_not_reached(
+    forks: list[Path], tmp_path: Path
+) -> None:
+    """A fork still running (or cut short) lacks the parent's last steps only because it
+    has not got there: no divergence, until it ends without them."""
+    lines = forks[1].read_bytes().splitlines(keepends=True)
+    partial = tmp_path / "partial.jsonl"
+    partial.write_bytes(b"".join(lines[: len(lines) // 2]))
+    diff = diff_runs(LOOP, partial, settled=True)  # its step in progress left out
+    assert divergence_text(fork_divergence(diff, {1})) == "none"
+    found = fork_divergence(diff_runs(LOOP, forks[0]), {1})  # ended: what it lacks counts
+    assert found is not None and found.a_step == 2
