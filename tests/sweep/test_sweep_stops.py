@@ -51,6 +51,7 @@ def _start(tmp_path: Path) -> tuple[subprocess.Popen[bytes], Path]:
         stderr=subprocess.PIPE,
     )
     _until(lambda: _status(out)[:2] == ["done", "running"], "fork 1 done, fork 2 running")
+    _until(lambda: list((out / "fork-2").glob("*.jsonl")), "fork 2 writing its trace")
     return proc, out
 
 
@@ -101,5 +102,6 @@ def test_kill_9_leaves_the_finished_forks_and_a_readable_sweep_file(tmp_path: Pa
     rows = sweep_rows(sweep)
     assert [r.status for r in rows] == ["done", "done", "cut_short", "cut_short"]
     assert rows[1].divergence == "step 2: changed · decision"
+    assert rows[2].divergence == "none"  # cut short on the parent's path: nothing missing
     assert "cut short" in table_text(rows).splitlines()[3]
     assert not list(out.glob(".*.tmp"))  # the file was never left half-written
