@@ -217,7 +217,7 @@ def _sweep_file(path: Path) -> Path | None:
             head = f.read(256)
     except OSError:
         return None
-    if b'"regista.sweep/' not in head:
+    if b'"regista.sweep/' not in head and target.name != "sweep.json":
         return None
     from regista.engine import load_sweep
 
