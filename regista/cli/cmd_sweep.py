@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from regista.cli._common import out, read_arg
@@ -109,6 +110,10 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("give the command to run after --, e.g. -- python agent.py")
     if command is not None and args.agent:
         raise UserError("--agent is for a regista Agent; with -- CMD the command is the agent")
+    if args.verify is not None and not args.verify.strip():
+        raise UserError("--verify: give the command that checks a fork, e.g. --verify 'pytest -q'")
+    if args.verify and not Path(args.workdir).is_dir():
+        raise UserError(f"--workdir {args.workdir}: no such folder")
     sweep = plan_sweep(
         args.trace,
         _variants(args),

@@ -158,6 +158,8 @@ def test_a_variants_file_and_a_model_variant(
         (["--at", "0", "--answer", "[3]"], "content[0] must be an object"),
         (["--at", "1", "--variants", "missing.json"], "cannot read missing.json"),
         (["--at", "1", "--tool-result", "x", "-j", "0"], "-j"),
+        (["--at", "1", "--tool-result", "x", "--verify", "true", "--workdir", "no"], "no such"),
+        (["--at", "1", "--tool-result", "x", "--verify", " "], "--verify: give"),
     ],
 )
 def test_bad_input_gives_one_clear_line(
