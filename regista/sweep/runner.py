@@ -116,6 +116,11 @@ def plan_sweep(
                 "the program with its model changed instead (a model variant needs a "
                 "regista Agent: --agent or the trace's agent_ref)"
             )
+    if command is None and agent is None and not trace.start.agent_ref:
+        raise UserError(
+            f"{Path(parent).name} records no agent_ref, so no fork can rebuild its agent: "
+            "give --agent module:attr, or run the agent's program after -- CMD"
+        )
     sweep_id = str(ULID())
     folder = Path(out) if out is not None else DEFAULT_DIR / sweep_id
     if (folder / FILE_NAME).exists():

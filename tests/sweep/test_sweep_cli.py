@@ -190,3 +190,17 @@ def test_rewind_with_another_model_is_for_a_regista_agent(
     code = main(["rewind", str(LOOP), "--at", "1", "--model", "m", "--", "python", "a.py"])
     assert code == 2
     assert "--model is for a regista Agent" in capsys.readouterr().err
+
+
+def test_a_trace_with_no_agent_needs_one_before_any_fork_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    head, rest = LOOP.read_bytes().split(b"\n", 1)
+    start = json.loads(head)
+    del start["agent_ref"]
+    (tmp_path / "t.jsonl").write_bytes(json.dumps(start).encode() + b"\n" + rest)
+    assert main(["sweep", "t.jsonl", "--at", "1", "--tool-result", "x"]) == 2
+    err = capsys.readouterr().err
+    assert "records no agent_ref" in err and "--agent" in err and "-- CMD" in err
+    assert not (tmp_path / ".regista").exists()
