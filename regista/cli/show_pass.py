@@ -21,24 +21,20 @@ from regista.trace.names import (
     LLM_REQUEST,
     LLM_RESPONSE,
     PERMISSION_DECISION,
+    STEP_KINDS,
     TOOL_CALL,
     TOOL_RESULT,
+    StepKind,
 )
 
 if TYPE_CHECKING:
     from regista.trace.listing import Listing
     from regista.trace.reader import Trace, TraceSummary
-    from regista.trace.steps import StepKind
 
 from regista.vocab import RunOutcome, compaction_gist, end_outcome, model_gist, tool_gist
 
 __all__ = ["Glance", "Row", "StepsPass", "marks_text", "ms_text", "tokens_text"]
 
-_KIND_OF: dict[str, StepKind] = {
-    LLM_REQUEST: "model",
-    TOOL_CALL: "tool",
-    CONTEXT_COMPACTION: "compaction",
-}
 _DENIED, _ERROR, _UNFINISHED = "[yellow]denied[/]", "[red]error[/]", "[yellow]unfinished[/]"
 
 
@@ -177,7 +173,7 @@ class StepsPass:
             n = getattr(ev, "step", None)
             row = None if n is None else get(n)
             if row is None and n is not None:
-                kind = _KIND_OF.get(what)
+                kind = STEP_KINDS.get(what)
                 if kind is not None:
                     row = rows[n] = Row(n, kind)
             # What the summary adds up comes from every event; a row reads the first event

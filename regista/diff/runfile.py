@@ -55,16 +55,12 @@ from regista.trace.events import (
 from regista.trace.index import open_trace_file, pread
 from regista.trace.lines import parse_line
 from regista.trace.migrations import migrate
-from regista.trace.steps import Step, StepKind
+from regista.trace.names import STEP_KINDS, StepKind
+from regista.trace.steps import Step
 
 __all__ = ["RunFile", "StepFacts"]
 
 _CHUNK = 8 << 20
-_KIND_OF: dict[str, StepKind] = {
-    LLM_REQUEST: "model",
-    TOOL_CALL: "tool",
-    CONTEXT_COMPACTION: "compaction",
-}
 _KNOWN = {
     LLM_REQUEST,
     LLM_RESPONSE,
@@ -537,7 +533,7 @@ class RunFile:
             return
         step = self._steps.get(_int(number))
         if step is None:
-            opens = _KIND_OF.get(kind)
+            opens = STEP_KINDS.get(kind)
             if opens is None:
                 if kind == ERROR:
                     _str(data.get("error_type"))

@@ -40,9 +40,11 @@ from regista.trace.names import (
     SCHEMA_VERSION,
     SESSION_END,
     SESSION_START,
+    STEP_KINDS,
     TOOL_CALL,
     TOOL_RESULT,
     USAGE_COUNTS,
+    StepKind,
 )
 
 # The event models (pydantic) are imported where events are decoded, not with this module:
@@ -50,7 +52,7 @@ from regista.trace.names import (
 if TYPE_CHECKING:
     from regista.trace.events import LlmRequestEvent, SessionEnd, SessionStart
     from regista.trace.reader import TraceSummary
-    from regista.trace.steps import Step, StepKind
+    from regista.trace.steps import Step
 
 __all__ = ["StepEntry", "TraceIndex", "read_summary"]
 
@@ -76,11 +78,8 @@ _B_TOOL_RESULT = TOOL_RESULT.encode()
 _B_CONTEXT_COMPACTION = CONTEXT_COMPACTION.encode()
 _B_ERROR = ERROR.encode()
 _B_SESSION_END = SESSION_END.encode()
-_KIND_OF: dict[bytes, StepKind] = {
-    _B_LLM_REQUEST: "model",
-    _B_TOOL_CALL: "tool",
-    _B_CONTEXT_COMPACTION: "compaction",
-}
+#: :data:`~regista.trace.names.STEP_KINDS` keyed by the bytes the scan meets.
+_OPENS: dict[bytes, StepKind] = {name.encode(): kind for name, kind in STEP_KINDS.items()}
 
 
 @dataclass
@@ -339,7 +338,7 @@ class TraceIndex:
             number = int(sm.group(1))
             pos = self._by_number.get(number)
             if pos is None:
-                kind = _KIND_OF.get(etype)
+                kind = _OPENS.get(etype)
                 if kind is None:  # an event of a step whose opener was lost
                     self._loose_errors += etype == _B_ERROR
                     return

@@ -1,4 +1,5 @@
-"""The trace's schema version and event type names, importable without the event models.
+"""The trace's schema version, event type names and kinds of step, importable without the
+event models.
 
 ``regista.trace.events`` re-exports them; code that only tells events apart by their type
 (a scan of line heads, a first screen drawn before the models load) imports them from here.
@@ -6,7 +7,7 @@
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Final, Literal
 
 __all__ = [
     "CONTEXT_COMPACTION",
@@ -17,9 +18,11 @@ __all__ = [
     "SCHEMA_VERSION",
     "SESSION_END",
     "SESSION_START",
+    "STEP_KINDS",
     "TOOL_CALL",
     "TOOL_RESULT",
     "USAGE_COUNTS",
+    "StepKind",
 ]
 
 #: The trace schema this regista writes (and the newest it reads). See docs/trace-format.md.
@@ -36,6 +39,19 @@ TOOL_RESULT: Final = "tool.result"
 CONTEXT_COMPACTION: Final = "context.compaction"
 ERROR: Final = "error"
 SESSION_END: Final = "session.end"
+
+#: What a step is: one model call, one tool call or one compaction (see docs/trace-format.md).
+StepKind = Literal["model", "tool", "compaction"]
+
+#: The one table of step kinds: the event that opens a step, and the kind of step it opens.
+#: A step begins with its opener; an event of a step number that no opener began belongs to
+#: no step. Every reader groups steps by this table (a reader that meets types as bytes
+#: derives its keys from it).
+STEP_KINDS: Final[dict[str, StepKind]] = {
+    LLM_REQUEST: "model",
+    TOOL_CALL: "tool",
+    CONTEXT_COMPACTION: "compaction",
+}
 
 #: The token counts of a recorded usage (``regista.types.Usage``'s fields), in its order.
 USAGE_COUNTS: Final = (

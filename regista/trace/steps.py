@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from regista.trace.events import (
     ContextCompaction,
@@ -20,11 +20,10 @@ from regista.trace.events import (
     ToolCall,
     ToolResult,
 )
+from regista.trace.names import STEP_KINDS, StepKind
 from regista.types import LlmRequest, LlmResponse
 
 __all__ = ["Step", "StepKind", "build_steps"]
-
-StepKind = Literal["model", "tool", "compaction"]
 
 
 @dataclass
@@ -152,13 +151,6 @@ class Step:
         return "compaction"
 
 
-_KIND_OF: dict[type[Any], StepKind] = {
-    LlmRequestEvent: "model",
-    ToolCall: "tool",
-    ContextCompaction: "compaction",
-}
-
-
 def build_steps(
     events: list[Any], resolve_request: Callable[[LlmRequestEvent], LlmRequest] | None = None
 ) -> list[Step]:
@@ -171,7 +163,7 @@ def build_steps(
             continue
         step = steps.get(n)
         if step is None:
-            kind = _KIND_OF.get(type(ev))
+            kind = STEP_KINDS.get(ev.type)
             if kind is None:  # e.g. an error event of a step whose opener was lost
                 continue
             step = steps[n] = Step(index=n, kind=kind, resolve_request=resolve_request)
