@@ -25,6 +25,7 @@ from regista.defaults import DEFAULT_TRACE_DIR
 from regista.errors import UserError
 from regista.savings import Savings
 from regista.tokens import Tokens, tokens_of
+from regista.trace.names import STEP_KINDS
 from regista.vocab import RunOutcome, run_outcome
 
 __all__ = [
@@ -221,6 +222,41 @@ def _json(raw: bytes) -> dict[str, Any] | None:
 
 
 _STEP = re.compile(rb'"step"\s*:\s*(\d+)')
+_TYPE = re.compile(rb'"type"\s*:\s*"([a-z.]+)"')
+#: The types that open a step (:data:`~regista.trace.names.STEP_KINDS`), as a line says them.
+_OPENERS = frozenset(name.encode() for name in STEP_KINDS)
+#: How far back from its end an unfinished run is read for its last step's opener.
+_MAX_TAIL = 8 * 1024 * 1024
+
+
+def _steps_so_far(f: BinaryIO, size: int) -> int:
+    """How many steps an unfinished run has begun: one more than the number of the last
+    step opened (steps are numbered in the order their openers are written). The last
+    line alone may belong to an earlier step: parallel tool calls write every call before
+    the first decision. Read back from the end until an opener; past :data:`_MAX_TAIL`,
+    the highest step number seen."""
+    pos, rest, highest, first = size, b"", -1, True
+    while pos > 0 and size - pos < _MAX_TAIL:
+        step = min(_BLOCK * 4, pos)
+        pos -= step
+        f.seek(pos)
+        lines = (f.read(step) + rest).split(b"\n")
+        if first:  # what follows the last newline: nothing, or a half-written line
+            lines.pop()
+            first = False
+        # The first piece may be the end of a line that an earlier block begins.
+        rest = lines.pop(0) if pos > 0 else b""
+        for line in reversed(lines):
+            head = line[:512]
+            m = _STEP.search(head)
+            if m is None:
+                continue
+            number = int(m.group(1))
+            t = _TYPE.search(head)
+            if t is not None and t.group(1) in _OPENERS:
+                return max(highest, number) + 1
+            highest = max(highest, number)
+    return highest + 1
 
 
 def read_run(path: Path) -> RunInfo:
@@ -236,6 +272,13 @@ def read_run(path: Path) -> RunInfo:
         if start is None or start.get("type") != "session.start":
             raise ValueError("does not begin with a session.start event")
         last_raw = _last_line(f, st.st_size)
+        end = _json(last_raw)
+        unfinished = (
+            end is None
+            or end.get("type") != "session.end"
+            or end.get("session_id") != start.get("session_id")
+        )
+        steps_so_far = _steps_so_far(f, st.st_size) if unfinished else None
     sid = start.get("session_id")
     if not isinstance(sid, str) or not isinstance(start.get("schema_version"), int):
         raise ValueError("session.start has no session_id / schema_version")
@@ -258,7 +301,6 @@ def read_run(path: Path) -> RunInfo:
     elif isinstance(start.get("replay_of"), str):
         run.parent_id = start["replay_of"]
         run.kind = "replay"
-    end = _json(last_raw)
     if end is not None and end.get("type") == "session.end" and end.get("session_id") == sid:
         run.complete = True
         run.outcome = _str(end.get("stop_reason")) or "?"
@@ -278,8 +320,7 @@ def read_run(path: Path) -> RunInfo:
             saved = Savings.from_dict(replay.get("saved"))
             run.savings = saved if saved is not None and saved.calls else None
     else:
-        m = _STEP.search(last_raw[:512])
-        run.steps = int(m.group(1)) + 1 if m else 0
+        run.steps = steps_so_far if steps_so_far is not None else 0
     return run
 
 

@@ -262,6 +262,10 @@ class _LineParser:
                 return
             raise TraceFormatError(self.path, lineno, "empty line")
         try:
+            if unterminated and not self.messages:
+                # A listing reads a request from its head: a half-written one is whole JSON
+                # only when it was written whole.
+                _whole_json(raw, self.path, lineno)
             event = parse_line(
                 raw, self.path, lineno, self.decoder, messages=self.messages, light=self.light
             )
@@ -281,6 +285,14 @@ class _LineParser:
                 self.path, lineno, f"seq {event.seq} out of order (expected {len(events)})"
             )
         events.append(event)
+
+
+def _whole_json(raw: bytes, path: Path, lineno: int) -> None:
+    """Raise :class:`TraceFormatError` unless ``raw`` is JSON, whole."""
+    try:
+        orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise TraceFormatError(path, lineno, f"not valid JSON ({exc})") from None
 
 
 def parse_lines(

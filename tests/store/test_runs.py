@@ -168,3 +168,24 @@ async def test_fuzz_read_run_never_raises_anything_else(lib: Library, tmp_path: 
             continue
         assert isinstance(run.task, str) and isinstance(run.outcome, str)
         run.to_dict()
+
+
+def test_an_unfinished_run_with_parallel_tool_calls_counts_every_step_begun(
+    tmp_path: Path,
+) -> None:
+    """Parallel tool calls write every call before the first decision: the last line of a
+    run cut there belongs to an earlier step than the last one begun."""
+    import asyncio
+
+    from builders import rich_agent
+
+    path = asyncio.run(rich_agent(tmp_path).run("weather")).trace_path
+    lines = path.read_bytes().split(b"\n")
+    calls = [i for i, line in enumerate(lines) if b'"type":"tool.call"' in line[:200]]
+    decisions = [i for i, line in enumerate(lines) if b'"type":"permission.decision"' in line]
+    assert len(calls) >= 3 and calls[2] < decisions[0]  # three calls, then their decisions
+    cut = tmp_path / "cut.jsonl"
+    cut.write_bytes(b"\n".join(lines[: decisions[0] + 1]) + b"\n")
+    run = read_run(cut)
+    assert not run.complete
+    assert run.steps == Trace.load(cut).summary().steps == 4  # the model call and 3 tools

@@ -83,3 +83,28 @@ def test_a_step_sees_events_added_after_it_was_looked_at() -> None:
     other = call.model_copy(update={"name": "g"})
     step.events = [other]  # a new list of the same length
     assert step.tool_call is other
+
+
+def test_a_half_written_request_is_dropped_as_the_reader_drops_it(tmp_path: Path) -> None:
+    """A listing reads a request from its head: cut after its head, it is still half
+    written, and left out with a warning as ``Trace.load`` leaves it out."""
+    import asyncio
+
+    from builders import rich_agent
+
+    from regista.errors import TraceWarning
+    from regista.trace.listing import Listing
+    from regista.trace.reader import Trace
+
+    path = asyncio.run(rich_agent(tmp_path).run("weather")).trace_path
+    lines = path.read_bytes().split(b"\n")
+    last = max(i for i, line in enumerate(lines) if b'"type":"llm.request"' in line[:200])
+    head = lines[last].index(b'"messages_prefix"') + 40  # past the head, short of the end
+    cut = tmp_path / "cut.jsonl"
+    cut.write_bytes(b"\n".join(lines[:last]) + b"\n" + lines[last][:head])
+    with pytest.warns(TraceWarning, match="half-written"):
+        listing = Listing.load(cut)
+    with pytest.warns(TraceWarning, match="half-written"):
+        trace = Trace.load(cut)
+    assert listing.truncated and trace.truncated
+    assert len(listing.events) == len(trace.events) == last
