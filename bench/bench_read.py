@@ -33,7 +33,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import orjson
-from realistic import DIR, realistic_trace
+from realistic import DIR, SHAPES, realistic_trace, trace_path
 
 FLOOR_SRC = "import orjson,sys\nfor line in open(sys.argv[1],'rb').read().split(b'\\n'):\n" + (
     "    line and orjson.loads(line)\n"
@@ -183,9 +183,10 @@ def main() -> None:
     parser.add_argument("--mb", type=float, default=200.0)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--only", default="summary,decode,show,diff,search")
+    parser.add_argument("--shape", choices=SHAPES, default=SHAPES[0])
     args = parser.parse_args()
     DIR.mkdir(parents=True, exist_ok=True)
-    path = realistic_trace(DIR / f"real-{args.mb:g}.jsonl", args.mb)
+    path = realistic_trace(trace_path(args.mb, args.shape), args.mb, shape=args.shape)
     print(f"{path.name}: {path.stat().st_size / 1e6:.0f} MB")
     only = set(args.only.split(","))
     base = lambda: floor(path)  # noqa: E731

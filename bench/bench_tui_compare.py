@@ -31,7 +31,7 @@ from pathlib import Path
 
 import orjson
 from bench_tui_peer import BARE, _kill, _start, _tmux
-from realistic import DIR, realistic_trace
+from realistic import DIR, SHAPES, realistic_trace, trace_path
 
 #: Runs regista-tui from a source tree, and writes its CPU seconds and peak RSS on exit.
 WRAPPER = """
@@ -125,10 +125,11 @@ def main() -> None:
     parser.add_argument("--mb", type=float, default=200.0)
     parser.add_argument("--dir", type=Path, default=DIR)
     parser.add_argument("--before", type=Path, default=None, help="an older source tree")
+    parser.add_argument("--shape", choices=SHAPES, default=SHAPES[0])
     args = parser.parse_args()
     args.dir.mkdir(parents=True, exist_ok=True)
-    a = realistic_trace(args.dir / f"real-{args.mb:g}.jsonl", args.mb)
-    b = changed_copy(a, args.dir / f"real-{args.mb:g}-late.jsonl")
+    a = realistic_trace(trace_path(args.mb, args.shape, args.dir), args.mb, shape=args.shape)
+    b = changed_copy(a, a.with_name(f"{a.stem}-late.jsonl"))
     root = Path(__file__).resolve().parent.parent
     trees = {"now": root}
     if args.before is not None:

@@ -29,7 +29,7 @@ import sys
 import time
 from pathlib import Path
 
-from realistic import DIR, realistic_trace
+from realistic import DIR, SHAPES, realistic_trace, trace_path
 
 BARE = """
 import sys
@@ -139,8 +139,9 @@ def main() -> None:
     parser.add_argument("--starts", type=int, default=7)
     parser.add_argument("--moves", type=int, default=160)
     parser.add_argument("--mb", type=float, default=200.0)
+    parser.add_argument("--shape", choices=SHAPES, default=SHAPES[0])
     args = parser.parse_args()
-    path = realistic_trace(DIR / f"real-{args.mb:g}.jsonl", args.mb)
+    path = realistic_trace(trace_path(args.mb, args.shape), args.mb, shape=args.shape)
     root = Path(__file__).resolve().parent.parent
     for package in ("regista", "regista_tui"):  # bytecode as after an install
         compileall.compile_dir(root / package, quiet=1)

@@ -9,7 +9,17 @@ writes (request deltas, request hashes and all); the median line is some hundred
 The session stops once the file passes the requested size. Seeded: the same size gives the
 same session (timestamps aside).
 
-    .venv/bin/python bench/realistic.py [--mb 200] [--out /tmp/regista-bench/real-200.jsonl]
+Two shapes (``--shape``):
+
+- ``dense`` (the default): as dense as what the recorder writes of a real coding-agent
+  session, about 1.7× the steps per megabyte of ``sparse``. Most tool results are short
+  (an edit's confirmation, a few lines of shell output or of search hits), some are whole
+  files; a third of the model calls ask for two tools at once; the model's words are
+  shorter. File ``dense-<mb>.jsonl``.
+- ``sparse``: every tool result ≈3 KB ± 50 % and one tool per call (the generator as it
+  was; the figures measured before the dense shape are of it). File ``real-<mb>.jsonl``.
+
+    .venv/bin/python bench/realistic.py [--mb 200] [--shape dense|sparse] [--out PATH]
 """
 
 from __future__ import annotations
@@ -47,6 +57,29 @@ SYSTEM = (
 
 DIR = Path("/tmp/regista-bench")
 
+#: The shapes of session this module writes (see the module's doc); the first is the default.
+SHAPES = ("dense", "sparse")
+#: Each shape's session id: a file kept from another shape is made again.
+_SESSION = {"dense": "01JDENSE" + "0" * 18, "sparse": "01JREAL" + "0" * 19}
+
+
+def trace_path(mb: float, shape: str = SHAPES[0], folder: Path = DIR) -> Path:
+    """Where the benches keep the realistic trace of ``mb`` megabytes of ``shape``."""
+    return folder / f"{'real' if shape == 'sparse' else shape}-{mb:g}.jsonl"
+
+
+def _result_size(rng: random.Random, shape: str) -> int:
+    """The length of one tool result: ≈3 KB ± 50 % (``sparse``), or as a coding agent's
+    are (``dense``): many short ones, some files."""
+    if shape == "sparse":
+        return int(3000 * rng.uniform(0.5, 1.5))
+    roll = rng.random()
+    if roll < 0.52:  # an edit's confirmation, a test's verdict, a short listing
+        return rng.randrange(60, 400)
+    if roll < 0.85:  # some lines of shell output or search hits
+        return rng.randrange(400, 2000)
+    return rng.randrange(2000, 6000)  # a file read whole
+
 
 def _text(rng: random.Random, size: int) -> str:
     """About ``size`` characters of agent-like tool output, in one of a few shapes."""
@@ -78,9 +111,9 @@ def _text(rng: random.Random, size: int) -> str:
     return "\n".join(lines)
 
 
-def _make_tools(rng: random.Random) -> list[Any]:
+def _make_tools(rng: random.Random, shape: str = "sparse") -> list[Any]:
     def out() -> str:
-        return _text(rng, int(3000 * rng.uniform(0.5, 1.5)))
+        return _text(rng, _result_size(rng, shape))
 
     @tool
     def read_file(path: str) -> str:
@@ -153,10 +186,24 @@ def current_schema(path: Path) -> bool:
         return False
 
 
-def realistic_trace(path: Path, mb: float = 200.0, *, seed: int = 11) -> Path:
-    """Write (once; kept if it exists in the schema this regista writes) a realistic trace
-    of about ``mb`` megabytes."""
-    if path.exists() and current_schema(path):
+def _session_of(path: Path) -> str | None:
+    with open(path, "rb") as f:
+        first = f.readline()
+    try:
+        sid = orjson.loads(first).get("session_id")
+    except (orjson.JSONDecodeError, AttributeError):
+        return None
+    return sid if isinstance(sid, str) else None
+
+
+def realistic_trace(
+    path: Path, mb: float = 200.0, *, seed: int = 11, shape: str = SHAPES[0]
+) -> Path:
+    """Write (once; kept if it exists in the schema this regista writes, of the same
+    shape) a realistic trace of about ``mb`` megabytes (``shape``: see the module's doc)."""
+    if shape not in SHAPES:
+        raise ValueError(f"shape {shape!r}: one of {', '.join(SHAPES)}")
+    if path.exists() and current_schema(path) and _session_of(path) == _SESSION[shape]:
         return path
     rng = random.Random(seed)
     target = int(mb * 1e6)
@@ -180,13 +227,17 @@ def realistic_trace(path: Path, mb: float = 200.0, *, seed: int = 11) -> Path:
                 "stop_reason": "end_turn",
                 "usage": {"input_tokens": 30000, "output_tokens": 400},
             }
-        name, args = rng.choice(_CALLS)
-        say = " ".join(rng.choices(WORDS, k=rng.randrange(8, 40))).capitalize() + "."
+        dense = shape == "dense"
+        calls = 2 if dense and rng.random() < 0.33 else 1
+        uses = []
+        for k in range(calls):
+            name, args = rng.choice(_CALLS)
+            uid = f"toolu_{turn:06d}" + (f"_{k}" if k else "")
+            uses.append({"type": "tool_use", "id": uid, "name": name, "input": args(rng)})
+        words = rng.randrange(4, 20) if dense else rng.randrange(8, 40)
+        say = " ".join(rng.choices(WORDS, k=words)).capitalize() + "."
         return {
-            "content": [
-                {"type": "text", "text": say},
-                {"type": "tool_use", "id": f"toolu_{turn:06d}", "name": name, "input": args(rng)},
-            ],
+            "content": [{"type": "text", "text": say}, *uses],
             "stop_reason": "tool_use",
             "usage": {
                 "input_tokens": rng.randrange(2000, 40000),
@@ -198,12 +249,12 @@ def realistic_trace(path: Path, mb: float = 200.0, *, seed: int = 11) -> Path:
     agent = Agent(
         model="claude-sonnet-4-6",
         instructions=SYSTEM,
-        tools=_make_tools(random.Random(seed + 1)),
+        tools=_make_tools(random.Random(seed + 1), shape),
         provider=ScriptedProvider(model),
         max_turns=10_000_000,
         context=ContextConfig(max_tokens=40_000, keep_last=4),
         trace_dir=part.parent,
-        session_id="01JREAL" + "0" * 19,
+        session_id=_SESSION[shape],
     )
     default = part.parent / f"{agent.session_id}.jsonl"
     default.unlink(missing_ok=True)
@@ -217,6 +268,18 @@ def realistic_trace(path: Path, mb: float = 200.0, *, seed: int = 11) -> Path:
     return path
 
 
+def step_count(path: Path) -> int:
+    """How many steps the trace at ``path`` holds."""
+    from regista.trace.index import TraceIndex
+
+    index = TraceIndex(path)
+    try:
+        index.scan()
+        return len(index)
+    finally:
+        index.close()
+
+
 def line_sizes(path: Path) -> list[int]:
     with open(path, "rb") as f:
         return [len(line) for line in f]
@@ -225,15 +288,17 @@ def line_sizes(path: Path) -> list[int]:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--mb", type=float, default=200.0)
+    parser.add_argument("--shape", choices=SHAPES, default=SHAPES[0])
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
-    out = args.out or DIR / f"real-{args.mb:g}.jsonl"
+    out = args.out or trace_path(args.mb, args.shape)
     out.parent.mkdir(parents=True, exist_ok=True)
     t = time.perf_counter()
-    realistic_trace(out, args.mb)
+    realistic_trace(out, args.mb, shape=args.shape)
     sizes = line_sizes(out)
+    mb = out.stat().st_size / 1e6
     print(
-        f"{out}: {out.stat().st_size / 1e6:.1f} MB, {len(sizes)} lines, "
+        f"{out}: {mb:.1f} MB, {len(sizes)} lines, {step_count(out) / mb:.0f} steps/MB, "
         f"median line {statistics.median(sizes):.0f} B ({time.perf_counter() - t:.1f} s)"
     )
 
