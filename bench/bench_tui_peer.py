@@ -15,7 +15,10 @@
 The bare app pays the same terminal, tmux and polling costs: the ratios are what regista
 adds. Made with ``bench/realistic.py`` if missing.
 
-    .venv/bin/python bench/bench_tui_peer.py [--starts 7] [--moves 160]
+``--before DIR`` also runs regista-tui from another source tree (e.g. ``git archive`` of an
+older commit) in turn with the two, for a before / after of each ratio.
+
+    .venv/bin/python bench/bench_tui_peer.py [--starts 7] [--moves 160] [--before DIR]
 """
 
 from __future__ import annotations
@@ -140,11 +143,13 @@ def main() -> None:
     parser.add_argument("--moves", type=int, default=160)
     parser.add_argument("--mb", type=float, default=200.0)
     parser.add_argument("--shape", choices=SHAPES, default=SHAPES[0])
+    parser.add_argument("--before", type=Path, default=None, help="an older source tree")
     args = parser.parse_args()
     path = realistic_trace(trace_path(args.mb, args.shape), args.mb, shape=args.shape)
     root = Path(__file__).resolve().parent.parent
-    for package in ("regista", "regista_tui"):  # bytecode as after an install
-        compileall.compile_dir(root / package, quiet=1)
+    for tree in (root, args.before) if args.before else (root,):
+        for package in ("regista", "regista_tui"):  # bytecode as after an install
+            compileall.compile_dir(tree / package, quiet=1)
     bare = DIR / "bare_app.py"
     bare.write_text(BARE)
     tui = f"{Path(sys.executable).with_name('regista-tui')} {path}"
@@ -158,32 +163,41 @@ def main() -> None:
     index.close()
     print(f"{path.name}: {path.stat().st_size / 1e6:.0f} MB, {steps} steps")
 
-    ours, theirs = [], []
+    tuis = {"now": tui}
+    if args.before is not None:
+        tuis["before"] = f"env PYTHONPATH={args.before.resolve()} {tui}"
+    theirs: list[float] = []
+    ours: dict[str, list[float]] = {label: [] for label in tuis}
     for i in range(args.starts):
         theirs.append(first_screen(peer, ["row 29 of the bare app"], f"b{i}"))
-        ours.append(first_screen(tui, [marker, "Steps"], f"r{i}"))
-    r, b = statistics.median(ours), statistics.median(theirs)
-    print(f"  first screen   regista-tui {r:6.3f} s   bare app {b:6.3f} s   {r / b:5.2f}×")
+        for label, command in tuis.items():
+            ours[label].append(first_screen(command, [marker, "Steps"], f"r{label}{i}"))
+    b = statistics.median(theirs)
+    for label, times in ours.items():
+        r = statistics.median(times)
+        print(f"  first screen {label:>6} regista-tui {r:6.3f} s   bare {b:6.3f} s   {r / b:5.2f}×")
 
     rows = 1000
     # The move is done when the timeline's counter and the step view's title both say so.
-    rm, bm = moves(
-        [
-            (tui, [marker, "Steps"], ["· {n}/" + str(steps), "Step {step} ·"]),
-            (f"{peer} {rows}", ["row 29"], ["Steps · {n}/" + str(rows)]),
-        ],
-        min(args.moves, rows - 1),
-    )
-    for a in range(0, len(rm), 40):
-        r, b = rm[a : a + 40], bm[a : a + 40]
-        mr, mb = statistics.median(r), statistics.median(b)
-        print(
-            f"  presses {a + 1:>3}-{a + len(r):<3}  median {mr:5.1f} / {mb:5.1f} ms"
-            f"  {mr / mb:4.2f}×   p95 {_p95(r):5.1f} / {_p95(b):5.1f} ms  {_p95(r) / _p95(b):4.2f}×"
-        )
-    for label, f in (("median", statistics.median), ("p95", _p95)):
-        r, b = f(rm), f(bm)
-        print(f"  move {label:6}    regista-tui {r:6.1f} ms  bare app {b:6.1f} ms  {r / b:5.2f}×")
+    done = ["· {n}/" + str(steps), "Step {step} ·"]
+    apps = [(command, [marker, "Steps"], done) for command in tuis.values()]
+    apps.append((f"{peer} {rows}", ["row 29"], ["Steps · {n}/" + str(rows)]))
+    *results, bm = moves(apps, min(args.moves, rows - 1))
+    for label, rm in zip(tuis, results, strict=True):
+        for a in range(0, len(rm), 40):
+            r, bb = rm[a : a + 40], bm[a : a + 40]
+            mr, mb = statistics.median(r), statistics.median(bb)
+            print(
+                f"  {label:>6} presses {a + 1:>3}-{a + len(r):<3}  median {mr:5.1f} / {mb:5.1f} ms"
+                f"  {mr / mb:4.2f}×   p95 {_p95(r):5.1f} / {_p95(bb):5.1f} ms"
+                f"  {_p95(r) / _p95(bb):4.2f}×"
+            )
+        for name, f in (("median", statistics.median), ("p95", _p95)):
+            r, bv = f(rm), f(bm)
+            print(
+                f"  {label:>6} move {name:6} regista-tui {r:6.1f} ms  bare app {bv:6.1f} ms"
+                f"  {r / bv:5.2f}×"
+            )
 
 
 if __name__ == "__main__":
