@@ -37,7 +37,7 @@ from regista_tui.screens.compare import _FIRST, _SLICE
 a, b = RunFile(sys.argv[1]), RunFile(sys.argv[2])
 a.read(_FIRST); b.read(_FIRST)
 head = aligned_head(a, b)
-first, first_cpu = time.monotonic() - t0, cpu()
+first, first_cpu, first_pairs = time.monotonic() - t0, cpu(), len(head.pairs)
 while True:
     done = a.read(_SLICE)
     done = b.read(_SLICE) and done
@@ -47,7 +47,7 @@ while True:
 diff = diff_files(a, b, settled=True)
 whole, whole_cpu = time.monotonic() - t0, cpu()
 hwm = next(x for x in open("/proc/self/status") if x.startswith("VmHWM")).split()[1]
-print(first, first_cpu, whole, whole_cpu, int(hwm) / 1024, len(head.pairs), len(diff.pairs))
+print(first, first_cpu, whole, whole_cpu, int(hwm) / 1024, first_pairs, len(diff.pairs))
 """
 
 
