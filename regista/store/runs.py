@@ -235,9 +235,11 @@ def _steps_so_far(f: BinaryIO, size: int) -> int:
     line alone may belong to an earlier step: parallel tool calls write every call before
     the first decision. Read back from the end until an opener; past :data:`_MAX_TAIL`,
     the highest step number seen."""
-    pos, rest, highest, first = size, b"", -1, True
+    pos, rest, highest, first, want = size, b"", -1, True, _BLOCK // 4
     while pos > 0 and size - pos < _MAX_TAIL:
-        step = min(_BLOCK * 4, pos)
+        # The opener is usually among the last lines: a small read first, larger ones after.
+        step = min(want, pos)
+        want *= 4
         pos -= step
         f.seek(pos)
         lines = (f.read(step) + rest).split(b"\n")

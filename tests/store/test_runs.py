@@ -189,3 +189,24 @@ def test_an_unfinished_run_with_parallel_tool_calls_counts_every_step_begun(
     run = read_run(cut)
     assert not run.complete
     assert run.steps == Trace.load(cut).summary().steps == 4  # the model call and 3 tools
+
+
+def test_the_step_count_of_an_unfinished_run_reads_back_past_long_lines(tmp_path: Path) -> None:
+    """The last step's opener may sit behind long tool results: it is read back to in
+    growing blocks, lines that straddle two blocks included."""
+    import asyncio
+
+    import orjson
+    from builders import rich_agent
+
+    path = asyncio.run(rich_agent(tmp_path).run("weather")).trace_path
+    lines = path.read_bytes().split(b"\n")
+    results = [i for i, line in enumerate(lines) if b'"type":"tool.result"' in line[:200]]
+    at = results[0]  # the first of three parallel calls' results: the third call is earlier
+    event = orjson.loads(lines[at])
+    for size in (70_000, 300_000, 1_500_000):
+        event["content"] = "x" * size
+        lines[at] = orjson.dumps(event)
+        cut = tmp_path / f"cut-{size}.jsonl"
+        cut.write_bytes(b"\n".join(lines[: at + 1]) + b"\n")
+        assert read_run(cut).steps == Trace.load(cut).summary().steps == 4
