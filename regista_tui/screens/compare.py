@@ -46,8 +46,9 @@ from regista_tui.widgets.diff.pair_list import KIND_STYLE, PairList
 __all__ = ["CompareScreen"]
 
 _FOLLOW_S = 0.5
-#: Bytes of each run read before the first rows are shown.
-_FIRST = 4 << 20
+#: Bytes of each run read before the first rows are shown: a screen's worth of steps and
+#: more (about 370 of a realistic run); 4 MB cost 0.4 s more before the first screen.
+_FIRST = 1 << 20
 #: Bytes of each run read per slice after that.
 _SLICE = 16 << 20
 #: How often the rows agreed so far are shown again while big runs are read.
