@@ -12,7 +12,8 @@ same table of step kinds (``regista.trace.names.STEP_KINDS``) and kept equal her
 The sessions are written by the real agent loop with a seeded scripted model: parallel
 tool calls, denials, tool errors, compactions, a provider error, and unfinished runs (cut
 at a line, or in the middle of one). ``REGISTA_FUZZ_SEED`` picks the seeds; the committed
-samples and the schema-1 traces are read too.
+samples, the schema-1 traces and the importers' traces (a Claude Code session with error
+results written before their content, a Codex rollout, OpenTelemetry spans) are read too.
 """
 
 from __future__ import annotations
@@ -128,6 +129,33 @@ def _variants(path: Path, rng: random.Random) -> list[Path]:
     return out
 
 
+def _imported(folder: Path) -> list[Path]:
+    """The traces the importers write, every run of each conversion (sub-agents too)."""
+    from importers.cc_fixtures import basic_session, text, tool_use
+    from importers.test_fuzz import SEEDS
+
+    from regista.importers import convert
+
+    cc = basic_session()
+    cc.answer(tool_use("toolu_E1", "Bash", command="false"), tool_use("toolu_E2", "Read", path="x"))
+    cc.tool_result("toolu_E1", "exit 1: it failed", is_error=True)
+    cc.tool_result("toolu_E2", [text("the file")])
+    cc.answer(text("One failed."))
+    sources = {"claude-code": [cc.data(), SEEDS["claude-code"]()]}
+    sources["codex"] = [SEEDS["codex"]()]
+    sources["otlp"] = [SEEDS["otlp"]()]
+    out = []
+    for fmt, datas in sources.items():
+        for i, data in enumerate(datas):
+            source = folder / f"{fmt}-{i}.jsonl"
+            source.write_bytes(data)
+            for k, run in enumerate(convert(fmt, source, data).runs):
+                path = folder / f"{fmt}-{i}-run{k}.jsonl"
+                path.write_bytes(run.to_bytes())
+                out.append(path)
+    return out
+
+
 def _traces(folder: Path) -> list[Path]:
     paths: list[Path] = []
     for i in range(12):
@@ -135,7 +163,9 @@ def _traces(folder: Path) -> list[Path]:
         sub = folder / str(i)
         sub.mkdir()
         paths += _variants(_session(sub, seed), random.Random(seed))
-    return paths + found(SAMPLES) + found(V1_TRACES)
+    imported = folder / "imported"
+    imported.mkdir()
+    return paths + found(SAMPLES) + found(V1_TRACES) + _imported(imported)
 
 
 @pytest.fixture(scope="module")
@@ -243,3 +273,13 @@ def test_the_run_list_says_what_the_summary_says(traces: list[tuple[Path, Trace]
         if summary.complete:
             assert run.cost_usd == summary.cost_usd, path
             assert run.tokens == summary.tokens, path
+
+
+def test_the_traces_hold_what_the_readers_must_agree_on(traces: list[tuple[Path, Trace]]) -> None:
+    """Imported runs with error results, denials, compactions, unfinished and cut runs."""
+    steps = [s for _, t in traces for s in t.steps()]
+    imported = [t for p, t in traces if p.parent.name == "imported"]
+    assert len(imported) >= 4
+    assert any(s.is_error and s.kind == "tool" for t in imported for s in t.steps())
+    assert any(s.denied for s in steps) and any(s.kind == "compaction" for s in steps)
+    assert any(t.end is None for _, t in traces) and any(t.truncated for _, t in traces)
