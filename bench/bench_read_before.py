@@ -83,21 +83,22 @@ def main() -> None:
     now = Path(__file__).resolve().parent.parent
     before = args.before.resolve()
     regista = str(Path(sys.executable).with_name("regista"))
+    trees = [("before", before), ("now", now)]
     floor_src = ROWS["floor"].replace("P", "sys.argv[1]")
     print(f"{path.name}: {path.stat().st_size / 1e6:.0f} MB ({args.shape})")
     for name in args.only.split(","):
         floors: list[float] = []
         times: dict[str, list[float]] = {"before": [], "now": []}
-        for _ in range(args.repeat):
+        for i in range(args.repeat):  # the two trees in turn, in the other order each time
             if name == "show":
                 floors.append(
                     _whole([sys.executable, "-c", f"import sys\n{floor_src}", str(path)], None)
                 )
-                for label, tree in (("before", before), ("now", now)):
+                for label, tree in trees[:: 1 if i % 2 else -1]:
                     times[label].append(_whole([regista, "show", str(path)], tree))
             else:
                 floors.append(_child(ROWS["floor"], path, None))
-                for label, tree in (("before", before), ("now", now)):
+                for label, tree in trees[:: 1 if i % 2 else -1]:
                     times[label].append(_child(ROWS[name], path, tree))
         f = statistics.median(floors)
         b, n = statistics.median(times["before"]), statistics.median(times["now"])
