@@ -1,0 +1,184 @@
+"""Loops and waste: the steps where an agent went round in circles.
+
+Three kinds of repeat are flagged, each naming the earlier step it repeats:
+
+- ``repeated_call``: a tool call with the same tool name and the same input as an earlier
+  one (the agent asked again for what it was already told);
+- ``retry``: a call that fails with the same error as the call before it of the same tool,
+  or a model call that fails as the model call before it did (retrying what cannot work);
+- ``repeated_answer``: a model answer equal to an earlier one (its text and the calls it
+  asks for; the ids the provider gives tool calls do not count).
+
+:class:`RepeatFinder` reads steps one at a time (a run that is still being written is read
+as it grows); :func:`find_repeats` reads a whole run. Only a digest of what was seen is
+kept, so a long session with large tool inputs costs little memory.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+__all__ = ["REPEAT_KINDS", "Repeat", "RepeatFinder", "find_repeats"]
+
+#: The kinds of repeat, and how a person reads each.
+REPEAT_KINDS: dict[str, str] = {
+    "repeated_call": "same tool call as step {first}",
+    "retry": "same error as step {first}",
+    "repeated_answer": "same answer as step {first}",
+}
+
+
+@dataclass(frozen=True)
+class Repeat:
+    """One step that repeats an earlier one.
+
+    Attributes:
+        step: The step that repeats.
+        kind: ``repeated_call``, ``retry`` or ``repeated_answer``.
+        first: The earlier step it repeats (the first of its kind).
+        what: What was repeated, in one line (the tool and its input, the error, the answer).
+    """
+
+    step: int
+    kind: str
+    first: int
+    what: str
+
+    def describe(self) -> str:
+        """``same tool call as step 1: search_orders {"query": …}``."""
+        return f"{REPEAT_KINDS[self.kind].format(first=self.first)}: {self.what}"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"step": self.step, "kind": self.kind, "first": self.first, "what": self.what}
+
+
+def _digest(value: Any) -> bytes:
+    try:
+        data = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    except (TypeError, orjson.JSONEncodeError):
+        data = repr(value).encode("utf-8", "replace")
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
+def _short(text: str, limit: int = 80) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _answer_form(content: Any) -> Any:
+    """An answer as compared: its blocks without the ids a provider gives them."""
+    if not isinstance(content, list):
+        return content
+    out = []
+    for block in content:
+        if isinstance(block, dict):
+            block = {k: v for k, v in block.items() if k not in ("id", "signature")}
+        out.append(block)
+    return out
+
+
+def _result_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return " ".join(
+            str(b.get("text", "")) for b in content if isinstance(b, dict) and "text" in b
+        )
+    return str(content)
+
+
+class RepeatFinder:
+    """Flags repeats step by step: ``add(step)`` returns the repeats of that step."""
+
+    def __init__(self) -> None:
+        self._calls: dict[bytes, int] = {}
+        self._answers: dict[bytes, int] = {}
+        #: The last tool call's error by tool name: (step, digest of the error), and the
+        #: first step of the run of retries it belongs to.
+        self._tool_errors: dict[str, tuple[int, bytes]] = {}
+        self._model_error: tuple[int, bytes] | None = None
+        self.repeats: list[Repeat] = []
+
+    def add(self, step: Any) -> list[Repeat]:
+        """The repeats ``step`` (a :class:`~regista.trace.steps.Step`) makes, also kept in
+        :attr:`repeats`."""
+        found: list[Repeat] = []
+        if step.kind == "tool":
+            found += self._tool(step)
+        elif step.kind == "model":
+            found += self._model(step)
+        self.repeats += found
+        return found
+
+    def _tool(self, step: Any) -> list[Repeat]:
+        call = step.tool_call
+        if call is None:
+            return []
+        found: list[Repeat] = []
+        what = _short(f"{call.name} {orjson.dumps(call.input).decode(errors='replace')}")
+        key = _digest([call.name, call.input])
+        first = self._calls.setdefault(key, step.index)
+        if first != step.index:
+            found.append(Repeat(step.index, "repeated_call", first, what))
+        result = step.result
+        if result is not None and result.is_error:
+            error = _digest(_result_text(result.content))
+            last = self._tool_errors.get(call.name)
+            if last is not None and last[1] == error:
+                found.append(
+                    Repeat(step.index, "retry", last[0], _short(_result_text(result.content)))
+                )
+                self._tool_errors[call.name] = (last[0], error)  # the run keeps its first
+            else:
+                self._tool_errors[call.name] = (step.index, error)
+        elif result is not None:
+            self._tool_errors.pop(call.name, None)  # it worked: the run of retries ends
+        return found
+
+    def _model(self, step: Any) -> list[Repeat]:
+        found: list[Repeat] = []
+        errors = step.errors
+        if errors:
+            error = errors[0]
+            key = _digest([error.error_type, error.message])
+            last = self._model_error
+            if last is not None and last[1] == key:
+                found.append(
+                    Repeat(
+                        step.index, "retry", last[0], _short(f"{error.error_type}: {error.message}")
+                    )
+                )
+            else:
+                self._model_error = (step.index, key)
+            return found
+        response = step.response_event
+        if response is None:
+            return found
+        self._model_error = None
+        content = _answer_form(response.response.get("content"))
+        if not content:
+            return found
+        key = _digest(content)
+        first = self._answers.setdefault(key, step.index)
+        if first != step.index:
+            text = " ".join(
+                str(b.get("text", ""))
+                or f"{b.get('name', '')} {orjson.dumps(b.get('input')).decode()}"
+                for b in content
+                if isinstance(b, dict)
+            )
+            found.append(Repeat(step.index, "repeated_answer", first, _short(text)))
+        return found
+
+
+def find_repeats(steps: Iterable[Any]) -> list[Repeat]:
+    """Every repeat of a run's steps (:class:`~regista.trace.steps.Step` s), in order."""
+    finder = RepeatFinder()
+    for step in steps:
+        finder.add(step)
+    return finder.repeats
