@@ -23,11 +23,13 @@ from typing import Any
 import orjson
 
 from regista.diff.structural import structural_diff
-from regista.errors import UserError
+from regista.errors import RegistaError, UserError
+from regista.loops import RepeatFinder
 from regista.pricing import add_costs
 from regista.savings import Savings
-from regista.tokens import tokens_of
+from regista.tokens import token_totals, tokens_of
 from regista.trace.events import ContextCompaction, LlmRequestEvent, LlmResponseEvent
+from regista.trace.otel_spans import step_span, ts_ns
 from regista.trace.reader import Trace, cost_and_tokens
 from regista.trace.steps import Step
 from regista.types import LlmRequest
@@ -100,25 +102,43 @@ def _run_data(trace: Trace) -> dict[str, Any]:
         prev = request
     steps = []
     details = []
+    t0 = _ms(trace.start)
+    finder = RepeatFinder()
+    waste: list[dict[str, Any]] = []
     for st in trace.steps():
         cost: float | None = 0.0
         ms = 0.0
+        usages = []
         for ev in st.events:
             if isinstance(ev, LlmResponseEvent | ContextCompaction):
                 cost = add_costs(cost, ev.cost_usd)  # an unknown price stays unknown
+                usages.append(
+                    ev.response.get("usage") if isinstance(ev, LlmResponseEvent) else ev.usage
+                )
             ms += getattr(ev, "duration_ms", 0.0) or 0.0
         resp = st.response_event
-        steps.append(
-            {
-                "i": st.index,
-                "kind": st.kind,
-                "label": step_summary(st, 80),
-                "status": _status(st),
-                "source": getattr(resp or st.result or st.compaction, "source", None),
-                "cost": cost,
-                "ms": ms,
-            }
-        )
+        try:
+            tokens = token_totals(usages).as_dict() if usages else None
+        except ValueError:  # an odd usage: the page shows none
+            tokens = None
+        span = _span_ms(st, t0)
+        repeats = finder.add(st)
+        row = {
+            "i": st.index,
+            "kind": st.kind,
+            "label": step_summary(st, 80),
+            "status": _status(st),
+            "source": getattr(resp or st.result or st.compaction, "source", None),
+            "cost": cost,
+            "ms": ms,
+            "start": span[0] if span else None,
+            "end": span[1] if span else None,
+            "tokens": tokens,
+            "repeat": {**repeats[0].as_dict(), "text": repeats[0].describe()} if repeats else None,
+        }
+        if repeats:
+            waste.append(row)
+        steps.append(row)
         detail = {
             "events": [_event_dict(ev) for ev in st.events],
             "request": diffs.get(st.index),
@@ -150,8 +170,43 @@ def _run_data(trace: Trace) -> dict[str, Any]:
         ),
         "savings": saved.describe() if saved is not None and saved.calls else None,
         "file": trace.path.name if trace.path else None,
+        "repeats": _waste(waste),
     }
     return {"header": header, "steps": steps, "details": details}
+
+
+def _ms(event: Any) -> float | None:
+    """An event's time in milliseconds since the epoch (``None``: not a time)."""
+    try:
+        return ts_ns(event) / 1e6
+    except RegistaError:
+        return None
+
+
+def _span_ms(step: Step, t0: float | None) -> tuple[float, float] | None:
+    """The step's start and end in milliseconds from the session's start, as the export's
+    spans place it (:func:`~regista.trace.otel_spans.step_span`); ``None`` when a time in it
+    is not one."""
+    if t0 is None:
+        return None
+    try:
+        start, end = step_span(step, ts_ns)
+    except RegistaError:
+        return None
+    return round(max(0.0, start / 1e6 - t0), 3), round(max(0.0, end / 1e6 - t0), 3)
+
+
+def _waste(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The repeated steps in all: how many, their tokens and their cost."""
+    if not rows:
+        return None
+    cost: float | None = 0.0
+    tokens: dict[str, int] = {}
+    for row in rows:
+        cost = add_costs(cost, row["cost"])
+        for k, v in (row["tokens"] or {}).items():
+            tokens[k] = tokens.get(k, 0) + v
+    return {"count": len(rows), "cost": cost, "tokens": tokens or None}
 
 
 def _pairs(a: Trace, b: Trace) -> list[dict[str, Any]]:

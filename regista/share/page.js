@@ -202,7 +202,8 @@
     var r = el("div", "row " + st.status);
     r.appendChild(el("span", "n", st.i));
     r.appendChild(el("span", "k", KIND[st.kind] || "?"));
-    r.appendChild(el("span", "l", st.label));
+    r.appendChild(el("span", "l", (st.repeat ? "↻ " : "") + st.label));
+    if (st.repeat) r.title = st.repeat.text;
     r.appendChild(el("span", "s " + st.status, st.status === "ok" ? (st.source === "live" || !st.source ? "" : st.source) : st.status));
     return r;
   }
@@ -241,14 +242,85 @@
     if (e.key === "k" || e.key === "ArrowUp") { select(Math.max(0, selected - 1)); e.preventDefault(); }
   });
 
+  // The waterfall: one bar per step on the run's time axis (where the time went), coloured by
+  // kind, failed steps marked, repeats flagged; each row also says its time, tokens and cost,
+  // and a bar's title and label say them on hover and focus.
+  var WF_ROWS = 400;
+  function waterfall(run, label) {
+    var steps = run.steps;
+    var total = 0;
+    steps.forEach(function (s) { if (s.end !== null && s.end !== undefined && s.end > total) total = s.end; });
+    var box = el("section", "waterfall");
+    box.id = "waterfall" + (label ? "-" + label.toLowerCase() : "");
+    var table = el("table", "wf");
+    var rep = run.header.repeats;
+    var what = (label ? label + " · " : "") + "Where the time went: one bar per step, " + secs(total) + " in all";
+    if (rep) what += " · " + rep.count + " repeated step" + (rep.count > 1 ? "s" : "") + " (↻) took " +
+      num(rep.tokens ? rep.tokens.total : 0) + " tokens, " + cost(rep.cost);
+    table.appendChild(el("caption", null, what));
+    var head = el("tr");
+    ["#", "step", "time axis", "time", "tokens", "cost"].forEach(function (h) { head.appendChild(el("th", null, h)); });
+    var thead = el("thead"); thead.appendChild(head); table.appendChild(thead);
+    var body = el("tbody");
+    table.appendChild(body);
+    function row(s, i) {
+      var tr = el("tr", "wf-row " + s.kind + (s.status === "error" || s.status === "denied" ? " failed" : "") + (s.repeat ? " repeat" : ""));
+      tr.dataset.index = String(i);
+      tr.appendChild(el("td", "n", s.i));
+      var name = el("td", "l", (s.status === "error" ? "✗ " : s.status === "denied" ? "⊘ " : "") + (s.repeat ? "↻ " : "") + s.label);
+      tr.appendChild(name);
+      var track = el("td", "track");
+      var dur = s.end !== null && s.end !== undefined ? s.end - s.start : null;
+      var tip = "step " + s.i + " · " + s.kind + " · " + s.status + " · " + (dur === null ? "time unknown" : secs(dur)) +
+        (s.tokens ? " · tokens " + tokens(s.tokens) : "") + " · " + cost(s.cost) + (s.repeat ? " · " + s.repeat.text : "");
+      if (dur !== null && total > 0) {
+        var bar = el("div", "bar " + s.kind);
+        bar.style.left = (100 * s.start / total) + "%";
+        bar.style.width = (100 * dur / total) + "%";
+        bar.tabIndex = 0;
+        bar.title = tip;
+        bar.setAttribute("role", "img");
+        bar.setAttribute("aria-label", tip);
+        bar.dataset.ms = String(dur);
+        bar.appendChild(el("span", "tip", tip));
+        track.appendChild(bar);
+      }
+      tr.appendChild(track);
+      tr.appendChild(el("td", "t", dur === null ? "" : secs(dur)));
+      tr.appendChild(el("td", "t", s.tokens ? num(s.tokens.total) : ""));
+      tr.appendChild(el("td", "t", s.kind === "tool" ? "" : cost(s.cost)));
+      return tr;
+    }
+    var shown = Math.min(steps.length, WF_ROWS);
+    for (var i = 0; i < shown; i++) body.appendChild(row(steps[i], i));
+    box.appendChild(table);
+    if (steps.length > shown) {
+      var all = el("button", "more", "show all " + steps.length.toLocaleString() + " steps");
+      all.addEventListener("click", function () {
+        for (var j = shown; j < steps.length; j++) body.appendChild(row(steps[j], j));
+        all.remove();
+      });
+      box.appendChild(all);
+    }
+    if (!TWO) body.addEventListener("click", function (e) {
+      var r = e.target.closest(".wf-row");
+      if (r) select(Number(r.dataset.index));
+    });
+    return box;
+  }
+
   var top = el("header");
   top.appendChild(header(DATA.a, TWO ? "A" : ""));
   if (TWO) top.appendChild(header(DATA.b, "B"));
+  var falls = el("div", "waterfalls");
+  falls.appendChild(waterfall(DATA.a, TWO ? "A" : ""));
+  if (TWO) falls.appendChild(waterfall(DATA.b, "B"));
   var main = el("main");
   main.appendChild(timeline);
   main.appendChild(detail);
   app.textContent = "";
   app.appendChild(top);
+  app.appendChild(falls);
   app.appendChild(main);
   more();
   if (!rows.length) timeline.appendChild(el("div", "hint", "No steps."));

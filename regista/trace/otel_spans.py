@@ -15,6 +15,7 @@ Shape::
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal, cast
@@ -119,13 +120,13 @@ def provider_name(provider: str) -> str:
     return _PROVIDERS.get(provider, provider)
 
 
-def ts_ns(event: Any, trace: Trace) -> int:
-    """An event's recorded ``ts`` in nanoseconds since the epoch."""
+def ts_ns(event: Any, trace: Trace | None = None) -> int:
+    """An event's recorded ``ts`` in nanoseconds since the epoch (an error names ``trace``)."""
     raw = str(event.ts)
     try:
         dt = datetime.fromisoformat(raw.replace("Z", "+00:00"))
     except ValueError:
-        path = trace.path or "<memory>"
+        path = (trace.path if trace is not None else None) or "<memory>"
         raise TraceFormatError(path, event.seq + 1, f"invalid ts {raw!r}") from None
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=UTC)
@@ -282,10 +283,6 @@ class _Builder:
             "regista.source": step.source,
         }
 
-    def end_of(self, step: Step, closing: Any) -> int:
-        ev = closing if closing is not None else step.events[-1]
-        return self.ns(ev)
-
     # -- steps ---------------------------------------------------------------------------
 
     def model(self, step: Step) -> SpanSpec:
@@ -308,11 +305,11 @@ class _Builder:
         if isinstance(stream, bool):
             attrs["gen_ai.request.stream"] = stream
         attrs.update(server_attributes(how.get("server")))
-        end = self.end_of(step, resp)
+        start, end = step_span(step, self.ns)
         span = SpanSpec(
             f"chat {req.model}",
             "client",
-            _start(self.ns(req), end, resp),
+            start,
             end,
             attrs,
             key=f"step/{step.index}",
@@ -389,7 +386,7 @@ class _Builder:
             )
             _io(attrs, "input", str(attrs["gen_ai.input.messages"]), True)
             _io(attrs, "output", ev.summary, False)
-        start = _less(end, ev.duration_ms)
+        start, end = step_span(step, self.ns)
         span = SpanSpec(f"chat {model}", "client", start, end, attrs, key=f"step/{step.index}")
         self.errors(step, span)
         return span
@@ -416,11 +413,11 @@ class _Builder:
             _io(attrs, "input", str(attrs["gen_ai.tool.call.arguments"]), True)
             if result is not None:
                 _io(attrs, "output", text_of(result.content) or to_json(result.content), False)
-        end = self.end_of(step, result)
+        start, end = step_span(step, self.ns)
         span = SpanSpec(
             f"execute_tool {call.name}",
             "internal",
-            _start(self.ns(call), end, None if step.denied else result),
+            start,
             end,
             attrs,
             key=f"step/{step.index}",
@@ -549,6 +546,28 @@ class _Builder:
                 cause.error_type if isinstance(cause, ErrorEvent) else end.stop_reason
             )
         return span
+
+
+def step_span(step: Step, ns: Callable[[Any], int]) -> tuple[int, int]:
+    """When a step started and ended, in the unit of ``ns`` (an event's time): the one
+    definition of a step's place in time, which the export's spans and the share page's
+    waterfall both draw.
+
+    A step ends at its closing event (the response, the tool result; the last event of a
+    step cut short); a compaction at its own event. It starts at its first event, or at its
+    end less the duration the closing event recorded where that is earlier (see
+    :func:`_start`); a denied tool call ran nothing, so only its events count."""
+    if step.kind == "compaction" and step.compaction is not None:
+        end = ns(step.compaction)
+        return _less(end, step.compaction.duration_ms), end
+    if step.kind == "tool":
+        closing: Any = step.result
+        opener: Any = step.tool_call
+    else:
+        closing, opener = step.response_event, step.request_event
+    end = ns(closing if closing is not None else step.events[-1])
+    first = ns(opener if opener is not None else step.events[0])
+    return _start(first, end, None if step.kind == "tool" and step.denied else closing), end
 
 
 def _start(start: int, end: int, closing: Any) -> int:

@@ -136,3 +136,67 @@ def test_big_trace_draws_the_timeline_in_slices(browser: Any, tmp_path: Path) ->
     page.evaluate("document.getElementById('timeline').scrollTop = 1e9")
     page.locator("#timeline .row").nth(400).wait_for()  # the next slice was drawn
     assert errors == []
+
+
+def _bars_proportional(page: Any, selector: str) -> int:
+    """The waterfall's bars are as long as their steps' times: every bar's width over its
+    duration is the same scale (bars held at their 2 px minimum aside)."""
+    bars = page.evaluate(
+        """sel => Array.from(document.querySelectorAll(sel + ' .bar')).map(b => ({
+            w: b.getBoundingClientRect().width, ms: Number(b.dataset.ms),
+            track: b.parentElement.getBoundingClientRect().width}))""",
+        selector,
+    )
+    assert bars, "no bar drawn"
+    total = max(b["ms"] for b in bars)
+    scaled = [(b["w"], b["ms"]) for b in bars if b["w"] > 3 and b["ms"] > 0]
+    assert scaled, bars
+    scale = scaled[0][0] / scaled[0][1]
+    for w, ms in scaled:
+        assert abs(w - ms * scale) <= 1.5, (w, ms, scale, total)
+    return len(bars)
+
+
+def test_the_page_opens_on_a_waterfall_with_loops_flagged(browser: Any, tmp_path: Path) -> None:
+    sample = Path(__file__).parents[2] / "sample_traces" / "refund_search_loop.jsonl"
+    out = write_share(tmp_path / "loop.html", sample)
+    page, requests, errors = _open(browser, out)
+    assert page.locator("#waterfall").is_visible()
+    assert _bars_proportional(page, "#waterfall") == 20
+    caption = page.inner_text("#waterfall caption")
+    assert "9 repeated steps (↻) took" in caption and "tokens" in caption
+    repeated = page.locator("#waterfall tr.repeat")
+    assert repeated.count() == 9
+    assert "↻" in repeated.first.inner_text()
+    # hover or focus shows the step's tokens and cost
+    bar = page.locator("#waterfall tr.wf-row").nth(2).locator(".bar")
+    bar.focus()
+    tip = bar.locator(".tip")
+    assert tip.is_visible()
+    assert "tokens in 669" in tip.inner_text() and "$0.0000" in tip.inner_text()
+    assert bar.get_attribute("aria-label") == tip.inner_text()
+    page.locator("#waterfall tr.wf-row").nth(11).click()
+    assert "step 11 · tool" in page.inner_text("#detail")
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "share-waterfall-recorded.png"), full_page=True)
+    assert [u for u in requests if not u.startswith("file:")] == []
+    assert errors == []
+
+
+def test_the_waterfall_of_an_imported_claude_code_session(browser: Any, tmp_path: Path) -> None:
+    from importers.cc_fixtures import basic_session
+
+    from regista.importers import convert_file
+
+    conv = convert_file(basic_session().write(tmp_path / "session.jsonl"))
+    assert conv is not None
+    run = tmp_path / "imported.jsonl"
+    run.write_bytes(conv.main.to_bytes())
+    out = write_share(tmp_path / "imported.html", run)
+    page, requests, errors = _open(browser, out)
+    assert _bars_proportional(page, "#waterfall") >= 4
+    assert page.locator("#waterfall tr.failed").count() == 1  # the failing Bash call
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "share-waterfall-claude-code.png"), full_page=True)
+    assert [u for u in requests if not u.startswith("file:")] == []
+    assert errors == []
