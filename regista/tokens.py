@@ -112,10 +112,11 @@ class Tokens:
         (reads and writes), so a column never hides the cache."""
         cached = self.cache_read + self.cache_write
         head = f"{self.input:,}/{self.output:,}"
-        return f"{head}+{_compact(cached)}" if cached else head
+        return f"{head}+{compact_count(cached)}" if cached else head
 
 
-def _compact(n: int) -> str:
+def compact_count(n: int) -> str:
+    """A count in a narrow column: 9,999, then 12k, then 1.2M."""
     if n >= 1_000_000:
         return f"{n / 1_000_000:.1f}M"
     if n >= 10_000:

@@ -42,10 +42,20 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         action="store_true",
         help="print the run's facts (outcome, counts, tokens, cost with its basis) as JSON",
     )
+    p.add_argument(
+        "--by",
+        choices=["tool", "model", "turn", "subagent"],
+        help="where the time and the money went: tokens (cache split), cost and time per "
+        "tool, model, turn or subagent, with their share of the run",
+    )
     p.set_defaults(func=run, exit_fast=True)
 
 
 def run(args: argparse.Namespace) -> int:
+    if getattr(args, "by", None):
+        from regista.cli.show_by import run_by
+
+        return run_by(args)
     # The whole trace stays in memory until the process ends and makes no reference
     # cycles: the cyclic collector would walk it again and again for nothing (and once
     # more right after a pause: a process that ends with the command never resumes it).

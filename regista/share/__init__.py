@@ -22,14 +22,15 @@ from typing import Any
 
 import orjson
 
+from regista.breakdown import StepNumbers, step_numbers
 from regista.diff.structural import structural_diff
 from regista.errors import RegistaError, UserError
 from regista.loops import RepeatFinder
 from regista.pricing import add_costs
 from regista.savings import Savings
-from regista.tokens import token_totals, tokens_of
+from regista.tokens import tokens_of
 from regista.trace.events import ContextCompaction, LlmRequestEvent, LlmResponseEvent
-from regista.trace.otel_spans import step_span, ts_ns
+from regista.trace.otel_spans import ts_ns
 from regista.trace.reader import Trace, cost_and_tokens
 from regista.trace.steps import Step
 from regista.types import LlmRequest
@@ -106,22 +107,12 @@ def _run_data(trace: Trace) -> dict[str, Any]:
     finder = RepeatFinder()
     waste: list[dict[str, Any]] = []
     for st in trace.steps():
-        cost: float | None = 0.0
-        ms = 0.0
-        usages = []
-        for ev in st.events:
-            if isinstance(ev, LlmResponseEvent | ContextCompaction):
-                cost = add_costs(cost, ev.cost_usd)  # an unknown price stays unknown
-                usages.append(
-                    ev.response.get("usage") if isinstance(ev, LlmResponseEvent) else ev.usage
-                )
-            ms += getattr(ev, "duration_ms", 0.0) or 0.0
+        numbers = step_numbers(st)
         resp = st.response_event
-        try:
-            tokens = token_totals(usages).as_dict() if usages else None
-        except ValueError:  # an odd usage: the page shows none
-            tokens = None
-        span = _span_ms(st, t0)
+        span = _span_ms(numbers, t0)
+        cost = numbers.cost
+        tokens = numbers.tokens.as_dict() if numbers.tokens.total else None
+        ms = numbers.ms or 0.0
         repeats = finder.add(st)
         row = {
             "i": st.index,
@@ -183,16 +174,13 @@ def _ms(event: Any) -> float | None:
         return None
 
 
-def _span_ms(step: Step, t0: float | None) -> tuple[float, float] | None:
+def _span_ms(numbers: StepNumbers, t0: float | None) -> tuple[float, float] | None:
     """The step's start and end in milliseconds from the session's start, as the export's
-    spans place it (:func:`~regista.trace.otel_spans.step_span`); ``None`` when a time in it
+    spans place it (:func:`~regista.breakdown.step_numbers`); ``None`` when a time in it
     is not one."""
-    if t0 is None:
+    if t0 is None or numbers.span is None:
         return None
-    try:
-        start, end = step_span(step, ts_ns)
-    except RegistaError:
-        return None
+    start, end = numbers.span
     return round(max(0.0, start / 1e6 - t0), 3), round(max(0.0, end / 1e6 - t0), 3)
 
 
