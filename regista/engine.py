@@ -10,6 +10,7 @@ from regista.errors import RegistaError, TraceError, UserError
 from regista.importers.detect import detect
 from regista.importers.memory import LIVE_S, follow
 from regista.server.handoff import REPLAY_KEY, ReplayDesk, ReplayHandoff
+from regista.subagents import find_run, subagent_link
 from regista.sweep import CANCEL_FILE, Fork, Sweep, SweepRow, load_sweep, sweep_rows
 from regista.sweep.table import sweep_masks, table_cells
 from regista.vocab import KIND_COLOURS, KIND_MARKS, LABELS
@@ -38,10 +39,12 @@ __all__ = [
     "align_many",
     "detect",
     "divergence_text",
+    "find_run",
     "follow",
     "load_sweep",
     "pair_verdict",
     "step_summary",
+    "subagent_link",
     "sweep_masks",
     "sweep_rows",
     "table_cells",

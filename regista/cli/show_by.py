@@ -9,6 +9,7 @@ from typing import Any
 
 from regista.breakdown import Group, StepNumbers, breakdown, step_numbers
 from regista.pricing import add_costs
+from regista.subagents import find_run, subagent_link
 from regista.tokens import Tokens, compact_count
 from regista.vocab import cost_amount
 
@@ -22,21 +23,25 @@ def subagent_of(beside: Path | None) -> Any:
     from regista.trace.reader import Trace
 
     def of(step: Any) -> tuple[str, StepNumbers | None] | None:
-        for ev in step.events:
-            link = (ev.model_extra or {}).get("subagent")
-            if isinstance(link, dict) and isinstance(link.get("session_id"), str):
-                sid = link["session_id"]
-                name = str(link.get("description") or link.get("agent") or sid)
+        link = subagent_link(step)
+        if link is None:
+            return None
+        sid = link["session_id"]
+        call = step.tool_call
+        said = (
+            call.input.get("description")
+            if call is not None and isinstance(call.input, dict)
+            else None
+        )
+        name = str(said or link.get("agent_id") or sid)
+        run = None
+        path = find_run(sid, beside) if beside is not None else None
+        if path is not None:
+            try:
+                run = _run_numbers(Trace.load(path).steps())
+            except RegistaError:
                 run = None
-                if beside is not None:
-                    path = beside.parent / f"{sid}.jsonl"
-                    if path.is_file():
-                        try:
-                            run = _run_numbers(Trace.load(path).steps())
-                        except RegistaError:
-                            run = None
-                return f"subagent {name}", run
-        return None
+        return f"subagent {name}", run
 
     return of
 

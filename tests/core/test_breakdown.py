@@ -110,3 +110,30 @@ def test_show_by_prints_the_table_and_json(capsys: pytest.CaptureFixture[str]) -
     with pytest.raises(SystemExit) as info:
         main(["show", sample, "--by", "nothing"])
     assert info.value.code == 2
+
+
+def test_by_subagent_adds_each_subagents_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tui.test_subagents import _session_with_subagent
+
+    from regista.importers import write_runs
+
+    conv = convert_file(_session_with_subagent(tmp_path / "project"))
+    assert conv is not None
+    main_run, child = write_runs(conv, tmp_path / "traces")[:2]
+    assert main(["show", str(main_run), "--by", "subagent", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    groups = {g["key"]: g for g in data["groups"]}
+    assert set(groups) == {"(main)", "subagent search"}
+    sub = Trace.load(child)
+    sub_tokens = sum((step_numbers(s).tokens for s in sub.steps()), Tokens())
+    task_step = Trace.load(main_run).steps()[1]
+    assert (
+        groups["subagent search"]["tokens"]["total"]
+        == (sub_tokens + step_numbers(task_step).tokens).total
+    )
+    assert groups["subagent search"]["steps"] == 1  # the Task call; its run's steps apart
+    # the run's own totals plus the subagent's
+    run_tokens, _ = _totals(Trace.load(main_run))
+    assert data["total"]["tokens"]["total"] == (run_tokens + sub_tokens).total
