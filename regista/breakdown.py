@@ -32,9 +32,8 @@ from typing import Any
 
 from regista.pricing import add_costs
 from regista.tokens import Tokens, tokens_of
-from regista.trace.events import ContextCompaction, LlmResponseEvent
 
-__all__ = ["BY", "Group", "StepNumbers", "breakdown", "step_numbers"]
+__all__ = ["BY", "Group", "StepNumbers", "breakdown", "step_numbers", "tokens_and_cost"]
 
 #: What a breakdown can group by.
 BY = ("tool", "model", "turn", "subagent")
@@ -61,23 +60,31 @@ class StepNumbers:
         return None if self.span is None else (self.span[1] - self.span[0]) / 1e6
 
 
-def step_numbers(step: Any) -> StepNumbers:
-    """The tokens, cost and time of one :class:`~regista.trace.steps.Step`."""
-    from regista.errors import RegistaError
-    from regista.trace.otel_spans import step_span, ts_ns
-
+def tokens_and_cost(events: Iterable[Any]) -> tuple[Tokens, float | None]:
+    """What a step's events took: the tokens and cost of its model answers and compactions
+    (events of the models, or a listing's light ones: read by their ``type``)."""
     tokens = Tokens()
     cost: float | None = 0.0
-    for ev in step.events:
-        if isinstance(ev, LlmResponseEvent):
+    for ev in events:
+        what = getattr(ev, "type", None)
+        if what == "llm.response":
             usage = ev.response.get("usage")
-        elif isinstance(ev, ContextCompaction):
+        elif what == "context.compaction":
             usage = ev.usage
         else:
             continue
         cost = add_costs(cost, ev.cost_usd)
         with contextlib.suppress(ValueError):  # an odd usage counts none
             tokens = tokens + tokens_of(usage)
+    return tokens, cost
+
+
+def step_numbers(step: Any) -> StepNumbers:
+    """The tokens, cost and time of one :class:`~regista.trace.steps.Step`."""
+    from regista.errors import RegistaError
+    from regista.trace.otel_spans import step_span, ts_ns
+
+    tokens, cost = tokens_and_cost(step.events)
     span: tuple[int, int] | None
     try:
         span = step_span(step, ts_ns)

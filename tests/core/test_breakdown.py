@@ -115,11 +115,11 @@ def test_show_by_prints_the_table_and_json(capsys: pytest.CaptureFixture[str]) -
 def test_by_subagent_adds_each_subagents_run(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from tui.test_subagents import _session_with_subagent
+    from importers.cc_fixtures import session_with_subagent
 
     from regista.importers import write_runs
 
-    conv = convert_file(_session_with_subagent(tmp_path / "project"))
+    conv = convert_file(session_with_subagent(tmp_path / "project"))
     assert conv is not None
     main_run, child = write_runs(conv, tmp_path / "traces")[:2]
     assert main(["show", str(main_run), "--by", "subagent", "--json"]) == 0

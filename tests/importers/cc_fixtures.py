@@ -224,3 +224,27 @@ def basic_session() -> CCSession:
     s.answer(text("Fixed: the refund no longer adds 10%."), stop_reason="end_turn")
     s.lines[0]["leafUuid"] = s.lines[-1]["uuid"]  # the summary names the session's last message
     return s
+
+
+def session_with_subagent(root: Path, model: str = "claude-haiku-4-5-20251001") -> Path:
+    """A session whose Task call started an Explore subagent (its transcript beside it)."""
+    prompt = "Search the code for refund computations"
+    s = CCSession()
+    s.prompt("Find where refunds are computed")
+    s.answer(tool_use("toolu_T1", "Task", description="search", prompt=prompt))
+    s.tool_result(
+        "toolu_T1",
+        [text("In refund.py.")],
+        result={"status": "completed", "agentId": "a1b2c3d4", "content": [text("In refund.py.")]},
+    )
+    s.answer(text("It is in refund.py."))
+    path = s.write(root / f"{s.session_id}.jsonl")
+    c = CCSession(agent_id="a1b2c3d4", sidechain=True, model=model)
+    c.prompt(prompt)
+    c.answer(tool_use("toolu_C1", "Grep", pattern="refund"))
+    c.tool_result("toolu_C1", "refund.py:2")
+    c.answer(text("In refund.py."))
+    sub = path.parent / path.stem / "subagents"
+    c.write(sub / "agent-a1b2c3d4.jsonl")
+    (sub / "agent-a1b2c3d4.meta.json").write_bytes(orjson.dumps({"agentType": "Explore"}))
+    return path

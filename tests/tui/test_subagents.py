@@ -4,36 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import orjson
-from importers.cc_fixtures import CCSession, text, tool_use
+from importers.cc_fixtures import session_with_subagent
 from waits import settle, until
 
 from regista_tui.__main__ import open_index
 from regista_tui.app import RegistaApp
 from regista_tui.screens.browser import BrowserScreen
-
-
-def _session_with_subagent(root: Path, model: str = "claude-haiku-4-5-20251001") -> Path:
-    prompt = "Search the code for refund computations"
-    s = CCSession()
-    s.prompt("Find where refunds are computed")
-    s.answer(tool_use("toolu_T1", "Task", description="search", prompt=prompt))
-    s.tool_result(
-        "toolu_T1",
-        [text("In refund.py.")],
-        result={"status": "completed", "agentId": "a1b2c3d4", "content": [text("In refund.py.")]},
-    )
-    s.answer(text("It is in refund.py."))
-    path = s.write(root / f"{s.session_id}.jsonl")
-    c = CCSession(agent_id="a1b2c3d4", sidechain=True, model=model)
-    c.prompt(prompt)
-    c.answer(tool_use("toolu_C1", "Grep", pattern="refund"))
-    c.tool_result("toolu_C1", "refund.py:2")
-    c.answer(text("In refund.py."))
-    sub = path.parent / path.stem / "subagents"
-    c.write(sub / "agent-a1b2c3d4.jsonl")
-    (sub / "agent-a1b2c3d4.meta.json").write_bytes(orjson.dumps({"agentType": "Explore"}))
-    return path
 
 
 async def _enter_and_back(path: Path, model: str = "claude-haiku-4-5-20251001") -> None:
@@ -67,7 +43,7 @@ async def _enter_and_back(path: Path, model: str = "claude-haiku-4-5-20251001") 
 
 
 async def test_enter_opens_a_subagent_run_in_memory(tmp_path: Path) -> None:
-    await _enter_and_back(_session_with_subagent(tmp_path / "project"))
+    await _enter_and_back(session_with_subagent(tmp_path / "project"))
 
 
 async def test_two_transcripts_with_one_session_id_each_open_their_own_subagent(
@@ -75,23 +51,23 @@ async def test_two_transcripts_with_one_session_id_each_open_their_own_subagent(
 ) -> None:
     """A copy of a session, or the same session id in two projects: each transcript's
     subagent is its own, whichever was opened first in the process."""
-    await _enter_and_back(_session_with_subagent(tmp_path / "a"))
+    await _enter_and_back(session_with_subagent(tmp_path / "a"))
     await _enter_and_back(
-        _session_with_subagent(tmp_path / "b", "claude-opus-4-1"), "claude-opus-4-1"
+        session_with_subagent(tmp_path / "b", "claude-opus-4-1"), "claude-opus-4-1"
     )
 
 
 async def test_a_transcript_that_changed_is_converted_again(tmp_path: Path) -> None:
-    path = _session_with_subagent(tmp_path / "project")
+    path = session_with_subagent(tmp_path / "project")
     await _enter_and_back(path)
-    _session_with_subagent(tmp_path / "project", "claude-opus-4-1")  # rewritten in place
+    session_with_subagent(tmp_path / "project", "claude-opus-4-1")  # rewritten in place
     await _enter_and_back(path, "claude-opus-4-1")
 
 
 async def test_enter_opens_an_imported_subagent_trace(tmp_path: Path) -> None:
     from regista.importers import convert_file, write_runs
 
-    conv = convert_file(_session_with_subagent(tmp_path / "project"))
+    conv = convert_file(session_with_subagent(tmp_path / "project"))
     assert conv is not None
     written = write_runs(conv, tmp_path / "traces")
     await _enter_and_back(written[0])
