@@ -17,13 +17,15 @@ kept, so a long session with large tool inputs costs little memory.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
-__all__ = ["REPEAT_KINDS", "Repeat", "RepeatFinder", "find_repeats"]
+from regista.tokens import Tokens
+
+__all__ = ["REPEAT_KINDS", "Repeat", "RepeatFinder", "find_repeats", "waste"]
 
 #: The kinds of repeat, and how a person reads each.
 REPEAT_KINDS: dict[str, str] = {
@@ -182,3 +184,27 @@ def find_repeats(steps: Iterable[Any]) -> list[Repeat]:
     for step in steps:
         finder.add(step)
     return finder.repeats
+
+
+def waste(
+    repeats: list[Repeat], took: Callable[[int], tuple[Tokens, float | None]]
+) -> dict[str, Any] | None:
+    """What the repeats took, as every view gives it (``show --json``, MCP, ``runs --json``,
+    share): how many, their tokens and cost (``took(step)`` gives a step's), and each repeat;
+    ``None`` when there is none."""
+    if not repeats:
+        return None
+    from regista.pricing import add_costs, round_cost
+
+    tokens = Tokens()
+    cost: float | None = 0.0
+    for step in dict.fromkeys(r.step for r in repeats):
+        t, c = took(step)
+        tokens = tokens + t
+        cost = add_costs(cost, c)
+    return {
+        "count": len({r.step for r in repeats}),
+        "tokens": tokens.as_dict(),
+        "cost_usd": round_cost(cost),
+        "repeats": [r.as_dict() for r in repeats],
+    }

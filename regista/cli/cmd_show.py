@@ -72,7 +72,10 @@ def run(args: argparse.Namespace) -> int:
         if getattr(args, "json", False):
             import json
 
-            print(json.dumps(facts(StepsPass(trace, 0).glance, trace), indent=2))
+            steps = StepsPass(trace, 0)
+            data = facts(steps.glance, trace)
+            data["repeats"] = repeats_of(steps)
+            print(json.dumps(data, indent=2))
             return 0
         from rich.console import Console
 
@@ -81,7 +84,61 @@ def run(args: argparse.Namespace) -> int:
         steps = StepsPass(trace, _limit(width))
         console.print(header(trace, None if args.full else GIST_WIDTH, steps.glance))
         print_steps(console, trace, width, steps)
+        print_repeats(console, repeats_of(steps), width)
     return 0
+
+
+class _RowStep:
+    """A row of the steps pass as :class:`~regista.loops.RepeatFinder` reads a step."""
+
+    __slots__ = ("errors", "index", "kind", "response_event", "result", "tool_call")
+
+    def __init__(self, row: Any) -> None:
+        self.index, self.kind = row.index, row.kind
+        self.tool_call, self.result, self.response_event = row.call, row.result, row.response
+        self.errors = [row.error] if row.error is not None else []
+
+
+def repeats_of(steps: StepsPass) -> dict[str, Any] | None:
+    """The run's repeats and what they took (:func:`regista.loops.waste`)."""
+    from regista.breakdown import tokens_and_cost
+    from regista.loops import RepeatFinder, waste
+
+    finder = RepeatFinder()
+    by_index = {}
+    for row in steps.rows:
+        finder.add(_RowStep(row))
+        by_index[row.index] = row
+
+    def took(n: int) -> Any:
+        row = by_index[n]
+        return tokens_and_cost(ev for ev in (row.response, row.compaction) if ev is not None)
+
+    return waste(finder.repeats, took)
+
+
+def print_repeats(console: Any, found: dict[str, Any] | None, width: int | None) -> None:
+    """The steps that repeat earlier ones, under the table (nothing when there is none)."""
+    if not found:
+        return
+    from rich.markup import escape
+
+    from regista.loops import REPEAT_KINDS
+    from regista.tokens import Tokens
+
+    tokens = Tokens(**{k: v for k, v in found["tokens"].items() if k != "total"})
+    n = found["count"]
+    console.print(
+        f"[bold]Repeats[/]   {n} step{'s' if n != 1 else ''} repeat earlier ones: "
+        f"{tokens.total:,} tokens · {cost_amount(found['cost_usd'])}"
+    )
+    for r in found["repeats"]:
+        line = f"{REPEAT_KINDS[r['kind']].format(first=r['first'])}: {r['what']}"
+        head = f"{r['step']:>4} ↻ "
+        room = None if width is None else max(10, width - len(head))
+        console.print(
+            head + escape(_short(line, room)), style="yellow", soft_wrap=width is None
+        )
 
 
 def facts(s: Glance, trace: Trace | Listing) -> dict[str, Any]:

@@ -25,10 +25,9 @@ import orjson
 from regista.breakdown import StepNumbers, step_numbers
 from regista.diff.structural import structural_diff
 from regista.errors import RegistaError, UserError
-from regista.loops import RepeatFinder
-from regista.pricing import add_costs
+from regista.loops import RepeatFinder, waste
 from regista.savings import Savings
-from regista.tokens import tokens_of
+from regista.tokens import Tokens, tokens_of
 from regista.trace.events import ContextCompaction, LlmRequestEvent, LlmResponseEvent
 from regista.trace.otel_spans import ts_ns
 from regista.trace.reader import Trace, cost_and_tokens
@@ -105,7 +104,7 @@ def _run_data(trace: Trace) -> dict[str, Any]:
     details = []
     t0 = _ms(trace.start)
     finder = RepeatFinder()
-    waste: list[dict[str, Any]] = []
+    took: dict[int, tuple[Tokens, float | None]] = {}
     for st in trace.steps():
         numbers = step_numbers(st)
         resp = st.response_event
@@ -127,8 +126,7 @@ def _run_data(trace: Trace) -> dict[str, Any]:
             "tokens": tokens,
             "repeat": {**repeats[0].as_dict(), "text": repeats[0].describe()} if repeats else None,
         }
-        if repeats:
-            waste.append(row)
+        took[st.index] = (numbers.tokens, numbers.cost)
         steps.append(row)
         detail = {
             "events": [_event_dict(ev) for ev in st.events],
@@ -161,7 +159,7 @@ def _run_data(trace: Trace) -> dict[str, Any]:
         ),
         "savings": saved.describe() if saved is not None and saved.calls else None,
         "file": trace.path.name if trace.path else None,
-        "repeats": _waste(waste),
+        "repeats": waste(finder.repeats, took.__getitem__),
     }
     return {"header": header, "steps": steps, "details": details}
 
@@ -182,19 +180,6 @@ def _span_ms(numbers: StepNumbers, t0: float | None) -> tuple[float, float] | No
         return None
     start, end = numbers.span
     return round(max(0.0, start / 1e6 - t0), 3), round(max(0.0, end / 1e6 - t0), 3)
-
-
-def _waste(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """The repeated steps in all: how many, their tokens and their cost."""
-    if not rows:
-        return None
-    cost: float | None = 0.0
-    tokens: dict[str, int] = {}
-    for row in rows:
-        cost = add_costs(cost, row["cost"])
-        for k, v in (row["tokens"] or {}).items():
-            tokens[k] = tokens.get(k, 0) + v
-    return {"count": len(rows), "cost": cost, "tokens": tokens or None}
 
 
 def _pairs(a: Trace, b: Trace) -> list[dict[str, Any]]:

@@ -256,7 +256,7 @@
     var rep = run.header.repeats;
     var what = (label ? label + " · " : "") + "Where the time went: one bar per step, " + secs(total) + " in all";
     if (rep) what += " · " + rep.count + " repeated step" + (rep.count > 1 ? "s" : "") + " (↻) took " +
-      num(rep.tokens ? rep.tokens.total : 0) + " tokens, " + cost(rep.cost);
+      num(rep.tokens ? rep.tokens.total : 0) + " tokens, " + cost(rep.cost_usd);
     table.appendChild(el("caption", null, what));
     var head = el("tr");
     ["#", "step", "time axis", "time", "tokens", "cost"].forEach(function (h) { head.appendChild(el("th", null, h)); });

@@ -154,3 +154,33 @@ def test_seeded_fuzz_of_odd_steps_never_raises() -> None:
                     )
         for r in find_repeats(build_steps(events)):
             assert r.first < r.step and r.describe()
+
+
+def test_show_finds_the_repeats_the_reference_finds(tmp_path: Path) -> None:
+    """show reads its rows without the event models: its repeats must be the reference's."""
+    from show_odd import odd_trace
+
+    from regista.breakdown import step_numbers
+    from regista.cli.cmd_show import repeats_of
+    from regista.cli.show_pass import StepsPass
+    from regista.loops import waste
+    from regista.trace.listing import Listing
+
+    s = CCSession()
+    s.prompt("Run the tests")
+    for i in range(3):
+        s.answer(tool_use(f"toolu_0{i}", "Bash", command="pytest"))
+        s.tool_result(f"toolu_0{i}", "Exit code 4", is_error=True)
+    s.answer(text("No tests."), stop_reason="end_turn")
+    conv = convert_file(s.write(tmp_path / "cc.jsonl"))
+    assert conv is not None
+    imported = tmp_path / "imported.jsonl"
+    imported.write_bytes(conv.main.to_bytes())
+    paths = [*sorted(SAMPLES.glob("*.jsonl")), imported, odd_trace(tmp_path / "odd.jsonl")]
+    for path in paths:
+        trace = Trace.load(path)
+        by_index = {st.index: step_numbers(st) for st in trace.steps()}
+        expected = waste(
+            find_repeats(trace.steps()), lambda n, b=by_index: (b[n].tokens, b[n].cost)
+        )
+        assert repeats_of(StepsPass(Listing.load(path), 0)) == expected, path
