@@ -50,6 +50,7 @@ __all__ = [
     "step_gist",
     "step_label",
     "step_line",
+    "step_status",
     "tool_gist",
 ]
 
@@ -182,6 +183,18 @@ def _json(value: Any) -> str:
 
 def _call(block: dict[str, Any]) -> str:
     return f"{block.get('name')}({_json(block.get('input') or {})})"
+
+
+def step_status(step: Step) -> str:
+    """How a step went, in one word: ``ok``, ``error``, ``denied`` or ``unfinished`` (the
+    session stopped before its answer or result)."""
+    if step.denied:
+        return "denied"
+    if step.is_error:
+        return "error"
+    if step.kind == "compaction":
+        return "ok" if step.compaction is not None else "unfinished"
+    return "ok" if step.complete else "unfinished"
 
 
 def step_label(step: Step, width: int = 60) -> str:

@@ -136,9 +136,7 @@ def print_repeats(console: Any, found: dict[str, Any] | None, width: int | None)
         line = f"{REPEAT_KINDS[r['kind']].format(first=r['first'])}: {r['what']}"
         head = f"{r['step']:>4} ↻ "
         room = None if width is None else max(10, width - len(head))
-        console.print(
-            head + escape(_short(line, room)), style="yellow", soft_wrap=width is None
-        )
+        console.print(head + escape(_short(line, room)), style="yellow", soft_wrap=width is None)
 
 
 def facts(s: Glance, trace: Trace | Listing) -> dict[str, Any]:

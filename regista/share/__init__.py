@@ -31,9 +31,8 @@ from regista.tokens import Tokens, tokens_of
 from regista.trace.events import ContextCompaction, LlmRequestEvent, LlmResponseEvent
 from regista.trace.otel_spans import ts_ns
 from regista.trace.reader import Trace, cost_and_tokens
-from regista.trace.steps import Step
 from regista.types import LlmRequest
-from regista.vocab import outcome_text
+from regista.vocab import outcome_text, step_status
 from regista.vocab import step_label as step_summary
 
 __all__ = ["share_html", "write_share"]
@@ -41,17 +40,6 @@ __all__ = ["share_html", "write_share"]
 
 def _asset(name: str) -> str:
     return (resources.files(__package__) / name).read_text(encoding="utf-8")
-
-
-def _status(step: Step) -> str:
-    if step.denied:
-        return "denied"
-    if step.is_error:
-        return "error"
-    complete: Any = step.response_event if step.kind == "model" else step.result
-    if step.kind == "compaction":
-        complete = step.compaction
-    return "ok" if complete is not None else "unfinished"
 
 
 def _request_diff(prev: LlmRequest | None, cur: LlmRequest, ev: LlmRequestEvent) -> dict[str, Any]:
@@ -117,7 +105,7 @@ def _run_data(trace: Trace) -> dict[str, Any]:
             "i": st.index,
             "kind": st.kind,
             "label": step_summary(st, 80),
-            "status": _status(st),
+            "status": step_status(st),
             "source": getattr(resp or st.result or st.compaction, "source", None),
             "cost": cost,
             "ms": ms,

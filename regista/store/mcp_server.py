@@ -91,8 +91,12 @@ class RunsTools:
         return [_clip(r.to_dict(), 500) for r in runs[: max(1, min(limit, 1000))]]
 
     def run_summary(self, run: str, offset: int = 0) -> dict[str, Any]:
+        from regista.breakdown import step_numbers
         from regista.diff.steps import step_summary
+        from regista.loops import find_repeats, waste
+        from regista.pricing import round_cost
         from regista.trace.reader import Trace, cost_and_tokens
+        from regista.vocab import step_status
 
         trace = Trace.load(self._path(run))
         s = trace.summary()
@@ -100,6 +104,9 @@ class RunsTools:
         steps = trace.steps()
         offset = min(max(0, offset), len(steps))  # a model may send any number
         window = steps[offset : offset + _MAX_ITEMS]
+        numbers = {st.index: step_numbers(st) for st in steps}
+        repeats = find_repeats(steps)
+        repeat_of = {r.step: r for r in reversed(repeats)}
         return _clip_dict(
             {
                 "session_id": s.session_id,
@@ -119,8 +126,22 @@ class RunsTools:
                 **cost_and_tokens(s),
                 "replay_of": s.replay_of,
                 "forked_from": s.forked_from,
+                "repeats": waste(repeats, lambda n: (numbers[n].tokens, numbers[n].cost)),
                 "step_list": [
-                    {"step": st.index, "kind": st.kind, "summary": step_summary(st, 100)}
+                    {
+                        "step": st.index,
+                        "kind": st.kind,
+                        "summary": step_summary(st, 100),
+                        "status": step_status(st),
+                        "tokens": numbers[st.index].tokens.total,
+                        "cost_usd": round_cost(numbers[st.index].cost),
+                        "duration_ms": _ms(numbers[st.index].ms),
+                        **(
+                            {"repeat": repeat_of[st.index].describe()}
+                            if st.index in repeat_of
+                            else {}
+                        ),
+                    }
                     for st in window
                 ],
                 "step_list_offset": offset,
@@ -132,23 +153,11 @@ class RunsTools:
         from regista.trace.reader import Trace
 
         trace = Trace.load(self._path(run))
-        found = next((st for st in trace.steps() if st.index == step), None)
+        steps = trace.steps()
+        found = next((st for st in steps if st.index == step), None)
         if found is None:
-            raise UserError(
-                f"run {trace.session_id} has no step {step} (0–{len(trace.steps()) - 1})"
-            )
-        out: dict[str, Any] = {
-            "step": found.index,
-            "kind": found.kind,
-            "events": [ev.model_dump(mode="json") for ev in found.events],
-        }
-        if found.kind == "model" and found.request_event is not None:
-            ev = found.request_event
-            out["request_messages"] = {
-                "total": len(trace.request_for(ev).messages),
-                "new_in_this_request": ev.messages,
-            }
-        return _clip_dict(out)
+            raise UserError(f"run {trace.session_id} has no step {step} (0–{len(steps) - 1})")
+        return _clip_dict(step_facts(trace, found, steps))
 
     def diff_runs(self, run_a: str, run_b: str) -> dict[str, Any]:
         from regista.diff import diff_runs
@@ -166,6 +175,76 @@ class RunsTools:
         with RecallIndex(self.folder) as index:
             index.update()
             return [_clip(h.to_dict(), 2000) for h in index.search(words, max(1, min(limit, 50)))]
+
+
+def _ms(value: float | None) -> float | None:
+    return None if value is None else round(value, 3)
+
+
+def step_facts(trace: Any, step: Any, steps: list[Any]) -> dict[str, Any]:
+    """What ``get_step`` answers: a step's facts (how it went, its tokens, cost and time,
+    whether it repeats an earlier one) and its content as a model reads it (the answer's
+    blocks, the tool's input and result, the summary), not the trace's envelopes. A part
+    recorded without its content says so."""
+    from regista.breakdown import step_numbers
+    from regista.loops import find_repeats
+    from regista.pricing import round_cost
+    from regista.vocab import step_status
+
+    numbers = step_numbers(step)
+    out: dict[str, Any] = {
+        "step": step.index,
+        "kind": step.kind,
+        "title": step.title,
+        "status": step_status(step),
+        "turn": step.turn,
+        "source": step.source,
+        "tokens": numbers.tokens.as_dict(),
+        "cost_usd": round_cost(numbers.cost),
+        "duration_ms": _ms(numbers.ms),
+    }
+    repeat = next((r for r in find_repeats(steps) if r.step == step.index), None)
+    if repeat is not None:
+        out["repeat"] = repeat.as_dict() | {"text": repeat.describe()}
+    if step.kind == "model":
+        req, resp = step.request_event, step.response_event
+        if req is not None:
+            out["model"] = req.model
+            out["request"] = {
+                "messages": len(trace.request_for(req).messages),
+                "new_messages": req.messages,
+            }
+        if resp is None:
+            out["answer"] = "no answer was recorded (the session stopped during this call)"
+        elif resp.response.get("content_captured") is False:
+            out["answer"] = "not captured: this answer was recorded without its content"
+            out["stop_reason"] = resp.response.get("stop_reason")
+        else:
+            out["answer"] = resp.response.get("content")
+            out["stop_reason"] = resp.response.get("stop_reason")
+    elif step.kind == "tool":
+        call, result, decision = step.tool_call, step.result, step.decision
+        if call is not None:
+            out["tool"] = call.name
+            out["input"] = call.input
+        if decision is not None:
+            out["decision"] = {"allowed": decision.allowed, "reason": decision.reason}
+        if result is None:
+            out["result"] = "no result was recorded (the session stopped during this call)"
+        else:
+            out["result"] = result.content
+            out["is_error"] = result.is_error
+    elif step.compaction is not None:
+        ev = step.compaction
+        out["summary"] = ev.summary
+        out["replaced_messages"] = len(ev.replaced)
+        out["tokens_before"] = ev.tokens_before
+    errors = step.errors
+    if errors:
+        out["errors"] = [
+            {"where": e.where, "type": e.error_type, "message": e.message} for e in errors
+        ]
+    return out
 
 
 def build_server(folder: str | Path) -> Any:

@@ -25,8 +25,8 @@ def _payload(result: Any) -> Any:
     structured = getattr(result, "structuredContent", None) or getattr(
         result, "structured_content", None
     )
-    if structured is not None:
-        return structured.get("result", structured)
+    if structured is not None:  # a list comes wrapped as {"result": [...]}
+        return structured["result"] if set(structured) == {"result"} else structured
     return json.loads(result.content[0].text)
 
 
@@ -52,7 +52,13 @@ async def test_tools_over_stdio(lib: Library) -> None:
         assert summary["outcome"] == "end_turn" and summary["step_list"][1]["kind"] == "tool"
 
         step = _payload(await session.call_tool("get_step", {"run": orig, "step": 1}))
-        assert step["events"][0]["type"] == "tool.call"
+        assert (step["kind"], step["status"], step["tool"]) == ("tool", "ok", "get_weather")
+        assert step["input"] == {"city": "Paris"} and "Sunny" in str(step["result"])
+        # facts and content, not the trace's envelopes
+        assert not {"events", "schema_version", "seq", "request_hash"} & set(step)
+        model = _payload(await session.call_tool("get_step", {"run": orig, "step": 0}))
+        assert model["tokens"]["total"] > 0 and "duration_ms" in model and "cost_usd" in model
+        assert model["answer"][0]["type"] in ("text", "tool_use")
 
         diff = _payload(await session.call_tool("diff_runs", {"run_a": orig, "run_b": fork}))
         assert diff["first_divergence"]["a_step"] == 1
