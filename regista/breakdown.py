@@ -28,12 +28,21 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from regista.pricing import add_costs
 from regista.tokens import Tokens, tokens_of
 
-__all__ = ["BY", "Group", "StepNumbers", "breakdown", "step_numbers", "tokens_and_cost"]
+__all__ = [
+    "BY",
+    "Group",
+    "StepNumbers",
+    "breakdown",
+    "step_numbers",
+    "subagent_of",
+    "tokens_and_cost",
+]
 
 #: What a breakdown can group by.
 BY = ("tool", "model", "turn", "subagent")
@@ -183,3 +192,45 @@ def breakdown(
     else:
         order.sort(key=lambda g: (-(g.cost or 0.0), -g.ms, g.key))
     return order
+
+
+def subagent_of(beside: Path | None) -> Any:
+    """For ``--by subagent``: a step's subagent (its description, and its run's numbers when
+    the run is beside the trace), or ``None``."""
+    from regista.errors import RegistaError
+    from regista.subagents import find_run, subagent_link
+    from regista.trace.reader import Trace
+
+    def of(step: Any) -> tuple[str, StepNumbers | None] | None:
+        link = subagent_link(step)
+        if link is None:
+            return None
+        sid = link["session_id"]
+        call = step.tool_call
+        said = (
+            call.input.get("description")
+            if call is not None and isinstance(call.input, dict)
+            else None
+        )
+        name = str(said or link.get("agent_id") or sid)
+        run = None
+        path = find_run(sid, beside) if beside is not None else None
+        if path is not None:
+            try:
+                run = _run_numbers(Trace.load(path).steps())
+            except RegistaError:
+                run = None
+        return f"subagent {name}", run
+
+    return of
+
+
+def _run_numbers(steps: list[Any]) -> StepNumbers:
+    tokens, cost, ms = Tokens(), 0.0, 0.0
+    total: float | None = cost
+    for step in steps:
+        n = step_numbers(step)
+        tokens = tokens + n.tokens
+        total = add_costs(total, n.cost)
+        ms += n.ms or 0.0
+    return StepNumbers(tokens, total, (0, int(ms * 1e6)))

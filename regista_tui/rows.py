@@ -33,10 +33,13 @@ class Row:
     denied: bool
     source: str
     complete: bool
+    cost: float | None = None
+    """What the step's model answers cost (``None``: unknown; a tool step costs nothing)."""
 
 
 def row_of(step: Step, model_label: str | None = None) -> Row:
     """The timeline row of ``step``; ``model_label`` replaces the model name (``scripted``)."""
+    from regista.engine import tokens_and_cost
     from regista.tokens import tokens_of
 
     tokens: int | None = None
@@ -73,4 +76,5 @@ def row_of(step: Step, model_label: str | None = None) -> Row:
         denied=step.denied,
         source=step.source,
         complete=step.complete,
+        cost=tokens_and_cost(step.events)[1],
     )

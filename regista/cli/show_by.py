@@ -4,57 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
-from typing import Any
 
-from regista.breakdown import Group, StepNumbers, breakdown, step_numbers
-from regista.pricing import add_costs
-from regista.subagents import find_run, subagent_link
-from regista.tokens import Tokens, compact_count
+from regista.breakdown import Group, StepNumbers, breakdown, subagent_of
+from regista.tokens import compact_count
 from regista.vocab import cost_amount
 
-__all__ = ["run_by", "subagent_of"]
-
-
-def subagent_of(beside: Path | None) -> Any:
-    """For ``--by subagent``: a step's subagent (its description, and its run's numbers when
-    the run is beside the trace), or ``None``."""
-    from regista.errors import RegistaError
-    from regista.trace.reader import Trace
-
-    def of(step: Any) -> tuple[str, StepNumbers | None] | None:
-        link = subagent_link(step)
-        if link is None:
-            return None
-        sid = link["session_id"]
-        call = step.tool_call
-        said = (
-            call.input.get("description")
-            if call is not None and isinstance(call.input, dict)
-            else None
-        )
-        name = str(said or link.get("agent_id") or sid)
-        run = None
-        path = find_run(sid, beside) if beside is not None else None
-        if path is not None:
-            try:
-                run = _run_numbers(Trace.load(path).steps())
-            except RegistaError:
-                run = None
-        return f"subagent {name}", run
-
-    return of
-
-
-def _run_numbers(steps: list[Any]) -> StepNumbers:
-    tokens, cost, ms = Tokens(), 0.0, 0.0
-    total: float | None = cost
-    for step in steps:
-        n = step_numbers(step)
-        tokens = tokens + n.tokens
-        total = add_costs(total, n.cost)
-        ms += n.ms or 0.0
-    return StepNumbers(tokens, total, (0, int(ms * 1e6)))
+__all__ = ["run_by"]
 
 
 def _share(part: float | None, whole: float | None) -> str:

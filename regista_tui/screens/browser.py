@@ -26,6 +26,7 @@ from regista_tui.navigation import Breakpoints, find, label_of
 from regista_tui.screens.browser_forks import ForkActions
 from regista_tui.screens.browser_keys import BROWSER_KEYS
 from regista_tui.screens.browser_links import LinkActions
+from regista_tui.screens.browser_where import RepeatsFound, WhereActions
 from regista_tui.screens.help import HelpScreen, key_table
 from regista_tui.screens.prompt import GoToStep, SearchPrompt
 from regista_tui.widgets.header.session_header import SessionHeader, model_label
@@ -71,7 +72,7 @@ class ScanFailed(Message):
         self.error = error
 
 
-class BrowserScreen(ForkActions, LinkActions):
+class BrowserScreen(ForkActions, LinkActions, WhereActions):
     """Scrub one trace: timeline on the left, the selected step on the right."""
 
     BINDINGS: ClassVar[list[BindingType]] = BROWSER_KEYS
@@ -83,6 +84,7 @@ class BrowserScreen(ForkActions, LinkActions):
         self.started_by = parent
         self.label = model_label(index)
         self.breakpoints = Breakpoints()
+        self.repeats = {}
         self.matches: list[int] = []
         self.query_text = ""
         self.notice = notice
@@ -247,6 +249,7 @@ class BrowserScreen(ForkActions, LinkActions):
         if view.position is None and len(self.index):
             self.timeline.move_to(self.timeline.cursor)  # the first step was just written
         view.grown()
+        self.find_repeats()
 
     def _notice(self) -> str:
         notes = [self.notice] if self.notice else []
@@ -267,13 +270,23 @@ class BrowserScreen(ForkActions, LinkActions):
             if self.breakpoints
             else set()
         )
-        self.query_one(Scrubber).update_marks(entries, hits)
+        self.query_one(Scrubber).update_marks(entries, hits, self.repeat_marks())
+
+    @on(RepeatsFound)
+    def _repeats_found(self, message: RepeatsFound) -> None:
+        self._repeats_handled += 1
+        self.repeats.update(message.found)
+        self.timeline.bar_max = message.largest
+        self._update_scrubber()
+        self.timeline.forget_marks()
 
     def _mark(self, pos: int) -> str | None:
         if pos == self._diverged_at:
             return "◆"
         if self.breakpoints and self.breakpoints.hits(self.index.steps[pos]):
             return "●"
+        if pos in self.repeats:
+            return "↻"
         return None
 
     # -- selection -----------------------------------------------------------------------

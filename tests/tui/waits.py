@@ -43,6 +43,8 @@ def busy(app: Any) -> str | None:
             return "the event models are not loaded yet"
         if index.scanned < index.size and index.end is not None:
             return "the trace is not indexed yet"
+        if screen.repeats_in_flight:
+            return "the repeats found are not shown yet"
         for view in screen.query(StepView):
             if view.position is not None and (
                 view._drawn != view.position or view._pending is not None

@@ -16,6 +16,7 @@ __all__ = ["Scrubber"]
 # Later entries win when several steps share a cell.
 _MARKS = [
     ("compaction", "≡", "bold magenta"),
+    ("repeat", "↻", "bold yellow"),
     ("breakpoint", "●", "bold red"),
     ("error", "✗", "bold red"),
     ("denied", "⊘", "bold yellow"),
@@ -23,7 +24,8 @@ _MARKS = [
 
 
 class Scrubber(Widget):
-    """Where the cursor is in the run, with errors, denials, compactions and breakpoints."""
+    """Where the cursor is in the run, with errors, denials, repeats (loops), compactions and
+    breakpoints."""
 
     DEFAULT_CSS = """
     Scrubber { height: 1; background: $panel; }
@@ -49,11 +51,17 @@ class Scrubber(Widget):
         self._cells: list[tuple[str, str]] = []
         self._entries: list[StepEntry] = []
         self._breakpoint: set[int] = set()
+        self._repeats: set[int] = set()
 
-    def update_marks(self, entries: list[StepEntry], breakpoints: set[int]) -> None:
-        """Recompute the markers from the index's step entries (cheap: no decoding)."""
+    def update_marks(
+        self, entries: list[StepEntry], breakpoints: set[int], repeats: set[int] | None = None
+    ) -> None:
+        """Recompute the markers from the index's step entries (cheap: no decoding) and the
+        positions of the steps that repeat earlier ones."""
         self._entries = entries[:]  # the scan thread keeps appending to the original
         self._breakpoint = breakpoints
+        if repeats is not None:
+            self._repeats = repeats
         self.total = len(self._entries)
         self._cells = []
         self.refresh()
@@ -68,6 +76,8 @@ class Scrubber(Widget):
             flags = []
             if entry.kind == "compaction":
                 flags.append("compaction")
+            if pos in self._repeats:
+                flags.append("repeat")
             if pos in self._breakpoint:
                 flags.append("breakpoint")
             if entry.denied:

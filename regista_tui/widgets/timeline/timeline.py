@@ -60,6 +60,11 @@ class Timeline(QuickBorderLabels, VirtualList):
         #: so that what the move changes elsewhere is drawn in the same frame as the cursor.
         self.on_select = on_select
         self._rows: dict[int, Row] = {}
+        #: What the bar column draws (``g`` cycles it): None, "time", "tokens" or "cost".
+        self.bars: str | None = None
+        #: The largest value of each measure in the run (once the steps have been read):
+        #: a bar is its share of it; before, a log scale that needs no other row.
+        self.bar_max: dict[str, float] = {}
 
     # -- data ----------------------------------------------------------------------------
 
@@ -150,15 +155,28 @@ class Timeline(QuickBorderLabels, VirtualList):
         title = row.title if len(row.title) <= title_w else row.title[: title_w - 1] + "…"
         text.append(f"{title:<{title_w}} ", _title_style(row))
         right = ""
+        bar = ""
         if width >= 56:
             tokens = f"{row.tokens}t" if row.tokens is not None else ""
             dur = _duration(row.duration_ms)
             right = f" {tokens:>7} {dur:>6}"
-        room = max(0, width - text.cell_len - len(right))
+            if self.bars is not None:
+                bar = " " + bar_of(self.bars, row, self.bar_max.get(self.bars))
+        room = max(0, width - text.cell_len - len(right) - len(bar))
         gist = row.gist if len(row.gist) <= room else row.gist[: max(0, room - 1)] + "…"
         text.append(f"{gist:<{room}}", "red" if row.error else "")
         text.append(right, "dim")
+        if bar:
+            text.append(bar, BAR_STYLE[self.bars or ""])
         return text
+
+    def cycle_bars(self) -> str | None:
+        """Draw the next measure in the bar column (time, tokens, cost, none)."""
+        order = [None, *BAR_SCALES]
+        self.bars = order[(order.index(self.bars) + 1) % len(order)]
+        self._strips.clear()
+        self.refresh()
+        return self.bars
 
     # -- movement ------------------------------------------------------------------------
 
@@ -175,6 +193,36 @@ class Timeline(QuickBorderLabels, VirtualList):
         """Where the cursor is, out of how many steps (the count grows with the index)."""
         where = f"step {self.index.steps[pos].index} · {pos + 1}/{len(self.index)}"
         self.set_border_labels(subtitle=where)
+
+
+#: The bar column's measures: (smallest, largest) on the log scale used until the run's
+#: largest values are known (the lazy list decodes no row it does not show).
+BAR_SCALES: dict[str, tuple[float, float]] = {
+    "time": (10.0, 100_000.0),  # 10 ms .. 100 s
+    "tokens": (10.0, 1_000_000.0),
+    "cost": (0.0001, 1.0),  # $0.0001 .. $1
+}
+BAR_STYLE = {"time": "yellow", "tokens": "cyan", "cost": "green", "": ""}
+BAR_CELLS = 6
+_EIGHTHS = " ▏▎▍▌▋▊▉"
+
+
+def bar_of(measure: str, row: Row, largest: float | None = None) -> str:
+    """A row's bar for ``measure``: :data:`BAR_CELLS` cells in eighths, its share of the
+    run's ``largest`` (when known), else on a log scale."""
+    import math
+
+    value = {"time": row.duration_ms, "tokens": row.tokens, "cost": row.cost}[measure]
+    low, high = BAR_SCALES[measure]
+    if value is None or value <= 0:
+        return " " * BAR_CELLS
+    if largest:
+        share = min(1.0, value / largest)
+    else:
+        share = math.log(max(value, low) / low) / math.log(high / low)
+    eighths = max(1, min(BAR_CELLS * 8, round(share * BAR_CELLS * 8)))
+    full, part = divmod(eighths, 8)
+    return ("█" * full + (_EIGHTHS[part] if part else "")).ljust(BAR_CELLS)
 
 
 def _title_style(row: Row) -> str:
