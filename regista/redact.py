@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -87,6 +87,9 @@ class _Rule:
     more: frozenset[int] = frozenset()
     #: Where the rule comes from (``detect-secrets/AWSKeyDetector/0``, ``regista/npm``).
     origin: str = ""
+    #: How many bytes a match may begin before its keyword (``-1``: anywhere before it; the
+    #: pattern is then searched for in the whole text, as for a rare keyword it can be).
+    lead: int = 0
 
 
 def _mixed(token: bytes) -> bool:
@@ -112,16 +115,12 @@ RULE_FILES = ("regista.json", "detect_secrets-1.5.0.json")
 
 
 def _variants(keyword: str, ignorecase: bool) -> list[str]:
-    """A keyword as a case-insensitive pattern may meet it: every casing of a short one,
-    else lower, upper and capitalised."""
-    if not ignorecase:
-        return [keyword]
-    if len(keyword) <= 3:
-        import itertools
-
-        return [
-            "".join(c) for c in itertools.product(*((ch.lower(), ch.upper()) for ch in keyword))
-        ]
+    """A keyword as a case-insensitive pattern is found by: a short lower-case one in lower
+    case, upper case and capitalised (``aws``, ``AWS``, ``Aws``: the spellings text uses;
+    every casing would be many more keywords, and the one-pass search slows with each);
+    others as they are written in the rule file, which lists the spellings it means."""
+    if not ignorecase or keyword != keyword.lower() or len(keyword) > 4:
+        return [keyword]  # a keyword's own casing is kept; so is a long one's (as written)
     return list(dict.fromkeys([keyword.lower(), keyword.upper(), keyword.capitalize()]))
 
 
@@ -155,6 +154,7 @@ def _load_rules() -> list[_Rule]:
                     if not block
                     else frozenset(),
                     origin=f"{doc['source']}/{r['id']}",
+                    lead=int(r.get("lead", 0)),
                 )
             )
     return rules
@@ -165,6 +165,11 @@ KINDS: tuple[str, ...] = tuple(dict.fromkeys(r.kind for r in _RULES))
 #: Every pattern's literal beginning: a line in which none occurs holds no secret shape.
 _PREFIXES: tuple[bytes, ...] = tuple(dict.fromkeys(p for r in _RULES for p, _ in r.patterns))
 _POSITION = {p: i for i, p in enumerate(_PREFIXES)}
+#: The rules (by their index in ``_RULES``) each keyword (by its index) may find.
+_RULES_OF: tuple[tuple[int, ...], ...] = tuple(
+    tuple(r for r, rule in enumerate(_RULES) if any(k == p for k, _ in rule.patterns))
+    for p in _PREFIXES
+)
 
 
 class _Finder:
@@ -275,11 +280,38 @@ def _secret_span(rule: _Rule, m: re.Match[bytes], data: bytes) -> tuple[int, int
     return start, end
 
 
-def _apply(rule: _Rule, pattern: re.Pattern[bytes], data: bytes, found: Counter[str]) -> bytes:
-    """``data`` with every secret ``pattern`` finds replaced by ``rule``'s marker."""
+def _matches(
+    rule: _Rule, pattern: re.Pattern[bytes], data: bytes, at: list[int] | None
+) -> Iterator[re.Match[bytes]]:
+    """The matches of ``pattern``: all of them (``at`` is ``None``, or the rule's keyword
+    can be anywhere in a match), else those that begin at most ``rule.lead`` bytes before
+    one of the keyword positions ``at`` (a match is tried there, never searched for: a long
+    line with many keywords costs a try at each, not a scan of the line from each)."""
+    if at is None or rule.lead < 0:
+        yield from pattern.finditer(data)
+        return
+    match, lead, after = pattern.match, rule.lead, -1
+    for p in at:
+        for start in range(max(p - lead, after, 0), p + 1):
+            m = match(data, start)
+            if m is not None:
+                after = m.end()
+                yield m
+                break
+
+
+def _apply(
+    rule: _Rule,
+    pattern: re.Pattern[bytes],
+    data: bytes,
+    found: Counter[str],
+    at: list[int] | None = None,
+) -> bytes:
+    """``data`` with every secret ``pattern`` finds replaced by ``rule``'s marker
+    (``at``: where its keywords are, when known)."""
     out: list[bytes] = []
     pos = 0
-    for m in pattern.finditer(data):
+    for m in _matches(rule, pattern, data, at):
         if m.start() < pos:
             continue  # inside a secret already replaced
         span = _secret_span(rule, m, data)
@@ -312,17 +344,26 @@ def redact_bytes(data: bytes, found: Counter[str] | None = None) -> bytes:
         found: Counts what was replaced, by kind (optional).
     """
     finder = _finder[0] if _finder else _find()
-    if not finder.first(data):
+    hits = finder.every(data, overlapping=True)
+    if not hits:
         return data
     counts: Counter[str] = found if found is not None else Counter()
-    present = {i for i, _, _ in finder.every(data, overlapping=True)}
-    for rule in _RULES:
-        ran: set[int] = set()
-        for prefix, pattern in rule.patterns:
-            if _POSITION[prefix] in present and id(pattern) not in ran:
-                ran.add(id(pattern))
-                data = _apply(rule, pattern, data, counts)
-    return data
+    rules_of, after = _RULES_OF, 0
+    while True:
+        where: dict[int, list[int]] = {}
+        for i, start, _ in hits:
+            for r in rules_of[i]:
+                if r >= after:
+                    where.setdefault(r, []).append(start)
+        for r in sorted(where):  # in the rules' order
+            rule = _RULES[r]
+            done = _apply(rule, rule.patterns[0][1], data, counts, sorted(set(where[r])))
+            if done is not data:  # the text moved: find the keywords again, for the rest
+                data, after = done, r + 1
+                hits = finder.every(data, overlapping=True)
+                break
+        else:
+            return data
 
 
 def redact_text(text: str, found: Counter[str] | None = None) -> str:

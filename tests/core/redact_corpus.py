@@ -77,11 +77,6 @@ BY_RULE: dict[str, Case] = {
         "artifactory_token",
         "AKCp8jQ8tU6dwWHJJD3q2nGV5x",
     ),
-    "detect-secrets/ArtifactoryDetector/1": (
-        "password=AP6xNp3kR9mB2vL7q",
-        "artifactory_token",
-        "AP6xNp3kR9mB2vL7q",
-    ),
     "detect-secrets/AWSKeyDetector/0": (
         "key id AKIAIOSFODNN7EXAMPL3 here",
         "aws_access_key_id",
@@ -238,16 +233,6 @@ BY_RULE: dict[str, Case] = {
         "rk_live_aB3cD5eF7gH9iJ1kL3mN5oP7",
         "stripe_key",
         "aB3cD5eF7gH9iJ1kL3mN5oP7",
-    ),
-    "detect-secrets/TwilioKeyDetector/0": (
-        "AC0123456789abcdef0123456789abcdef",
-        "twilio_key",
-        "0123456789abcdef0123456789abcdef",
-    ),
-    "detect-secrets/TwilioKeyDetector/1": (
-        "SK0123456789abcdef0123456789abcdef",
-        "twilio_key",
-        "0123456789abcdef0123456789abcdef",
     ),
     # regista's own
     "regista/private-key-block": (
