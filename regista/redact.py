@@ -116,12 +116,12 @@ RULE_FILES = ("regista.json", "detect_secrets-1.5.0.json")
 
 def _variants(keyword: str, ignorecase: bool) -> list[str]:
     """A keyword as a case-insensitive pattern is found by: a short lower-case one in lower
-    case, upper case and capitalised (``aws``, ``AWS``, ``Aws``: the spellings text uses;
-    every casing would be many more keywords, and the one-pass search slows with each);
-    others as they are written in the rule file, which lists the spellings it means."""
+    and upper case (``aws``, ``AWS``: the spellings text uses; every casing would be many
+    more keywords, and the one-pass search slows with each, measured in
+    bench/bench_redact.py); others as the rule file writes them."""
     if not ignorecase or keyword != keyword.lower() or len(keyword) > 4:
         return [keyword]  # a keyword's own casing is kept; so is a long one's (as written)
-    return list(dict.fromkeys([keyword.lower(), keyword.upper(), keyword.capitalize()]))
+    return list(dict.fromkeys([keyword.lower(), keyword.upper()]))
 
 
 def _load_rules() -> list[_Rule]:
@@ -336,15 +336,47 @@ def _apply(
     return b"".join(out)
 
 
-def redact_bytes(data: bytes, found: Counter[str] | None = None) -> bytes:
+#: The longest keyword: an occurrence hidden by a leftmost-first match starts inside it.
+_LONGEST = max(map(len, _PREFIXES))
+
+
+def _hits(
+    finder: _Finder, data: bytes, first: list[Any] | None = None
+) -> list[tuple[int, int, int]]:
+    """Every keyword occurrence in ``data``, overlapping ones included.
+
+    The leftmost-first search (many times faster on long text: it skips with SIMD) reports
+    some of them; any other starts inside one it reports, so only those few bytes are
+    searched again for all of them.
+    """
+    if first is None:
+        first = finder.first(data)
+    if not first:
+        return []
+    every = finder.every
+    out: list[tuple[int, int, int]] = []
+    for _, start, end in first:
+        out.extend(
+            (i, start + s, start + e)
+            for i, s, e in every(data[start : end + _LONGEST - 1], overlapping=True)
+            if s < end - start
+        )
+    return out
+
+
+def redact_bytes(
+    data: bytes, found: Counter[str] | None = None, *, first: list[Any] | None = None
+) -> bytes:
     """``data`` (UTF-8 text or JSON) with every secret shape replaced by its marker.
 
     Args:
         data: The text.
         found: Counts what was replaced, by kind (optional).
+        first: What :func:`secret_finder`'s search gave for ``data``, when the caller has
+            it already (the writer asks it of every line: the search is not made twice).
     """
     finder = _finder[0] if _finder else _find()
-    hits = finder.every(data, overlapping=True)
+    hits = _hits(finder, data, first)
     if not hits:
         return data
     counts: Counter[str] = found if found is not None else Counter()
@@ -360,7 +392,7 @@ def redact_bytes(data: bytes, found: Counter[str] | None = None) -> bytes:
             done = _apply(rule, rule.patterns[0][1], data, counts, sorted(set(where[r])))
             if done is not data:  # the text moved: find the keywords again, for the rest
                 data, after = done, r + 1
-                hits = finder.every(data, overlapping=True)
+                hits = _hits(finder, data)
                 break
         else:
             return data
