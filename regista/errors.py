@@ -55,6 +55,7 @@ __all__ = [
     "TranscriptWarning",
     "UnsupportedSchemaVersion",
     "UserError",
+    "torn_only_line",
 ]
 
 
@@ -113,6 +114,18 @@ class TraceFormatError(TraceError):
         self.reason = reason
         where = f"{self.path}:{line}" if line is not None else str(self.path)
         super().__init__(f"{where}: {reason}")
+
+
+def torn_only_line(path: str | Path) -> TraceFormatError:
+    """The error for a trace whose first line is also its last and is half-written (a
+    crash while the first event was written): torn, as any half-written last line is, but
+    with no complete event before it there is no trace to read."""
+    return TraceFormatError(
+        path,
+        1,
+        "a half-written (torn) first line and no complete event: the writing process "
+        "probably died while writing it",
+    )
 
 
 class RequestHashMismatch(TraceFormatError):

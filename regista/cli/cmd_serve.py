@@ -47,6 +47,22 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="a secret every request must carry (default: $REGISTA_TOKEN)",
     )
     p.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a name requests may give as their Host besides the address the server is "
+        "reached on (a name of this machine, a proxy's); repeat for more; '*': any",
+    )
+    p.add_argument(
+        "--cors",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="a web page origin (https://app.example) allowed to call the server from a "
+        "browser; repeat for more (default: none, every cross-origin request is refused)",
+    )
+    p.add_argument(
         "--session-idle",
         type=float,
         default=DEFAULT_SESSION_IDLE,
@@ -104,6 +120,8 @@ def _serve(args: argparse.Namespace, sock: socket.socket) -> int:
         session_idle=args.session_idle or None,
         replay_ttl=args.replay_ttl,
         masks=masks,
+        allow_hosts=args.allow_host,
+        cors=args.cors,
     )
     host = f"[{args.host}]" if ":" in args.host and not args.host.startswith("[") else args.host
     made = " (a new, empty folder)" if created else ""

@@ -11,8 +11,10 @@ import orjson
 from regista.errors import NoSuchPathError, TraceError
 from regista.importers._builder import ImportReport, events_bytes
 from regista.trace.formats import device_error
+from regista.trace.validate import MAX_DEPTH, deeper
 
 __all__ = [
+    "TOO_DEEP",
     "Conversion",
     "ImportedRun",
     "read_json_file",
@@ -97,6 +99,10 @@ def read_source(path: Path) -> bytes:
         raise TraceError(f"{path}: cannot read ({exc.strerror})") from None
 
 
+#: What a skipped line that nests too deep is reported as.
+TOO_DEEP = f"a value nested more than {MAX_DEPTH} levels deep"
+
+
 _BLOCK = 64 << 20
 
 
@@ -139,8 +145,9 @@ def read_json_lines(
 ) -> list[tuple[int, dict[str, Any]]]:
     """The JSON objects of a JSON-lines file with their (1-based) line numbers.
 
-    A line that is not a JSON object is reported with its number and skipped; the rest
-    still imports.
+    A line that is not a JSON object, or that nests values more than
+    :data:`~regista.trace.validate.MAX_DEPTH` levels deep, is reported with its number and
+    skipped; the rest still imports.
 
     Args:
         first: Lines before ``data`` (it is a later part of the file).
@@ -169,6 +176,12 @@ def read_json_lines(
             continue
         if not isinstance(obj, dict):
             report.bad_lines.append((str(path), lineno, "not a JSON object"))
+            continue
+        # the brackets counted in place (no copy of the line); only a line with many is walked
+        if data.count(b"[", line_start, end) + data.count(
+            b"{", line_start, end
+        ) > MAX_DEPTH and deeper(obj, MAX_DEPTH):
+            report.bad_lines.append((str(path), lineno, TOO_DEEP))
             continue
         out.append((lineno, obj))
     return out

@@ -22,12 +22,14 @@ import orjson
 from regista.harness_notes import asked
 from regista.importers._builder import ImportReport, RunBuilder, derived_session_id
 from regista.importers._common import (
+    TOO_DEEP,
     Conversion,
     ImportedRun,
     read_json_lines,
     read_source,
     record_report,
 )
+from regista.trace.validate import MAX_DEPTH, deeper
 
 __all__ = ["convert", "discover"]
 
@@ -61,7 +63,16 @@ def _items(data: bytes, path: Path, report: ImportReport) -> list[Item]:
             session: dict[str, Any] = found if isinstance(found, dict) else {}
             ts = session.get("timestamp") if isinstance(session.get("timestamp"), str) else None
             out: list[Item] = [(ts, "session_meta", session)]
-            out += [(None, "response_item", it) for it in doc["items"] if isinstance(it, dict)]
+            for n, it in enumerate(doc["items"]):
+                if not isinstance(it, dict):
+                    continue
+                if deeper(it, MAX_DEPTH - 1):  # an item is a level down in the document
+                    report.bad_lines.append((str(path), 1, f"items[{n}]: {TOO_DEEP}"))
+                    continue
+                out.append((None, "response_item", it))
+            if deeper(session, MAX_DEPTH - 1):
+                report.bad_lines.append((str(path), 1, f"session: {TOO_DEEP}"))
+                out[0] = (ts, "session_meta", {})
             return out
     out = []
     for _, obj in read_json_lines(data, path, report):
@@ -364,6 +375,9 @@ class _Rollout:
                 args = orjson.loads(raw) if isinstance(raw, str) else raw
             except orjson.JSONDecodeError:
                 args = None
+            # the input sits a few levels down in the events: leave them room
+            if isinstance(args, dict) and deeper(args, MAX_DEPTH - 10):
+                args = None  # kept as the text it came as: too deep to be a tool's input
             inp = args if isinstance(args, dict) else {"arguments": raw}
             name = p.get("name")
         elif kind == "custom_tool_call":

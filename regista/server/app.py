@@ -11,7 +11,9 @@ Authentication: with a token, every request must carry it as ``Authorization: Be
 TOKEN``, ``x-api-key: TOKEN`` or ``x-regista-token: TOKEN`` (the first two are what the
 Anthropic and OpenAI SDKs send as their API key, so an SDK pointed at a replay passes the
 token as its key). Without one, the server must be bound to a loopback address
-(:func:`~regista.server.runner.check_bind`).
+(:func:`~regista.server.runner.check_bind`). Every request first passes
+:class:`~regista.server.guard.Guard` (Host, Origin, declared body type): see
+``docs/threat-model.md``.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from regista.server.context import (
     HttpError,
     ServerContext,
 )
+from regista.server.guard import Guard
 
 __all__ = ["ROUTE_MODULES", "create_app"]
 
@@ -59,6 +62,8 @@ def create_app(
     modules: Sequence[str] | None = None,
     extra_routes: Sequence[BaseRoute] = (),
     masks: MaskSet | None = None,
+    allow_hosts: Sequence[str] = (),
+    cors: Sequence[str] = (),
 ) -> Starlette:
     """The regista server app over the traces in ``store_dir``.
 
@@ -75,7 +80,16 @@ def create_app(
         extra_routes: More routes, mounted after the modules' (tests, embedding).
         masks: The volatile spans SDK replays ignore in a strict match (default: the
             built-in set; see :mod:`regista.diff.masks`).
+        allow_hosts: Names a request's ``Host`` may carry besides the address it came in
+            on (``"*"``: any; see :mod:`regista.server.guard`).
+        cors: Origins that may call the server from a web page (``"*"``: any).
+
+    Raises:
+        UserError: The token is weaker than 128 bits.
     """
+    from regista.server.runner import check_token
+
+    check_token(token or None)
     ctx = ServerContext(
         store=Path(store_dir),
         token=token or None,
@@ -101,6 +115,8 @@ def create_app(
     app.state.ctx = ctx
     if ctx.token:
         app.add_middleware(_TokenCheck, token=ctx.token)
+    # outermost: a page's request is refused before anything else looks at it
+    app.add_middleware(Guard, allow_hosts=allow_hosts, cors=cors)
     return app
 
 

@@ -128,10 +128,14 @@ class ServerContext:
         """
         if not _RUN_ID.fullmatch(run_id) or ".." in run_id:
             raise HttpError(404, f"no run {run_id!r} in the store")
+        from regista.store.paths import OutsideStore, store_path
+
         name = run_id if run_id.endswith(".jsonl") else f"{run_id}.jsonl"
-        root = self.store.resolve()
-        path = (root / name).resolve()
-        if not path.is_relative_to(root) or not path.is_file():
+        try:
+            path = store_path(self.store, name)
+        except OutsideStore:
+            raise HttpError(404, f"no run {run_id!r} in the store") from None
+        if not path.is_file():
             raise HttpError(404, f"no run {run_id!r} in the store")
         return path
 

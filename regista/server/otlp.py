@@ -9,12 +9,18 @@ run (the last 1000 traces are remembered; a span received again counts once). A 
 is put with the conversations of the last :data:`_RECENT` runs written, so that it can join
 one of them or drop a duplicate of their calls. The answer is OTLP's
 ``ExportTraceServiceResponse`` in the request's encoding.
+
+The receiver rewrites only the files it wrote. Spans that name a run already in the store
+(a regista run exported and sent back, or spans that borrow a listed run's id) become a
+run of their own, linked to it by ``imported_from.received_for`` in its ``session.start``
+metadata, instead of replacing the recording. It is not refused (409): an OTLP exporter
+drops a refused batch for good, and the spans are worth as much as any others.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 from starlette.requests import Request
@@ -23,6 +29,9 @@ from starlette.routing import BaseRoute, Route
 
 from regista.errors import RegistaError
 from regista.server.context import HttpError, ServerContext
+
+if TYPE_CHECKING:
+    from regista.importers._common import ImportedRun
 
 __all__ = ["routes"]
 
@@ -147,8 +156,9 @@ def _convert(
     order = [t for t in received if t in candidates]  # as received: stable conversions
     merged = {"resourceSpans": [rs for t in order for rs in _only(received[t], t)]}
     conv = convert_request(merged, "otlp")
-    written = write_runs(conv, store) if conv.runs else []
     before = {p for t in candidates for p in paths.get(t, [])}
+    conv.runs = [_own(run, store, before) for run in conv.runs]
+    written = write_runs(conv, store) if conv.runs else []
     for stale in before - set(written):
         stale.unlink(missing_ok=True)  # an earlier conversion of these traces
     for trace_id in candidates:
@@ -165,6 +175,40 @@ def _convert(
         recent[ids] = None
     while len(recent) > _KEEP_TRACES:
         recent.pop(next(iter(recent)))
+
+
+def _own(run: ImportedRun, store: Path, ours: set[Path]) -> ImportedRun:
+    """``run``, or the same run under an id of its own when its file in the store is not
+    one the receiver wrote (a recorded run must never be replaced by what came back)."""
+    from regista.importers._builder import derived_session_id
+    from regista.importers._common import ImportedRun
+
+    target = store / f"{run.session_id}.jsonl"
+    if target in ours or not (target.exists() or target.is_symlink()) or _received(target):
+        return run
+    start = run.events[0]
+    sid = derived_session_id(f"otlp-received:{run.session_id}", start.get("ts"))
+    meta = dict(start.get("metadata") or {})
+    meta["imported_from"] = {**meta.get("imported_from", {}), "received_for": run.session_id}
+    events = [{**ev, "session_id": sid} for ev in run.events]
+    events[0] = {**events[0], "metadata": meta}
+    return ImportedRun(sid, events, run.parent)
+
+
+def _received(path: Path) -> bool:
+    """Whether ``path`` is a run this receiver wrote (its ``session.start`` says it was
+    imported from OTLP spans received by the server)."""
+    try:
+        with open(path, "rb") as f:
+            first = orjson.loads(f.readline(1 << 20))
+    except (OSError, orjson.JSONDecodeError):
+        return False
+    imported = (first.get("metadata") or {}).get("imported_from") if isinstance(first, dict) else {}
+    return (
+        isinstance(imported, dict)
+        and imported.get("format") == "otlp"
+        and imported.get("source") == "otlp"
+    )
 
 
 def _well_formed(resource_spans: list[Any]) -> list[dict[str, Any]]:

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import math
 import socket
 import threading
+import zlib
 from collections.abc import Callable
 from types import TracebackType
 from typing import Any
@@ -15,7 +17,14 @@ import uvicorn
 
 from regista.errors import RegistaError, UserError
 
-__all__ = ["BackgroundServer", "check_bind", "is_loopback", "serve"]
+__all__ = [
+    "MIN_TOKEN_BITS",
+    "BackgroundServer",
+    "check_bind",
+    "check_token",
+    "is_loopback",
+    "serve",
+]
 
 
 def is_loopback(host: str) -> bool:
@@ -28,24 +37,76 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def check_bind(host: str, token: str | None) -> None:
-    """Refuse to listen beyond this machine without a token.
+#: The least strength of a server token, in bits (what a guess must overcome).
+MIN_TOKEN_BITS = 128
+
+_HEX = frozenset("0123456789abcdefABCDEF")
+_ALNUM_LOWER = frozenset("0123456789abcdefghijklmnopqrstuvwxyz")
+_ALNUM_UPPER = frozenset("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+_BASE64 = frozenset(_ALNUM_LOWER | _ALNUM_UPPER | set("-_+/="))
+
+
+def token_bits(token: str) -> float:
+    """An estimate of ``token``'s strength in bits: its length times the bits of one
+    character of the alphabet it looks drawn from (hex 4, lower-case letters and digits
+    5.2, base64 6, printable ASCII 6.6), never more than its distinct characters or its
+    compressed size allow (``"aaaa…"`` and ``"abab…"`` are weak however long). 32 hex
+    digits, or ``secrets.token_urlsafe(16)``, make 128 bits."""
+    chars = set(token)
+    if len(chars) < 2:
+        return 0.0
+    if chars <= _HEX and (chars <= set("0123456789abcdef") or chars <= set("0123456789ABCDEF")):
+        alphabet = 16
+    elif chars <= _ALNUM_LOWER or chars <= _ALNUM_UPPER:
+        alphabet = 36
+    elif chars <= _BASE64:
+        alphabet = 64
+    else:
+        alphabet = 95
+    # a string of few distinct characters is a pattern, not a draw from the whole alphabet
+    per_char = min(math.log2(alphabet), 2 * math.log2(len(chars)))
+    # a repeated pattern compresses: count what is left of it (zlib adds 11 bytes of its own)
+    squeezed = (len(zlib.compress(token.encode("utf-8", "replace"), 9)) - 11) * 8
+    return min(len(token) * per_char, max(squeezed, 0))
+
+
+def check_token(token: str | None) -> None:
+    """Refuse a token a guess could find.
 
     Raises:
-        UserError: ``host`` is not a loopback address and there is no token.
+        UserError: ``token`` has fewer than :data:`MIN_TOKEN_BITS` bits.
+    """
+    if token is not None and token_bits(token) < MIN_TOKEN_BITS:
+        raise UserError(
+            f"the token is too weak (at least {MIN_TOKEN_BITS} bits: 32 hex digits or 22 "
+            "random letters and digits); make one with: "
+            "python -c 'import secrets; print(secrets.token_urlsafe(32))'"
+        )
+
+
+def check_bind(host: str, token: str | None) -> None:
+    """Refuse to listen beyond this machine without a token, or with a weak one.
+
+    Raises:
+        UserError: ``host`` is not a loopback address and there is no token, or the token
+            is weaker than :data:`MIN_TOKEN_BITS`.
     """
     if not is_loopback(host) and not token:
         raise UserError(
             f"refusing to listen on {host} without a token: anyone who can reach it could "
             "read every trace; pass --token (or REGISTA_TOKEN), or bind to 127.0.0.1"
         )
+    check_token(token)
 
 
 def _config(app: Any, host: str, port: int) -> uvicorn.Config:
+    from regista.server.protocol import LimitedHttpProtocol
+
     return uvicorn.Config(
         app,
         host=host,
         port=port,
+        http=LimitedHttpProtocol,
         log_level="warning",
         access_log=False,
         lifespan="off",

@@ -52,14 +52,16 @@ class RunsTools:
             raise UserError(f"{folder}: no such folder; give the folder that holds the traces")
 
     def _path(self, run: str) -> Path:
+        from regista.store.paths import OutsideStore, store_path
+
         candidate = Path(run)
         if not candidate.is_absolute():
             candidate = self.folder / candidate
         if candidate.suffix == ".jsonl" and candidate.is_file():
-            resolved = candidate.resolve()
-            if resolved.is_relative_to(self.folder):
-                return resolved
-            raise UserError(f"{_named(run)}: not in the traces folder {self.folder}")
+            try:
+                return store_path(self.folder, candidate)
+            except OutsideStore:
+                raise UserError(f"{_named(run)}: not in the traces folder {self.folder}") from None
         hit = list_runs(self.folder).by_id(run)
         if hit is None:
             raise UserError(

@@ -139,6 +139,8 @@ def fingerprint(read_at: Callable[[int, int], bytes], n: int) -> bytes:
 
 
 def _walk(folder: Path) -> Iterator[tuple[str, int, int]]:
+    from regista.store.paths import inside
+
     stack = [folder]
     while stack:
         d = stack.pop()
@@ -152,7 +154,11 @@ def _walk(folder: Path) -> Iterator[tuple[str, int, int]]:
             try:
                 if e.is_dir(follow_symlinks=False):
                     stack.append(Path(e.path))
-                elif e.name.endswith(".jsonl") and e.is_file():
+                elif (
+                    e.name.endswith(".jsonl")
+                    and e.is_file()
+                    and (not e.is_symlink() or inside(folder, e.path))
+                ):
                     st = e.stat()
                     yield e.path, st.st_size, st.st_mtime_ns
             except OSError:

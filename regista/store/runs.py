@@ -168,12 +168,17 @@ class RunList:
 
 
 def trace_files(folder: Path) -> Iterator[Path]:
-    """Every ``*.jsonl`` under ``folder`` (sub-folders too), skipping hidden folders."""
+    """Every ``*.jsonl`` under ``folder`` (sub-folders too), skipping hidden folders and
+    symlinks that lead out of ``folder`` (:func:`regista.store.paths.inside`)."""
+    from regista.store.paths import inside
+
     for root, dirs, files in os.walk(folder):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for name in sorted(files):
             if name.endswith(".jsonl") and not name.startswith("."):
-                yield Path(root) / name
+                path = Path(root) / name
+                if not os.path.islink(path) or inside(folder, path):
+                    yield path
 
 
 def _first_line(f: BinaryIO) -> bytes:

@@ -29,7 +29,13 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 import orjson
 
 from regista._gc import paused_gc
-from regista.errors import NoSuchPathError, TraceError, TraceFormatError, UnsupportedSchemaVersion
+from regista.errors import (
+    NoSuchPathError,
+    TraceError,
+    TraceFormatError,
+    UnsupportedSchemaVersion,
+    torn_only_line,
+)
 from regista.trace.formats import compressed_error, device_error, is_pipe
 from regista.trace.names import (
     CONTEXT_COMPACTION,
@@ -264,7 +270,7 @@ class TraceIndex:
             if size == 0:
                 raise TraceError(f"{self.path}: empty trace (no events)")
             if stuck:
-                raise TraceError(f"{self.path}: no complete event in the trace")
+                raise torn_only_line(self.path)
         return self._pos >= size or stuck
 
     def _scan_long_line(self, pos: int, size: int) -> int:

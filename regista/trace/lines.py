@@ -26,6 +26,7 @@ from regista.errors import (
     TraceFormatError,
     TraceWarning,
     UnsupportedSchemaVersion,
+    torn_only_line,
 )
 from regista.trace.compact import RESOLVED, RequestDecoder, Resolver, TraceRefError
 from regista.trace.formats import HEAD_BYTES, compressed_error, device_error, is_regista_trace
@@ -270,6 +271,8 @@ class _LineParser:
                 raw, self.path, lineno, self.decoder, messages=self.messages, light=self.light
             )
         except TraceFormatError:
+            if last and unterminated and not events:
+                raise torn_only_line(self.path) from None
             if last and events and unterminated:
                 warnings.warn(
                     f"{self.path}:{lineno}: dropped a half-written last line "

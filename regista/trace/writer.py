@@ -255,8 +255,8 @@ class TraceWriter:
                 raise too_deep_error(str(_SHAPES[event_cls].template["type"]), self.path)
         line = b"".join((lead, b"%d" % self._seq, self._ts_json, kind, body[1:]))
         # ``_put``, in line: this runs for every event the recorder writes
-        if self._secrets is not None and self._secrets(line):
-            line = redact_bytes(line)
+        if self._secrets is not None and (beginnings := self._secrets(line)):
+            line = redact_bytes(line, first=beginnings)
         try:
             written = self._write(line)
             if written != len(line) or self.fsync:
@@ -283,8 +283,8 @@ class TraceWriter:
 
     def _put(self, line: bytes) -> None:
         """Write ``line`` (an event and its newline, its secrets redacted) as the next one."""
-        if self._secrets is not None and self._secrets(line):
-            line = redact_bytes(line)
+        if self._secrets is not None and (beginnings := self._secrets(line)):
+            line = redact_bytes(line, first=beginnings)
         try:
             written = self._write(line)
             if written != len(line) or self.fsync:

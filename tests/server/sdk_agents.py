@@ -187,7 +187,10 @@ def regista_server(store: Path, **upstreams: str) -> Iterator[Any]:
     with BackgroundServer(app) as server:
         server.record_done = lambda: book(app.state.ctx).close()  # type: ignore[attr-defined]
         server.app = app  # type: ignore[attr-defined]
-        server.http = httpx2.Client(base_url=server.url)  # type: ignore[attr-defined]
+        # what an SDK sends: a page's undeclared bodies are refused (regista.server.guard)
+        server.http = httpx2.Client(  # type: ignore[attr-defined]
+            base_url=server.url, headers={"content-type": "application/json"}
+        )
         yield server
         server.http.close()  # type: ignore[attr-defined]
 

@@ -17,6 +17,8 @@ from regista.cli.main import main
 from regista.errors import UserError
 from regista.server import BackgroundServer, HttpError, check_bind, create_app, read_json
 
+STRONG = "4f9c2a7e1b8d3f60a5c9e2d7b1f4a8c3"  # 128 bits of hex
+
 
 async def _echo(request: Request) -> Response:
     body = await read_json(request, request.app.state.ctx)
@@ -44,12 +46,13 @@ def test_health_and_json_errors(tmp_path: Path) -> None:
     with BackgroundServer(_app(tmp_path)) as server, httpx2.Client(base_url=server.url) as c:
         assert c.get("/v1/health").json() == {"ok": True}
         assert c.post("/echo", json={"a": 1}).json() == {"got": {"a": 1}}
-        bad = c.post("/echo", content=b"{not json")
+        json_type = {"content-type": "application/json"}
+        bad = c.post("/echo", content=b"{not json", headers=json_type)
         assert bad.status_code == 400
         assert bad.json()["error"]["type"] == "invalid_request_error"
         assert "not valid JSON" in bad.json()["error"]["message"]
-        assert c.post("/echo", content=b"[1]").status_code == 400
-        big = c.post("/echo", content=b'{"a": "' + b"x" * 2000 + b'"}')
+        assert c.post("/echo", content=b"[1]", headers=json_type).status_code == 400
+        big = c.post("/echo", content=b'{"a": "' + b"x" * 2000 + b'"}', headers=json_type)
         assert big.status_code == 413
         assert "Traceback" not in big.text
         missing = c.get("/nowhere")
@@ -63,7 +66,11 @@ def test_oversized_chunked_body_is_413(tmp_path: Path) -> None:
             yield b"x" * 100
 
     with BackgroundServer(_app(tmp_path)) as server, httpx2.Client(base_url=server.url) as c:
-        r = c.post("/echo", content=chunks())  # type: ignore[arg-type]
+        r = c.post(
+            "/echo",
+            content=chunks(),  # type: ignore[arg-type]
+            headers={"content-type": "application/json"},
+        )
         assert r.status_code == 413
 
 
@@ -81,14 +88,14 @@ def test_run_ids_resolve_only_inside_the_store(tmp_path: Path) -> None:
 
 
 def test_token_is_required_on_every_route(tmp_path: Path) -> None:
-    app = _app(tmp_path, token="s3cret")
+    app = _app(tmp_path, token=STRONG)
     with BackgroundServer(app) as server, httpx2.Client(base_url=server.url) as c:
         assert c.get("/v1/health").status_code == 401
         assert c.get("/v1/health", headers={"authorization": "Bearer nope"}).status_code == 401
         for headers in (
-            {"authorization": "Bearer s3cret"},
-            {"x-api-key": "s3cret"},
-            {"x-regista-token": "s3cret"},
+            {"authorization": f"Bearer {STRONG}"},
+            {"x-api-key": STRONG},
+            {"x-regista-token": STRONG},
         ):
             assert c.get("/v1/health", headers=headers).status_code == 200
 
@@ -97,7 +104,7 @@ def test_non_loopback_host_needs_a_token() -> None:
     check_bind("127.0.0.1", None)
     check_bind("::1", None)
     check_bind("localhost", None)
-    check_bind("0.0.0.0", "t")
+    check_bind("0.0.0.0", STRONG)
     with pytest.raises(UserError, match="without a token"):
         check_bind("0.0.0.0", None)
     with pytest.raises(UserError):
