@@ -8,11 +8,10 @@ from contextlib import contextmanager
 
 __all__ = ["paused_gc"]
 
-#: Objects that paused blocks moved to the oldest generation since the last full collection
-#: made here, and the tracked objects then (measured when first needed).
-_moved = 0
+#: The tracked objects after the first paused block, or after the last full collection made
+#: here: the measure of what lives long (0: not measured yet).
 _long_lived = 0
-#: Fewer moved objects than this never start a full collection.
+#: Fewer new objects than this never start a full collection.
 _FLOOR = 100_000
 
 
@@ -38,9 +37,12 @@ def paused_gc() -> Iterator[None]:
     that the command line read 18 times in one process.
 
     A successful block may still have made cycles that become garbage later (an index and
-    its steps): what blocks moved is counted, and once it is as many objects as lived
-    there, a full collection runs. A process that reads one trace never pays for it; one
-    that reads trace after trace pays one full collection each time its objects doubled.
+    its steps): once the tracked objects are twice as many as lived after the first block
+    (or the last full collection made here), a full collection runs. They are counted from
+    the freeze the block makes anyway, so the count is exact (allocation counters also
+    count the dictionaries the collector stops tracking). A process that reads one trace
+    never pays for a full collection; one that reads trace after trace pays one each time
+    its objects doubled: the price of not keeping its garbage.
     """
     was_on = gc.isenabled()
     if was_on:
@@ -53,23 +55,22 @@ def paused_gc() -> Iterator[None]:
     finally:
         if was_on:
             if done:
-                made = gc.get_count()[0]  # tracked objects the block made (net)
                 gc.freeze()
+                lived = gc.get_freeze_count()  # every tracked object
                 gc.unfreeze()
             gc.enable()
             if done:
-                _collect_when_due(made)
+                _collect_when_due(lived)
 
 
-def _collect_when_due(made: int) -> None:
-    global _moved, _long_lived
-    _moved += made
-    if _moved < _FLOOR:
-        return
+def _collect_when_due(lived: int) -> None:
+    global _long_lived
     if not _long_lived:
-        _long_lived = len(gc.get_objects())
-    if _moved < _long_lived:
+        _long_lived = lived  # the first block's objects are the measure: never collected
+        return
+    if lived - _long_lived < max(_FLOOR, _long_lived):
         return
     gc.collect()
-    _moved = 0
-    _long_lived = len(gc.get_objects())
+    gc.freeze()
+    _long_lived = gc.get_freeze_count()
+    gc.unfreeze()

@@ -7,6 +7,7 @@ import gc
 import weakref
 
 import pytest
+from fresh import fresh_python
 
 from regista._gc import paused_gc
 
@@ -56,22 +57,42 @@ def test_a_paused_block_leaves_the_collector_as_it_found_it() -> None:
         gc.enable()
 
 
-def test_cycles_made_in_blocks_that_succeeded_are_collected_in_the_end(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_cycles_made_in_blocks_that_succeeded_are_collected_in_the_end() -> None:
     """An index and its steps: a cycle made inside a block that succeeded, dropped later,
-    is collected once the blocks moved as many objects as lived there (few here)."""
-    from regista import _gc
+    is collected once the process holds twice the objects it held after its first block;
+    a process that reads one trace never pays for a full collection."""
+    out = fresh_python(
+        """
+import gc, weakref
+from regista._gc import paused_gc
 
-    monkeypatch.setattr(_gc, "_FLOOR", 1000, raising=False)
-    monkeypatch.setattr(_gc, "_long_lived", 1000, raising=False)
-    monkeypatch.setattr(_gc, "_moved", 0, raising=False)
-    cycles = []
-    for _ in range(30):
-        with paused_gc():
-            trace = [{"n": i} for i in range(200)]
-            node = _Node()
-            cycles.append(weakref.ref(node))
-        del node, trace
-    alive = sum(ref() is not None for ref in cycles)
-    assert alive <= 25, f"{alive} of {len(cycles)} cycles never collected"
+class Node:
+    def __init__(self):
+        self.me = self
+
+full = []
+gc.callbacks.append(lambda phase, info: phase == "start" and info["generation"] == 2
+                    and full.append(1))
+kept = []
+with paused_gc():  # the first read: a big trace (lists: objects the collector tracks)
+    kept.append([[i] for i in range(300_000)])
+first = len(full)
+cycles = []
+for _ in range(12):  # trace after trace, each the size of the first
+    with paused_gc():
+        kept.append([[i] for i in range(300_000)])
+        node = Node()
+        cycles.append(weakref.ref(node))
+    del node
+alive = sum(ref() is not None for ref in cycles)
+print(first, len(full), alive)
+"""
+    )
+    first, full, alive = map(int, out.split())
+    assert first == 0, "the first read paid for a full collection"
+    assert 1 <= full <= 5, (
+        f"{full} full collections for 12 reads (one each time the objects doubled)"
+    )
+    # the cycles dropped before the last full collection are gone; those after it wait for
+    # the objects to double again (garbage kept is at most what lives)
+    assert alive <= 8, f"{alive} of 12 cycles never collected"
