@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import shutil
 import sys
+from typing import Any
 
 import orjson
 
@@ -33,6 +34,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--task", metavar="WORDS", help="only runs whose task has all these words")
     p.add_argument("--forks-of", metavar="ID", help="a run and its forks (an id or its start)")
     p.add_argument("--since", metavar="WHEN", help="only runs started since (2h, 3d, 2026-07-02)")
+    p.add_argument(
+        "--by",
+        choices=["project", "day", "model"],
+        help="where the time and the money went: tokens (cache split), cost and time of the "
+        "runs listed, per project (where each was launched), day or model",
+    )
     p.set_defaults(func=run)
 
 
@@ -71,6 +78,42 @@ def run_lines(runs: list[RunInfo], width: int) -> list[str]:
     return lines
 
 
+def runs_by(runs: list[RunInfo], by: str) -> list[Any]:
+    """The runs' tokens, cost and time per project, day or model (the costliest first)."""
+    from regista.breakdown import Group, StepNumbers
+
+    groups: dict[str, Group] = {}
+    for r in runs:
+        key = {"project": r.project, "day": r.started[:10], "model": r.model}[by] or "?"
+        group = groups.setdefault(key, Group(key))
+        ms = r.duration_ms or 0.0
+        group.add(StepNumbers(r.tokens, r.cost_usd if r.complete else None, (0, int(ms * 1e6))))
+    order = list(groups.values())
+    if by == "day":
+        order.sort(key=lambda g: g.key, reverse=True)
+    else:
+        order.sort(key=lambda g: (-(g.cost or 0.0), -g.ms, g.key))
+    return order
+
+
+def repeats_of_run(run: RunInfo) -> dict[str, Any] | None:
+    """The run's repeats and what they took, as ``show --json`` gives them (the run is read
+    once for it; ``None`` when it has none, or cannot be read)."""
+    import warnings
+
+    from regista.cli.cmd_show import repeats_of
+    from regista.cli.show_pass import StepsPass
+    from regista.errors import RegistaError
+    from regista.trace.listing import Listing
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return repeats_of(StepsPass(Listing.load(run.path), 0))
+    except (RegistaError, OSError):
+        return None
+
+
 def run(args: argparse.Namespace) -> int:
     from regista.store.library import library_or
 
@@ -86,8 +129,21 @@ def run(args: argparse.Namespace) -> int:
     )
     if parent is not None:  # the parent first, its forks under it
         runs.sort(key=lambda r: r.session_id != parent.session_id)
+    if args.by:
+        from regista.cli.show_by import print_groups
+
+        print_groups(
+            args.by,
+            runs_by(runs, args.by),
+            "(all)",
+            "RUNS",
+            json_out=args.json,
+            whole="runs'",
+        )
+        return 0
     if args.json:
-        sys.stdout.write(orjson.dumps([r.to_dict() for r in runs]).decode() + "\n")
+        rows = [r.to_dict() | {"repeats": repeats_of_run(r)} for r in runs]
+        sys.stdout.write(orjson.dumps(rows).decode() + "\n")
         return 0
     width = shutil.get_terminal_size((120, 24)).columns
     if not runs:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import Any
 
 from regista.breakdown import Group, StepNumbers, breakdown, subagent_of
 from regista.tokens import compact_count
@@ -26,25 +27,49 @@ def run_by(args: argparse.Namespace) -> int:
     groups = breakdown(
         steps, args.by, subagent=subagent_of(trace.path) if args.by == "subagent" else None
     )
-    total = Group("(run)")
+    print_groups(args.by, groups, "(run)", "STEPS", json_out=getattr(args, "json", False))
+    return 0
+
+
+def print_groups(
+    by: str,
+    groups: list[Group],
+    total_name: str,
+    count: str,
+    *,
+    json_out: bool = False,
+    whole: str = "run's",
+) -> None:
+    """The breakdown table (or its JSON): one row per group, then their total, with each
+    group's share of the total's cost and time; ``count`` heads the column of how many
+    steps (or runs) each holds."""
+    total = Group(total_name)
     for g in groups:
         total.add(StepNumbers(g.tokens, g.cost, (0, int(g.ms * 1e6))), steps=g.steps)
-    if getattr(args, "json", False):
+    if json_out:
+        counted = count.lower()
+
+        def as_dict(g: Group) -> dict[str, Any]:
+            d = g.as_dict()
+            d[counted] = d.pop("steps")
+            return d
+
         print(
             json.dumps(
-                {"by": args.by, "groups": [g.as_dict() for g in groups], "total": total.as_dict()},
+                {"by": by, "groups": [as_dict(g) for g in groups], "total": as_dict(total)},
                 indent=2,
             )
         )
-        return 0
+        return
     from rich.console import Console
     from rich.table import Table
 
     console = Console(highlight=False)
     table = Table(box=None, pad_edge=False, header_style="bold")
-    table.add_column(args.by.upper(), overflow="ellipsis", no_wrap=True, max_width=28)
-    for name in ("STEPS", "IN", "OUT", "C.READ", "C.WRITE", "COST", "%", "TIME", "%"):
-        table.add_column(name, justify="right", no_wrap=True)
+    table.add_column(by.upper(), overflow="ellipsis", no_wrap=True, max_width=28, ratio=1)
+    for name in (count, "IN", "OUT", "C.READ", "C.WRITE", "COST", "%", "TIME", "%"):
+        # the figures keep their width; a long group name is what gets cut
+        table.add_column(name, justify="right", no_wrap=True, min_width=len(name))
     for g in [*groups, total]:
         t = g.tokens
         last = g is total
@@ -64,6 +89,5 @@ def run_by(args: argparse.Namespace) -> int:
     console.print(table)
     console.print(
         "[dim]tokens: IN and OUT, C.READ cache reads, C.WRITE cache writes (5 minutes and 1 "
-        "hour); % is the share of the run's cost and time[/]"
+        f"hour); % is the share of the {whole} cost and time[/]"
     )
-    return 0

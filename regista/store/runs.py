@@ -87,6 +87,9 @@ class RunInfo:
     savings: Savings | None = None
     size: int = 0
     mtime: float = 0.0
+    #: Where it was launched: an imported session's working folder, else the folder that
+    #: holds the ``.regista`` its trace is in (else the trace's own folder).
+    project: str = ""
     parent: RunInfo | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -148,6 +151,7 @@ class RunInfo:
             "parent_outcome": parent.outcome if parent else None,
             "parent_cost_usd": round_cost(parent.cost_usd) if parent else None,
             "savings": self.savings.to_dict() if self.savings else None,
+            "project": self.project,
         }
 
 
@@ -298,6 +302,7 @@ def read_run(path: Path) -> RunInfo:
         provider=_str(start.get("provider")),
         size=st.st_size,
         mtime=st.st_mtime,
+        project=_project(path, start.get("metadata")),
     )
     forked = start.get("forked_from")
     if isinstance(forked, dict) and isinstance(forked.get("session_id"), str):
@@ -333,6 +338,18 @@ def read_run(path: Path) -> RunInfo:
 
 def _str(value: Any) -> str:
     return value if isinstance(value, str) else ""
+
+
+def _project(path: Path, metadata: Any) -> str:
+    """Where a run was launched (see :attr:`RunInfo.project`)."""
+    cwd = metadata.get("cwd") if isinstance(metadata, dict) else None
+    if isinstance(cwd, str) and cwd:
+        return cwd
+    where = path.absolute()
+    for folder in where.parents:
+        if folder.name == ".regista":
+            return str(folder.parent)
+    return str(where.parent)
 
 
 def list_runs(folder: str | Path | None = None, *, paths: Iterable[Path] | None = None) -> RunList:
