@@ -90,6 +90,21 @@ def test_runs_json(runs: dict[str, Path], capsys: pytest.CaptureFixture[str]) ->
     assert failed == {_sid(runs["max_turns"]), _sid(runs["error"])}
 
 
+def test_runs_table(runs: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    """The table printed the raw stop reason cut to 10 characters: an imported session read
+    ``transcrip…``, with nothing saying it is not a failure."""
+    folder = next(iter(runs.values())).parent
+    assert main(["runs", str(folder)]) == 0
+    table = capsys.readouterr().out.splitlines()
+    at = table[0].index("OUTCOME")
+    for name, path in runs.items():
+        (line,) = [line for line in table if line.startswith(_sid(path))]
+        words = line[at:].split("  ")[0]
+        stop, status = EXPECTED[name]
+        assert (name, words) == (name, outcome_text(stop, status))
+    assert "ended without a stop reason" in "\n".join(table)
+
+
 def test_v1_runs(runs: dict[str, Path]) -> None:
     from starlette.testclient import TestClient
 
