@@ -38,6 +38,7 @@ from regista.importers._otlp_calls import (
     read_call,
 )
 from regista.trace.canonical import request_hash
+from regista.trace.otel_spans import CACHE_1H, REASONING
 
 __all__ = ["convert", "convert_request", "hex_id", "parse_protobuf", "spans_of"]
 
@@ -174,7 +175,7 @@ def _int(attrs: dict[str, Any], *keys: str) -> int | None:
     return None
 
 
-def _usage(attrs: dict[str, Any]) -> dict[str, int] | None:
+def _usage(attrs: dict[str, Any]) -> dict[str, Any] | None:
     inp = _int(
         attrs,
         "gen_ai.usage.input_tokens",
@@ -211,12 +212,24 @@ def _usage(attrs: dict[str, Any]) -> dict[str, int] | None:
         or 0
     )
     # The conventions count cached tokens in input_tokens; regista (Anthropic) does not.
-    return {
+    usage: dict[str, Any] = {
         "input_tokens": max((inp or 0) - read - write, 0),
         "output_tokens": out or 0,
         "cache_creation_input_tokens": write,
         "cache_read_input_tokens": read,
     }
+    # The hour-long part of the cache writes (regista's own export says it) and the
+    # reasoning part of the output (the conventions' attribute, or OpenLLMetry's).
+    hour = min(_int(attrs, CACHE_1H) or 0, write)
+    if hour:
+        usage["cache_creation"] = {
+            "ephemeral_5m_input_tokens": write - hour,
+            "ephemeral_1h_input_tokens": hour,
+        }
+    reasoning = _int(attrs, REASONING, "gen_ai.usage.reasoning_tokens")
+    if reasoning:
+        usage["reasoning_output_tokens"] = reasoning
+    return usage
 
 
 def _ts(ns: int) -> str:

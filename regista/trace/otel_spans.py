@@ -34,6 +34,7 @@ from regista.trace.otel_messages import (
 )
 from regista.trace.reader import Trace
 from regista.trace.steps import Step
+from regista.tokens import tokens_of
 from regista.types import LlmResponse, Usage, text_of
 
 __all__ = [
@@ -138,17 +139,27 @@ def _set(attrs: dict[str, AttrValue], key: str, value: Any) -> None:
         attrs[key] = value
 
 
+#: The part of ``gen_ai.usage.cache_creation.input_tokens`` written for an hour (the
+#: conventions have no name for it; a regista run sent back to the receiver keeps it).
+CACHE_1H = "regista.usage.cache_creation.ephemeral_1h.input_tokens"
+#: The conventions' count of the output tokens spent reasoning (part of the output).
+REASONING = "gen_ai.usage.reasoning.output_tokens"
+
+
 def _usage(usage: Usage | dict[str, Any] | None) -> dict[str, AttrValue]:
     # Anthropic's input_tokens leave out cached tokens; the convention's include them.
-    u = usage if isinstance(usage, Usage) else Usage.model_validate(usage or {})
-    return {
-        "gen_ai.usage.input_tokens": u.input_tokens
-        + u.cache_read_input_tokens
-        + u.cache_creation_input_tokens,
-        "gen_ai.usage.output_tokens": u.output_tokens,
-        "gen_ai.usage.cache_read.input_tokens": u.cache_read_input_tokens,
-        "gen_ai.usage.cache_creation.input_tokens": u.cache_creation_input_tokens,
+    t = tokens_of(usage)
+    attrs: dict[str, AttrValue] = {
+        "gen_ai.usage.input_tokens": t.input + t.cache_read + t.cache_write,
+        "gen_ai.usage.output_tokens": t.output,
+        "gen_ai.usage.cache_read.input_tokens": t.cache_read,
+        "gen_ai.usage.cache_creation.input_tokens": t.cache_write,
     }
+    if t.cache_write_1h:
+        attrs[CACHE_1H] = t.cache_write_1h
+    if t.reasoning:
+        attrs[REASONING] = t.reasoning
+    return attrs
 
 
 def server_attributes(server: object) -> dict[str, AttrValue]:
@@ -491,7 +502,7 @@ class _Builder:
             "gen_ai.conversation.id": self.sid,
             "gen_ai.request.model": start.model,
             **_request_params(start.max_tokens, start.params),
-            **_usage(summary.usage),
+            **_usage(summary.tokens.usage_dict()),
             "regista.turns": summary.turns,
             "regista.steps": summary.steps,
             "regista.tool_calls": summary.tool_calls,

@@ -791,3 +791,38 @@ def test_messages_come_back_from_an_export_as_they_were() -> None:
         },
     ]
     assert genai_messages(orjson.dumps(input_messages(messages)).decode(), system=[]) == messages
+
+
+def test_an_export_keeps_one_hour_cache_writes_and_reasoning(tmp_path: Path) -> None:
+    """Spans carried only the sum of cache writes and no reasoning count: an exported
+    session's 1-hour writes read as 5-minute ones (priced lower) and its reasoning was lost,
+    in the backend and in the run the receiver made of the spans."""
+    from regista.tokens import Tokens
+    from regista.trace.otel_spans import CACHE_1H, REASONING
+
+    from .cc_fixtures import CCSession, text
+
+    s = CCSession(model="claude-opus-4-7")
+    s.prompt("Think hard")
+    usage = {
+        "input_tokens": 10,
+        "output_tokens": 100,
+        "reasoning_output_tokens": 40,
+        "cache_creation_input_tokens": 3000,
+        "cache_read_input_tokens": 500,
+        "cache_creation": {"ephemeral_5m_input_tokens": 1000, "ephemeral_1h_input_tokens": 2000},
+    }
+    s.answer(text("Done."), usage=usage)
+    src = s.write(tmp_path / "s.jsonl")
+    trace = Trace.from_bytes(convert("claude-code", src).main.to_bytes(), src)
+    want = Tokens(10, 100, 500, 1000, 2000, 40)
+    assert trace.summary().tokens == want
+    spans = _spans(trace)
+    for span in spans:
+        attrs = span.attributes or {}
+        if "gen_ai.usage.output_tokens" in attrs:
+            assert (attrs[CACHE_1H], attrs[REASONING]) == (2000, 40), span.name
+            assert attrs["gen_ai.usage.cache_creation.input_tokens"] == 3000
+    back = Trace.from_bytes(convert_request(_body(trace)).main.to_bytes(), "<otlp>")
+    assert back.summary().tokens == want
+    assert back.summary().cost_usd == pytest.approx(trace.summary().cost_usd)
