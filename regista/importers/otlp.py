@@ -27,6 +27,7 @@ from typing import Any
 import orjson
 
 from regista.errors import RegistaError, TraceError, UserError
+from regista.harness_notes import typed
 from regista.importers._builder import ImportReport, RunBuilder, derived_session_id
 from regista.importers._common import Conversion, ImportedRun, read_source, record_report
 from regista.importers._otlp_calls import (
@@ -371,19 +372,25 @@ class _Run:
         )
         self.b.provider = provider
         self.prev: list[dict[str, Any]] = []
+        self.typed = 0  # turns counted from the messages (spans that say none)
         #: The last answer's tool calls, and the tool calls that have spans of their own.
         self.asked: list[dict[str, Any]] = []
         self.asked_at = _ts(start_ns)
         self.spanned = {_tool_call_id(s) for s in steps if _kind(s) == "tool"}
 
-    def _turn(self, span: dict[str, Any]) -> int:
+    def _said_turn(self, span: dict[str, Any]) -> int | None:
+        """The turn regista's own export gave ``span`` (on it or on its turn span)."""
         t = span["attrs"].get("regista.turn")
         if isinstance(t, int):
             return t
         parent = self.by_id.get(span["parent_id"])
         if parent is not None and isinstance(parent["attrs"].get("regista.turn"), int):
             return int(parent["attrs"]["regista.turn"])
-        return max(self.b.turn, 0)
+        return None
+
+    def _turn(self, span: dict[str, Any]) -> int:
+        said = self._said_turn(span)
+        return max(self.b.turn, 0) if said is None else said
 
     def run(self) -> list[dict[str, Any]]:
         for span in self.steps:
@@ -476,6 +483,15 @@ class _Run:
         if usage is not None:
             response["usage"] = usage
         prefix = len(self.prev) if messages[: len(self.prev)] == self.prev else 0
+        if (
+            self._said_turn(span) is None
+            and prefix < len(messages)
+            and (typed(messages[-1]) or not self.typed)
+        ):
+            # Other instrumentations say no turn: a turn is what the person typed, a new
+            # last message of text (the first call opens the first turn whatever it holds).
+            self.typed += 1
+            self.b.turn = self.typed - 1
         self._rebuilt_tools(messages[prefix:], _ts(span["start"]))
         step = self.b.step
         self.b.step += 1

@@ -826,3 +826,35 @@ def test_an_export_keeps_one_hour_cache_writes_and_reasoning(tmp_path: Path) -> 
     back = Trace.from_bytes(convert_request(_body(trace)).main.to_bytes(), "<otlp>")
     assert back.summary().tokens == want
     assert back.summary().cost_usd == pytest.approx(trace.summary().cost_usd)
+
+
+def test_the_turns_of_spans_are_what_the_person_typed() -> None:
+    """Spans that say no turn (other instrumentations') were one turn whatever was asked:
+    a conversation of two prompts read "1 turn"."""
+
+    def chat(span_id: str, start: int, *said: str) -> dict[str, Any]:
+        history = []
+        for i, text in enumerate(said):
+            role = "user" if i % 2 == 0 else "assistant"
+            history.append({"role": role, "parts": [{"type": "text", "content": text}]})
+        reply = [{"role": "assistant", "parts": [{"type": "text", "content": "Sunny."}]}]
+        return _span(
+            span_id,
+            "chat m",
+            start,
+            {
+                "gen_ai.operation.name": "chat",
+                "gen_ai.request.model": "m",
+                "gen_ai.input.messages": orjson.dumps(history).decode(),
+                "gen_ai.output.messages": orjson.dumps(reply).decode(),
+            },
+        )
+
+    body = _request(
+        chat("a1", 0, "Weather in Oslo?"),
+        chat("a2", 1000, "Weather in Oslo?", "Sunny.", "<system-reminder>x</system-reminder>"),
+        chat("a3", 2000, "Weather in Oslo?", "Sunny.", "And in Rome?"),
+    )
+    trace = Trace.from_bytes(convert_request(body).main.to_bytes(), "<otlp>")
+    assert [s.turn for s in trace.steps()] == [0, 0, 1]
+    assert trace.summary().turns == 2
