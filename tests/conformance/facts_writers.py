@@ -1,0 +1,404 @@
+"""Each writer of traces, given one abstract session (:mod:`.facts_session`).
+
+- ``loop``: regista's own agent loop, its model a :class:`~regista.providers.ScriptedProvider`
+  that answers the session's calls in order;
+- ``proxy``: the real ``anthropic`` SDK in the loop people write, through ``regista``'s
+  recording proxy, to a fake Messages API on 127.0.0.1 that answers the session's calls;
+- ``claude-code``: the session as a Claude Code transcript (one line per content block, a
+  compaction's summarising call in its ``agent-acompact-…`` file), imported;
+- ``codex``: the session as a Codex rollout (``token_count`` events, ``Exit code: N``
+  outputs, ``compacted`` lines), imported;
+- ``otlp``: the session as the GenAI spans an instrumented agent sends (a chat span per call,
+  an ``execute_tool`` span per tool, failures with an error status), posted to the OTLP
+  receiver of ``regista serve``.
+
+Each returns the path of the run it wrote and, for what it can say, a :class:`Can`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import orjson
+from importers.cc_fixtures import CCSession, text, tool_use
+from importers.codex_fixtures import Rollout
+
+from conformance.facts_session import Call, Can, Session, anthropic_answer, tool_reply
+
+Writer = Callable[[Session, Path], Path]
+
+CAN: dict[str, Can] = {
+    "loop": Can(turns=False, compaction=False),
+    "proxy": Can(compaction=False),
+    "claude-code": Can(),
+    "codex": Can(
+        cache_1h=False, reasoning=True, models=("gpt-5-codex", "gpt-5.1-codex", "acme-coder-3")
+    ),
+    "otlp": Can(compaction=False, cache_1h=False, reasoning=True),
+}
+
+#: How each writer's run ends: regista's own runs say ``end_turn``; a transcript just ends.
+OUTCOME = {
+    "loop": "ok",
+    "proxy": "ok",
+    "claude-code": "no_stop_reason",
+    "codex": "no_stop_reason",
+    "otlp": "no_stop_reason",
+}
+
+
+def _only(folder: Path) -> Path:
+    (path,) = folder.glob("*.jsonl")
+    return path
+
+
+# -- regista's own loop ---------------------------------------------------------------------
+
+
+def write_loop(session: Session, folder: Path) -> Path:
+    from fakes.anthropic_server import FakeAnthropicServer
+
+    from regista import Agent, tool
+    from regista.providers import AnthropicProvider
+
+    calls = session.calls()
+
+    def answer(body: dict[str, Any]) -> dict[str, Any]:
+        done = sum(1 for m in body["messages"] if m["role"] == "assistant")
+        return anthropic_answer(calls[done])
+
+    def run(city: str, ref: str) -> str:
+        tc = tool_reply(session, ref)
+        if tc.fails:
+            raise RuntimeError(tc.output)
+        return tc.output
+
+    @tool
+    def get_weather(city: str, ref: str) -> str:
+        """Current weather for a city."""
+        return run(city, ref)
+
+    @tool
+    def get_forecast(city: str, ref: str) -> str:
+        """The forecast for a city."""
+        return run(city, ref)
+
+    with FakeAnthropicServer() as fake:
+        fake.answer_with(answer)
+        provider = AnthropicProvider(session.model, api_key="k", base_url=fake.url, max_retries=0)
+        agent = Agent(
+            model=session.model,
+            instructions="You are a weather bot.",
+            tools=[get_weather, get_forecast],
+            provider=provider,
+            trace_dir=folder,
+            max_turns=50,
+        )
+        return Path(agent.run_sync(session.turns[0].prompt).trace_path)
+
+
+# -- the SDK proxy -----------------------------------------------------------------------------
+
+_TOOLS = [
+    {
+        "name": name,
+        "description": "Weather.",
+        "input_schema": {
+            "type": "object",
+            "properties": {"city": {"type": "string"}, "ref": {"type": "string"}},
+        },
+    }
+    for name in ("get_weather", "get_forecast")
+]
+
+
+def write_proxy(session: Session, folder: Path) -> Path:
+    import anthropic
+    from fakes.anthropic_server import FakeAnthropicServer
+
+    from regista.server import BackgroundServer, create_app
+    from regista.server.record import book
+
+    calls = session.calls()
+
+    def answer(body: dict[str, Any]) -> dict[str, Any]:
+        done = sum(1 for m in body["messages"] if m["role"] == "assistant")
+        return anthropic_answer(calls[done])
+
+    with FakeAnthropicServer() as fake:
+        # nothing may leave the machine: the other upstream is a closed local port
+        ups = {"anthropic": fake.url, "openai": "http://127.0.0.1:9/v1"}
+        app = create_app(folder, upstreams=ups, replay_ttl=3600)
+        fake.answer_with(answer)
+        with BackgroundServer(app) as server:
+            client = anthropic.Anthropic(
+                api_key="k", base_url=f"{server.url}/v1/record/anthropic", max_retries=0
+            )
+            messages: list[dict[str, Any]] = []
+            for turn in session.turns:
+                messages.append({"role": "user", "content": turn.prompt})
+                for _ in turn.calls:
+                    msg = client.messages.create(
+                        model=session.model,
+                        max_tokens=512,
+                        system="You are a weather bot.",
+                        tools=_TOOLS,  # type: ignore[arg-type]
+                        messages=messages,  # type: ignore[arg-type]
+                    )
+                    messages.append(
+                        {"role": "assistant", "content": [b.model_dump() for b in msg.content]}
+                    )
+                    uses = [b for b in msg.content if b.type == "tool_use"]
+                    if not uses:
+                        break
+                    results = []
+                    for u in uses:
+                        tc = tool_reply(session, u.id)
+                        block = {"type": "tool_result", "tool_use_id": u.id, "content": tc.output}
+                        if tc.fails:
+                            block["is_error"] = True
+                        results.append(block)
+                    messages.append({"role": "user", "content": results})
+            book(app.state.ctx).close()
+    return _only(folder)
+
+
+# -- Claude Code -----------------------------------------------------------------------------
+
+
+def _cc_answer(s: CCSession, call: Call) -> None:
+    blocks = [text(call.text)]
+    blocks += [tool_use(tc.id, tc.name, city=tc.arg, ref=tc.id) for tc in call.tools]
+    s.answer(*blocks, usage={**call.usage.usage_dict(), "service_tier": "standard"})
+
+
+def claude_code_transcript(session: Session, src: Path) -> CCSession:
+    """Write ``session`` as Claude Code would (and its compactions' agent files)."""
+    s = CCSession(model=session.model)
+    s.raw({"type": "summary", "summary": "Weather", "leafUuid": "elsewhere"})
+    s.snapshot()
+    compactions = 0
+    for turn in session.turns:
+        if turn.compaction is not None:
+            compactions += 1
+            s.compact(turn.compaction.summary)
+            c = CCSession(
+                session_id=s.session_id,
+                agent_id=f"acompact-{compactions:06x}",
+                sidechain=True,
+                model=session.model,
+            )
+            c.prompt("Your task is to create a detailed summary of the conversation so far.")
+            c.answer(text(turn.compaction.summary), usage=turn.compaction.usage.usage_dict())
+            c.write(src.parent / src.stem / "subagents" / f"agent-acompact-{compactions:06x}.jsonl")
+        s.prompt(turn.prompt)
+        for call in turn.calls:
+            _cc_answer(s, call)
+            for tc in call.tools:
+                s.progress(tc.id)
+                s.tool_result(tc.id, tc.output, is_error=tc.fails)
+    s.write(src)
+    return s
+
+
+def write_claude_code(session: Session, folder: Path) -> Path:
+    from regista.importers import convert, write_runs
+
+    src = folder / "cc" / "4f1c2a9e-8d3b-4e6f-a1b2-c3d4e5f60718.jsonl"
+    claude_code_transcript(session, src)
+    runs = write_runs(convert("claude-code", src), folder / "traces")
+    return Path(runs[0])
+
+
+# -- Codex -----------------------------------------------------------------------------------
+
+
+def _codex_tokens(r: Rollout, call: Call) -> None:
+    u = call.usage
+    last = {
+        "input_tokens": u.input + u.cache_read + u.cache_write,
+        "cached_input_tokens": u.cache_read,
+        "cache_write_input_tokens": u.cache_write,
+        "output_tokens": u.output,
+        "reasoning_output_tokens": u.reasoning,
+        "total_tokens": u.input + u.cache_read + u.cache_write + u.output,
+    }
+    r._total += last["total_tokens"]
+    info = {
+        "total_token_usage": {**last, "total_tokens": r._total},
+        "last_token_usage": last,
+        "model_context_window": 272000,
+    }
+    r.line("event_msg", {"type": "token_count", "info": info, "rate_limits": None})
+
+
+def codex_rollout(session: Session) -> Rollout:
+    r = Rollout()
+    r.meta()
+    for turn in session.turns:
+        if turn.compaction is not None:
+            r.line("compacted", {"message": turn.compaction.summary, "replacement_history": []})
+            r.line("event_msg", {"type": "context_compacted"})
+        r.turn(session.model)
+        r.line("event_msg", {"type": "task_started", "model_context_window": 272000})
+        r.user(turn.prompt)
+        for call in turn.calls:
+            r.say(call.text)
+            for tc in call.tools:
+                r.call(tc.id, "shell", command=["weather", tc.arg], ref=tc.id)
+            _codex_tokens(r, call)
+            for tc in call.tools:
+                code = 1 if tc.fails else 0
+                r.output(tc.id, f"Exit code: {code}\nWall time: 0.2 seconds\nOutput:\n{tc.output}")
+        r.line("event_msg", {"type": "task_complete", "last_agent_message": turn.calls[-1].text})
+    return r
+
+
+def write_codex(session: Session, folder: Path) -> Path:
+    from regista.importers import convert, write_runs
+
+    folder.mkdir(parents=True, exist_ok=True)
+    src = folder / "rollout-2026-02-11T08-27-22-019b64e5.jsonl"
+    src.write_bytes(codex_rollout(session).data())
+    return Path(write_runs(convert("codex", src), folder / "traces")[0])
+
+
+# -- OTLP spans to the receiver ---------------------------------------------------------------
+
+_T0 = 1_767_225_600_000_000_000
+
+
+def _kv(attrs: dict[str, Any]) -> list[dict[str, Any]]:
+    out = []
+    for k, v in attrs.items():
+        if isinstance(v, bool):
+            out.append({"key": k, "value": {"boolValue": v}})
+        elif isinstance(v, int):
+            out.append({"key": k, "value": {"intValue": str(v)}})
+        else:
+            out.append({"key": k, "value": {"stringValue": str(v)}})
+    return out
+
+
+def otlp_body(session: Session) -> dict[str, Any]:
+    """The spans of an agent instrumented with the GenAI conventions (input tokens count the
+    cached ones, as the conventions say)."""
+    spans: list[dict[str, Any]] = []
+    trace_id = f"{session.seed + 1:032x}"
+    at = 0  # ms since _T0
+
+    def span(name: str, ms: int, attrs: dict[str, Any], error: bool = False) -> None:
+        nonlocal at
+        spans.append(
+            {
+                "traceId": trace_id,
+                "spanId": f"{len(spans) + 2:016x}",
+                "parentSpanId": f"{1:016x}",
+                "name": name,
+                "startTimeUnixNano": str(_T0 + at * 1_000_000),
+                "endTimeUnixNano": str(_T0 + (at + ms) * 1_000_000),
+                "attributes": _kv(attrs),
+                "status": {"code": 2, "message": "failed"} if error else {},
+            }
+        )
+        at += ms + 5
+
+    def parts(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        out = []
+        for b in blocks:
+            if b["type"] == "text":
+                out.append({"type": "text", "content": b["text"]})
+            elif b["type"] == "tool_use":
+                out.append(
+                    {"type": "tool_call", "id": b["id"], "name": b["name"], "arguments": b["input"]}
+                )
+        return out
+
+    history: list[dict[str, Any]] = []
+    n = 0
+    for turn in session.turns:
+        history.append({"role": "user", "parts": [{"type": "text", "content": turn.prompt}]})
+        for call in turn.calls:
+            n += 1
+            out = anthropic_answer(call)
+            u = call.usage
+            reply = {"role": "assistant", "parts": parts(out["content"])}
+            span(
+                f"chat {session.model}",
+                100 + 37 * n,
+                {
+                    "gen_ai.operation.name": "chat",
+                    "gen_ai.system": "anthropic",
+                    "gen_ai.request.model": session.model,
+                    "gen_ai.response.model": session.model,
+                    "gen_ai.usage.input_tokens": u.input + u.cache_read + u.cache_write,
+                    "gen_ai.usage.output_tokens": u.output,
+                    "gen_ai.usage.cache_read.input_tokens": u.cache_read,
+                    "gen_ai.usage.cache_creation.input_tokens": u.cache_write,
+                    "gen_ai.usage.reasoning.output_tokens": u.reasoning,
+                    "gen_ai.input.messages": orjson.dumps(history).decode(),
+                    "gen_ai.output.messages": orjson.dumps([reply]).decode(),
+                    "gen_ai.response.finish_reasons": orjson.dumps([out["stop_reason"]]).decode(),
+                },
+            )
+            history.append(reply)
+            responses = []
+            for k, tc in enumerate(call.tools):
+                span(
+                    f"execute_tool {tc.name}",
+                    20 + 11 * k,
+                    {
+                        "gen_ai.operation.name": "execute_tool",
+                        "gen_ai.tool.name": tc.name,
+                        "gen_ai.tool.call.id": tc.id,
+                        "gen_ai.tool.call.arguments": orjson.dumps(
+                            {"city": tc.arg, "ref": tc.id}
+                        ).decode(),
+                        "gen_ai.tool.call.result": orjson.dumps(tc.output).decode(),
+                    },
+                    error=tc.fails,
+                )
+                responses.append({"type": "tool_call_response", "id": tc.id, "response": tc.output})
+            if responses:
+                history.append({"role": "tool", "parts": responses})
+    root = {
+        "traceId": trace_id,
+        "spanId": f"{1:016x}",
+        "parentSpanId": "",
+        "name": "invoke_agent weather",
+        "startTimeUnixNano": str(_T0),
+        "endTimeUnixNano": str(_T0 + at * 1_000_000),
+        "attributes": _kv({"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "w"}),
+        "status": {},
+    }
+    return {
+        "resourceSpans": [
+            {
+                "resource": {"attributes": _kv({"service.name": "weather"})},
+                "scopeSpans": [{"spans": [root, *spans]}],
+            }
+        ]
+    }
+
+
+def write_otlp(session: Session, folder: Path) -> Path:
+    from starlette.testclient import TestClient
+
+    from regista.server import create_app
+
+    store = folder / "store"
+    with TestClient(create_app(store)) as http:
+        r = http.post("/v1/traces", json=otlp_body(session))
+        assert r.status_code == 200, r.text
+    return _only(store)
+
+
+WRITERS: dict[str, Writer] = {
+    "loop": write_loop,
+    "proxy": write_proxy,
+    "claude-code": write_claude_code,
+    "codex": write_codex,
+    "otlp": write_otlp,
+}
