@@ -23,6 +23,7 @@ from typing import Any, Literal, cast
 import orjson
 
 from regista.errors import TraceFormatError
+from regista.tokens import tokens_of
 from regista.trace.events import ErrorEvent, SessionStart
 from regista.trace.otel_fit import fit_json, fit_text
 from regista.trace.otel_messages import (
@@ -34,7 +35,6 @@ from regista.trace.otel_messages import (
 )
 from regista.trace.reader import Trace
 from regista.trace.steps import Step
-from regista.tokens import tokens_of
 from regista.types import LlmResponse, Usage, text_of
 
 __all__ = [
