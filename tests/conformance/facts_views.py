@@ -58,6 +58,8 @@ def _status(words: str) -> str:
 
     if words in _WORDS:
         return _WORDS[words]
+    if words.startswith(("unfinished", "running", "crashed")):  # no session.end
+        return "in_progress"
     return "ok" if words in OK_STOPS else "failed"
 
 
@@ -276,7 +278,11 @@ def tui(path: Path) -> Seen:
         rows = [row_of(index.step(i)) for i in range(len(index.steps))]
     finally:
         index.close()
-    words = head.split("● ", 1)[1].split(" · ")[0] if "● " in head else ""
+    words = (
+        re.split(r"[●◌✕] ", head, maxsplit=1)[1].split(" · ")[0]
+        if re.search("[●◌✕] ", head)
+        else ""
+    )
     outcome = _status(words)
     errors = re.search(r"(\d+) errors?\b", head)
     turns = re.search(r"(\d+) turns?\b", head)
@@ -288,7 +294,7 @@ def tui(path: Path) -> Seen:
         errors=int(errors.group(1)) if errors else 0,
         step_errors=tuple(r.error for r in rows),
         tokens_short=short.group(1) if short else None,
-        cost_known=bool(cost) and cost.group(1) != "cost unknown",  # type: ignore[union-attr]
+        cost_known=None if cost is None else cost.group(1) != "cost unknown",
         cost_text=cost.group(1).replace("cost unknown", "unknown") if cost else None,
         turns=int(turns.group(1)) if turns else None,
         steps=len(rows),
