@@ -39,6 +39,7 @@ class Can:
 
     turns: bool = True  # more than one typed turn
     compaction: bool = True
+    compaction_usage: bool = True  # the summarising call's usage is in the source
     cache_write: bool = True
     cache_1h: bool = True
     reasoning: bool = False
@@ -166,8 +167,10 @@ def _usage(rng: random.Random, can: Can) -> Tokens:
 
 
 def generate(rng: random.Random, can: Can, seed: int = 0) -> Session:
-    """One session within what ``can`` says the writer records."""
-    n_turns = rng.randint(1, 3) if can.turns else 1
+    """One session within what ``can`` says the writer records (every third one, from the
+    first, of several turns with a compaction where the writer records them)."""
+    full = seed % 3 == 0 and can.turns and can.compaction
+    n_turns = rng.randint(2, 3) if full else rng.randint(1, 3) if can.turns else 1
     turns: list[Turn] = []
     tool_n = 0
     for t in range(n_turns):
@@ -190,8 +193,9 @@ def generate(rng: random.Random, can: Can, seed: int = 0) -> Session:
             calls.append(Call(f"Turn {t}, call {k}: looking.", tuple(tools), _usage(rng, can)))
         calls.append(Call(f"Turn {t}: done, {rng.choice(_WORDS)}.", (), _usage(rng, can)))
         compaction = None
-        if t > 0 and can.compaction and rng.random() < 0.5:
-            compaction = Compaction(f"Summary before turn {t}.", _usage(rng, can))
+        if t > 0 and can.compaction and (rng.random() < 0.5 or (full and t == 1)):
+            usage = _usage(rng, can) if can.compaction_usage else Tokens()
+            compaction = Compaction(f"Summary before turn {t}.", usage)
         turns.append(
             Turn(f"Question {t}: weather in {rng.choice(_WORDS)}?", tuple(calls), compaction)
         )

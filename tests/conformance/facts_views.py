@@ -44,6 +44,8 @@ class Seen:
     step_tokens: tuple[int | None, ...] | None = None
     step_tokens_short: tuple[str | None, ...] | None = None
     step_ms: tuple[float | None, ...] | None = None
+    step_usage: tuple[Tokens | None, ...] | None = None
+    step_cost: tuple[float | None, ...] | None = None
 
     def shown(self) -> dict[str, Any]:
         return {
@@ -112,6 +114,25 @@ def parse_tokens_text(text: str) -> Tokens:
     m = _TOKENS.search(text)
     assert m, text
     return Tokens(*(_n(g) for g in m.groups()))
+
+
+def parse_brief_tokens(text: str) -> Tokens:
+    """``in 3 · out 97 · cache read 15,120 · cache write 5m 1,204 / 1h 0 · reasoning 5``,
+    its cache parts left out when they are 0 (:meth:`Tokens.text` with ``brief``)."""
+    inp = re.search(rf"\bin {_NUM}", text)
+    out = re.search(rf"\bout {_NUM}", text)
+    assert inp and out, text
+    read = re.search(rf"cache read {_NUM}", text)
+    write = re.search(rf"cache write 5m {_NUM} / 1h {_NUM}", text)
+    reasoning = re.search(rf"reasoning {_NUM}", text)
+    return Tokens(
+        _n(inp.group(1)),
+        _n(out.group(1)),
+        _n(read.group(1)) if read else 0,
+        _n(write.group(1)) if write else 0,
+        _n(write.group(2)) if write else 0,
+        _n(reasoning.group(1)) if reasoning else 0,
+    )
 
 
 def _row(text: str, label: str) -> str:
@@ -258,10 +279,22 @@ def share(path: Path) -> Seen:
         tokens=_tokens(h["tokens"]), cost_usd=cost, cost_known=known, turns=h["turns"],
         tool_calls=h["tool_calls"], steps=h["steps"], duration_ms=h["duration_ms"],
         step_ms=tuple(s["ms"] for s in data["steps"]),
+        step_cost=tuple(s["cost"] for s in data["steps"]),
     )  # fmt: skip
 
 
 # -- the TUI -------------------------------------------------------------------------------------
+
+
+def _step_view(step: Any) -> str:
+    """What the step pane shows of ``step`` (``render_step``), as plain text."""
+    from rich.console import Console
+
+    from regista_tui.widgets.step.render import render_step
+
+    console = Console(width=400, record=True, file=io.StringIO())
+    console.print(render_step(step))
+    return console.export_text()
 
 
 def tui(path: Path) -> Seen:
@@ -275,7 +308,22 @@ def tui(path: Path) -> Seen:
     try:
         index.warm()
         head = _header_text(index, "", "").plain
-        rows = [row_of(index.step(i)) for i in range(len(index.steps))]
+        steps = [index.step(i) for i in range(len(index.steps))]
+        rows = [row_of(st) for st in steps]
+        usage: list[Tokens | None] = []
+        costs: list[float | None] = []
+        for st in steps:
+            if st.kind == "tool":
+                usage.append(None)
+                costs.append(0.0)
+                continue
+            shown = _step_view(st)
+            title = "Response" if st.kind == "model" else "Compaction"
+            line = next(ln for ln in shown.splitlines() if title in ln and "tokens" in ln)
+            usage.append(parse_brief_tokens(line.split("tokens", 1)[1]))
+            cost = re.search(r"· (\$[\d.]+|cost unknown) ·", line)
+            assert cost, line
+            costs.append(None if cost.group(1) == "cost unknown" else float(cost.group(1)[1:]))
     finally:
         index.close()
     words = (
@@ -300,6 +348,8 @@ def tui(path: Path) -> Seen:
         steps=len(rows),
         step_tokens=tuple(r.tokens for r in rows),
         step_ms=tuple(r.duration_ms for r in rows),
+        step_usage=tuple(usage),
+        step_cost=tuple(costs),
     )
 
 

@@ -34,7 +34,10 @@ CAN: dict[str, Can] = {
     "proxy": Can(compaction=False),
     "claude-code": Can(),
     "codex": Can(
-        cache_1h=False, reasoning=True, models=("gpt-5-codex", "gpt-5.1-codex", "acme-coder-3")
+        compaction_usage=False,
+        cache_1h=False,
+        reasoning=True,
+        models=("gpt-5-codex", "gpt-5.1-codex", "acme-coder-3"),
     ),
     "otlp": Can(compaction=False, cache_1h=False, reasoning=True),
 }

@@ -25,6 +25,7 @@ import pytest
 from conformance.facts_session import ITERATIONS, Facts, Session, generate, rng_for
 from conformance.facts_views import VIEWS, Seen
 from conformance.facts_writers import CAN, OUTCOME, WRITERS
+from regista.pricing import cost_usd
 from regista.tokens import Tokens
 from regista.vocab import cost_amount
 
@@ -48,6 +49,21 @@ def _step_usage(session: Session) -> tuple[Tokens | None, ...]:
         for c in t.calls:
             out.append(c.usage)
             out.extend(None for _ in c.tools)
+    return tuple(out)
+
+
+def _step_cost(session: Session) -> tuple[float | None, ...]:
+    """Each step's cost: a model call's and a compaction's at the price table's rate
+    (``None``: no price), a tool step's nothing; a compaction the source recorded no usage
+    for costs nothing (Codex bills it in the next call's)."""
+    out: list[float | None] = []
+    for t in session.turns:
+        if t.compaction is not None:
+            u = t.compaction.usage
+            out.append(cost_usd(session.model, u) if u.total else 0.0)
+        for c in t.calls:
+            out.append(cost_usd(session.model, c.usage))
+            out.extend(0.0 for _ in c.tools)
     return tuple(out)
 
 
@@ -91,6 +107,7 @@ def mismatches(
         "tool_calls": want.tool_calls,
         "steps": len(want.kinds),
         "step_tokens": want.step_tokens,
+        "step_usage": tuple(u if u is not None else None for u in usage),
         "step_tokens_short": tuple(u.short() if u is not None and u.total else None for u in usage),
     }
     out = []
@@ -104,6 +121,18 @@ def mismatches(
                 continue
             if run_ms is None or not -10 <= value - run_ms <= 10 + late:
                 out.append(f"duration_ms: {value!r}, recorded {run_ms!r}")
+        elif name == "step_cost":
+            want_costs = _step_cost(session)
+            ok = len(value) == len(want_costs)
+            for got_c, want_c in zip(value, want_costs, strict=False):
+                if got_c == -1.0:  # a view that does not show it for this kind of step
+                    continue
+                if (got_c is None) != (want_c is None) or (
+                    got_c is not None and not math.isclose(got_c, want_c, abs_tol=5e-5)
+                ):
+                    ok = False
+            if not ok:
+                out.append(f"step_cost: {value!r}, want {want_costs!r}")
         elif name == "step_ms":
             want_ms = tuple(ms or 0.0 for ms in step_ms)
             got = tuple(ms or 0.0 for ms in value)
