@@ -534,11 +534,15 @@ class _Builder:
                 _io(attrs, "output", summary.output, False)
         children = self.turns()
         last = end if end is not None else self.trace.events[-1]
+        end_ns = max([self.ns(last), *(c.end_ns for c in children)])
+        # As a step's: never shorter than the run is recorded to have taken (a loop starts
+        # its clock a moment before it writes session.start).
+        start_ns = _start(min([self.ns(start), *(c.start_ns for c in children)]), end_ns, end)
         span = SpanSpec(
             f"invoke_agent {name or 'regista'}",
             "internal",
-            min([self.ns(start), *(c.start_ns for c in children)]),
-            max([self.ns(last), *(c.end_ns for c in children)]),
+            start_ns,
+            end_ns,
             attrs,
             children=children,
             key="session",

@@ -115,3 +115,19 @@ def test_a_proxy_recorded_tool_step_lasts_from_the_answer_to_the_next_call(
     assert tool_step.result is not None and tool_step.result.duration_ms == 3000.0
     (tool,) = [s for s in _spans(path) if s.name == "execute_tool Bash"]
     assert _ms(tool) == 3000.0
+
+
+def test_the_session_span_lasts_the_run_s_recorded_duration(tmp_path: Path) -> None:
+    """The session's span ran from its first event to its last, shorter than the duration
+    its end records when the run's clock started before it wrote ``session.start`` (the
+    loop's does): ``show`` said 36 ms, the export 24 ms."""
+    rec = TraceRecorder.create(
+        tmp_path / "t.jsonl", "s-1", clock=lambda: "2026-03-02T09:15:00.000Z"
+    )
+    rec.start(task="list", model="m", provider="anthropic")
+    step = rec.request(_call([{"role": "user", "content": "list"}]))
+    done = {"content": [{"type": "text", "text": "a.txt"}], "stop_reason": "end_turn"}
+    rec.response(step, LlmResponse.model_validate(done), provider="anthropic", duration_ms=300.0)
+    rec.end("end_turn", duration_ms=1200.0)
+    (session,) = [s for s in _spans(tmp_path / "t.jsonl") if s.parent is None]
+    assert _ms(session) == 1200.0
