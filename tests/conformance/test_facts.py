@@ -140,6 +140,10 @@ def mismatches(
                 not -1.5 <= a - b <= 1.5 + late for a, b in zip(got, want_ms, strict=True)
             ):
                 out.append(f"step_ms: {got!r}, recorded {want_ms!r}")
+        elif name == "cost_text" and value.startswith("$") and want.cost_usd is not None:
+            # printed to the 1/10,000: a sum added in another order may round the other way
+            if abs(float(value[1:]) - want.cost_usd) > 0.00005 + 1e-9:
+                out.append(f"cost_text: {value!r}, want {expect[name]!r}")
         elif value != expect[name]:
             out.append(f"{name}: {value!r}, want {expect[name]!r}")
     return out
