@@ -97,6 +97,16 @@ class Session:
     model: str
     turns: tuple[Turn, ...]
 
+    def first_calls(self, k: int) -> Session:
+        """The session as far as its first ``k`` model calls (and their tools)."""
+        turns: list[Turn] = []
+        for t in self.turns:
+            if k <= 0:
+                break
+            turns.append(Turn(t.prompt, t.calls[:k], t.compaction))
+            k -= len(t.calls)
+        return Session(self.seed, self.model, tuple(turns))
+
     def calls(self) -> list[Call]:
         return [c for t in self.turns for c in t.calls]
 

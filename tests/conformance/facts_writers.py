@@ -60,7 +60,7 @@ def _only(folder: Path) -> Path:
 # -- regista's own loop ---------------------------------------------------------------------
 
 
-def write_loop(session: Session, folder: Path) -> Path:
+def write_loop(session: Session, folder: Path, max_turns: int = 50) -> Path:
     from fakes.anthropic_server import FakeAnthropicServer
 
     from regista import Agent, tool
@@ -97,7 +97,7 @@ def write_loop(session: Session, folder: Path) -> Path:
             tools=[get_weather, get_forecast],
             provider=provider,
             trace_dir=folder,
-            max_turns=50,
+            max_turns=max_turns,
         )
         return Path(agent.run_sync(session.turns[0].prompt).trace_path)
 
@@ -143,13 +143,18 @@ def write_proxy(session: Session, folder: Path) -> Path:
             for turn in session.turns:
                 messages.append({"role": "user", "content": turn.prompt})
                 for _ in turn.calls:
-                    msg = client.messages.create(
+                    kwargs: dict[str, Any] = dict(
                         model=session.model,
                         max_tokens=512,
                         system="You are a weather bot.",
-                        tools=_TOOLS,  # type: ignore[arg-type]
-                        messages=messages,  # type: ignore[arg-type]
+                        tools=_TOOLS,
+                        messages=messages,
                     )
+                    if session.seed % 2:  # every other session streams (SSE)
+                        with client.messages.stream(**kwargs) as stream:
+                            msg = stream.get_final_message()
+                    else:
+                        msg = client.messages.create(**kwargs)
                     messages.append(
                         {"role": "assistant", "content": [b.model_dump() for b in msg.content]}
                     )

@@ -24,7 +24,7 @@ import pytest
 
 from conformance.facts_session import ITERATIONS, Facts, Session, generate, rng_for
 from conformance.facts_views import VIEWS, Seen
-from conformance.facts_writers import CAN, OUTCOME, WRITERS
+from conformance.facts_writers import CAN, OUTCOME, WRITERS, write_loop
 from regista.pricing import cost_usd
 from regista.tokens import Tokens
 from regista.vocab import cost_amount
@@ -163,23 +163,38 @@ def cut_short(path: Path) -> None:
     path.write_bytes(b"".join(lines[:-1]))
 
 
-#: (writer, session number, whether the run is cut short before its end).
-CASES = [(w, n, False) for w in WRITERS for n in range(ITERATIONS)]
-CASES += [(w, 0, True) for w in WRITERS]
+def _stoppable() -> int:
+    """The first of the loop's sessions with two model calls or more."""
+    return next(
+        n for n in range(50) if len(generate(rng_for("loop", n), CAN["loop"], n).calls()) > 1
+    )
+
+
+#: (writer, session number, variant): ``cut`` drops the run's end (in progress);
+#: ``max_turns`` stops the loop one model call short (failed).
+CASES = [(w, n, "") for w in WRITERS for n in range(ITERATIONS)]
+CASES += [(w, 0, "cut") for w in WRITERS]
+CASES += [("loop", _stoppable(), "max_turns")]
 
 
 @pytest.mark.parametrize(
-    ("writer", "n", "cut"), CASES, ids=[f"{w}-{n}{'-cut' if c else ''}" for w, n, c in CASES]
+    ("writer", "n", "variant"), CASES, ids=[f"{w}-{n}{'-' if v else ''}{v}" for w, n, v in CASES]
 )
 def test_every_view_gives_the_session_s_facts(
-    writer: str, n: int, cut: bool, tmp_path: Path
+    writer: str, n: int, variant: str, tmp_path: Path
 ) -> None:
     session = generate(rng_for(writer, n), CAN[writer], n)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # an unpriced model warns once
-        path = WRITERS[writer](session, tmp_path / "run")
-        want = session.expected("in_progress" if cut else OUTCOME[writer])
-        if cut:
+        if variant == "max_turns":
+            k = len(session.calls()) - 1
+            path = write_loop(session, tmp_path / "run", max_turns=k)
+            session = session.first_calls(k)
+            want = session.expected("failed")
+        else:
+            path = WRITERS[writer](session, tmp_path / "run")
+            want = session.expected("in_progress" if variant == "cut" else OUTCOME[writer])
+        if variant == "cut":
             cut_short(path)
         durations = recorded_durations(path)
         problems = []
