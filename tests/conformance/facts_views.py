@@ -251,14 +251,14 @@ def server(path: Path) -> Seen:
     with TestClient(create_app(path.parent)) as http:
         (listed,) = [r for r in http.get("/v1/runs").json()["runs"] if r["id"] == sid]
         one = http.get(f"/v1/runs/{sid}").json()
-    for key in ("status", "cost_usd", "cost_basis", "tokens", "steps"):
+    for key in ("status", "cost_usd", "cost_basis", "tokens", "steps", "duration_ms"):
         assert listed[key] == one[key], (key, listed[key], one[key])
     cost, known = _cost(one["cost_usd"])
     return Seen(
         kinds=tuple(s["kind"] for s in one["step_kinds"]), outcome=one["status"],
-        errors=one.get("errors"), tokens=_tokens(one["tokens"]), cost_usd=cost,
+        errors=one["errors"], tokens=_tokens(one["tokens"]), cost_usd=cost,
         cost_known=known, turns=one["turns"], tool_calls=one["tool_calls"], steps=one["steps"],
-        duration_ms=listed["duration_ms"],
+        duration_ms=one["duration_ms"],
     )  # fmt: skip
 
 

@@ -119,6 +119,25 @@ def test_v1_runs(runs: dict[str, Path]) -> None:
             assert (name, one["status"]) == (name, EXPECTED[name][1])
 
 
+def test_v1_run_gives_errors_and_duration(
+    runs: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``/v1/runs/{id}`` left out the run's errors and duration, which ``show --json``, MCP and
+    share give."""
+    from starlette.testclient import TestClient
+
+    from regista.server import create_app
+
+    folder = next(iter(runs.values())).parent
+    with TestClient(create_app(folder)) as http:
+        for name, path in runs.items():
+            assert main(["show", str(path), "--json"]) == 0
+            shown = json.loads(capsys.readouterr().out)
+            one = http.get(f"/v1/runs/{_sid(path)}").json()
+            for key in ("errors", "denials", "duration_ms"):
+                assert (name, key, one[key]) == (name, key, shown[key])
+
+
 def test_mcp(runs: dict[str, Path]) -> None:
     from regista.store.mcp_server import RunsTools
 
