@@ -43,6 +43,7 @@ class Can:
     cache_write: bool = True
     cache_1h: bool = True
     reasoning: bool = False
+    tool_errors: bool = True  # a tool result can say it failed
     models: tuple[str, ...] = ("claude-sonnet-4-5", UNPRICED)
 
 
@@ -190,7 +191,7 @@ def generate(rng: random.Random, can: Can, seed: int = 0) -> Session:
             for _ in range(rng.choice([1, 1, 2, 3])):
                 tool_n += 1
                 city = rng.choice(_WORDS)
-                fails = rng.random() < 0.3
+                fails = can.tool_errors and rng.random() < 0.3
                 tools.append(
                     ToolCall(
                         id=f"toolu_{seed:02d}{tool_n:04d}",

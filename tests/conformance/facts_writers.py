@@ -40,6 +40,15 @@ CAN: dict[str, Can] = {
         models=("gpt-5-codex", "gpt-5.1-codex", "acme-coder-3"),
     ),
     "otlp": Can(compaction=False, cache_1h=False, reasoning=True),
+    # Chat completions have no cache writes, and a tool message cannot say it failed.
+    "openai-proxy": Can(
+        compaction=False,
+        cache_write=False,
+        cache_1h=False,
+        reasoning=True,
+        tool_errors=False,
+        models=("gpt-4o-mini", "gpt-5", "acme-chat-2"),
+    ),
 }
 
 #: How each writer's run ends: regista's own runs say ``end_turn``; a transcript just ends.
@@ -49,6 +58,7 @@ OUTCOME = {
     "claude-code": "no_stop_reason",
     "codex": "no_stop_reason",
     "otlp": "no_stop_reason",
+    "openai-proxy": "ok",
 }
 
 
@@ -169,6 +179,115 @@ def write_proxy(session: Session, folder: Path) -> Path:
                             block["is_error"] = True
                         results.append(block)
                     messages.append({"role": "user", "content": results})
+            book(app.state.ctx).close()
+    return _only(folder)
+
+
+def _openai_answer(call: Call) -> dict[str, Any]:
+    """``call`` as the fake chat completions API's script item."""
+    u = call.usage
+    return {
+        "content": call.text,
+        "tool_calls": [
+            {
+                "id": tc.id,
+                "name": tc.name,
+                "arguments": orjson.dumps({"city": tc.arg, "ref": tc.id}).decode(),
+            }
+            for tc in call.tools
+        ],
+        "usage": {
+            "prompt_tokens": u.input + u.cache_read,
+            "completion_tokens": u.output,
+            "total_tokens": u.input + u.cache_read + u.output,
+            "prompt_tokens_details": {"cached_tokens": u.cache_read},
+            "completion_tokens_details": {"reasoning_tokens": u.reasoning},
+        },
+    }
+
+
+_OPENAI_TOOLS = [
+    {
+        "type": "function",
+        "function": {"name": t["name"], "description": "Weather.", "parameters": t["input_schema"]},
+    }
+    for t in _TOOLS
+]
+
+
+def write_openai_proxy(session: Session, folder: Path) -> Path:
+    """The real ``openai`` SDK's chat completions through the proxy (streamed every other
+    session, with the usage chunk)."""
+    import openai
+    from fakes.openai_server import FakeOpenAIServer
+
+    from regista.server import BackgroundServer, create_app
+    from regista.server.record import book
+
+    calls = session.calls()
+
+    def answer(body: dict[str, Any]) -> dict[str, Any]:
+        done = sum(1 for m in body["messages"] if m["role"] == "assistant")
+        return _openai_answer(calls[done])
+
+    with FakeOpenAIServer() as fake:
+        ups = {"anthropic": "http://127.0.0.1:9", "openai": fake.url}
+        app = create_app(folder, upstreams=ups, replay_ttl=3600)
+        fake.answer_with(answer)
+        with BackgroundServer(app) as server:
+            client = openai.OpenAI(
+                api_key="k", base_url=f"{server.url}/v1/record/openai", max_retries=0
+            )
+            messages: list[dict[str, Any]] = [
+                {"role": "system", "content": "You are a weather bot."}
+            ]
+            for turn in session.turns:
+                messages.append({"role": "user", "content": turn.prompt})
+                for _ in turn.calls:
+                    kwargs: dict[str, Any] = dict(
+                        model=session.model, messages=messages, tools=_OPENAI_TOOLS
+                    )
+                    if session.seed % 2:
+                        kwargs.update(stream=True, stream_options={"include_usage": True})
+                        text, uses = "", {}
+                        for chunk in client.chat.completions.create(**kwargs):
+                            for choice in chunk.choices:
+                                text += choice.delta.content or ""
+                                for d in choice.delta.tool_calls or []:
+                                    u = uses.setdefault(d.index, {"id": "", "name": "", "args": ""})
+                                    u["id"] += d.id or ""
+                                    u["name"] += (d.function.name or "") if d.function else ""
+                                    u["args"] += (d.function.arguments or "") if d.function else ""
+                        tool_calls = [
+                            {"id": u["id"], "name": u["name"], "arguments": u["args"]}
+                            for _, u in sorted(uses.items())
+                        ]
+                    else:
+                        msg = client.chat.completions.create(**kwargs).choices[0].message
+                        text = msg.content or ""
+                        tool_calls = [
+                            {"id": c.id, "name": c.function.name, "arguments": c.function.arguments}
+                            for c in msg.tool_calls or []
+                            if c.type == "function"
+                        ]
+                    reply: dict[str, Any] = {"role": "assistant", "content": text}
+                    if tool_calls:
+                        reply["tool_calls"] = [
+                            {
+                                "id": c["id"],
+                                "type": "function",
+                                "function": {"name": c["name"], "arguments": c["arguments"]},
+                            }
+                            for c in tool_calls
+                        ]
+                    messages.append(reply)
+                    if not tool_calls:
+                        break
+                    for c in tool_calls:
+                        tc = tool_reply(session, c["id"])
+                        messages.append(
+                            {"role": "tool", "tool_call_id": c["id"], "content": tc.output}
+                        )
             book(app.state.ctx).close()
     return _only(folder)
 
@@ -409,4 +528,5 @@ WRITERS: dict[str, Writer] = {
     "claude-code": write_claude_code,
     "codex": write_codex,
     "otlp": write_otlp,
+    "openai-proxy": write_openai_proxy,
 }
