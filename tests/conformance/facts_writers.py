@@ -49,6 +49,14 @@ CAN: dict[str, Can] = {
         tool_errors=False,
         models=("gpt-4o-mini", "gpt-5", "acme-chat-2"),
     ),
+    "responses-proxy": Can(
+        compaction=False,
+        cache_write=False,
+        cache_1h=False,
+        reasoning=True,
+        tool_errors=False,
+        models=("gpt-5", "gpt-5-codex", "acme-chat-2"),
+    ),
 }
 
 #: How each writer's run ends: regista's own runs say ``end_turn``; a transcript just ends.
@@ -59,6 +67,7 @@ OUTCOME = {
     "codex": "no_stop_reason",
     "otlp": "no_stop_reason",
     "openai-proxy": "ok",
+    "responses-proxy": "ok",
 }
 
 
@@ -288,6 +297,94 @@ def write_openai_proxy(session: Session, folder: Path) -> Path:
                         messages.append(
                             {"role": "tool", "tool_call_id": c["id"], "content": tc.output}
                         )
+            book(app.state.ctx).close()
+    return _only(folder)
+
+
+def write_responses_proxy(session: Session, folder: Path) -> Path:
+    """The real ``openai`` SDK's Responses API through the proxy (streamed every other
+    session), the conversation sent whole each time as Codex sends it."""
+    import openai
+    from fakes.responses_server import FakeResponsesServer
+
+    from regista.server import BackgroundServer, create_app
+    from regista.server.record import book
+
+    calls = session.calls()
+
+    def answer(body: dict[str, Any]) -> dict[str, Any]:
+        done = sum(
+            1
+            for item in body["input"]
+            if item.get("type") == "message" and item.get("role") == "assistant"
+        )
+        call = calls[done]
+        u = call.usage
+        return {
+            "text": call.text,
+            "tool_calls": [
+                {
+                    "id": tc.id,
+                    "name": tc.name,
+                    "arguments": orjson.dumps({"city": tc.arg, "ref": tc.id}).decode(),
+                }
+                for tc in call.tools
+            ],
+            "usage": {
+                "input_tokens": u.input + u.cache_read,
+                "input_tokens_details": {"cached_tokens": u.cache_read},
+                "output_tokens": u.output,
+                "output_tokens_details": {"reasoning_tokens": u.reasoning},
+                "total_tokens": u.input + u.cache_read + u.output,
+            },
+        }
+
+    tools = [
+        {"type": "function", "name": t["name"], "description": "Weather.",
+         "parameters": t["input_schema"]}
+        for t in _TOOLS
+    ]  # fmt: skip
+    with FakeResponsesServer() as fake:
+        ups = {"anthropic": "http://127.0.0.1:9", "openai": fake.url}
+        app = create_app(folder, upstreams=ups, replay_ttl=3600)
+        fake.answer_with(answer)
+        with BackgroundServer(app) as server:
+            client = openai.OpenAI(
+                api_key="k", base_url=f"{server.url}/v1/record/openai", max_retries=0
+            )
+            items: list[dict[str, Any]] = []
+            for turn in session.turns:
+                items.append({"type": "message", "role": "user", "content": turn.prompt})
+                for _ in turn.calls:
+                    kwargs: dict[str, Any] = dict(
+                        model=session.model,
+                        instructions="You are a weather bot.",
+                        input=items,
+                        tools=tools,
+                    )
+                    if session.seed % 2:
+                        with client.responses.stream(**kwargs) as stream:
+                            response = stream.get_final_response()
+                    else:
+                        response = client.responses.create(**kwargs)
+                    uses = []
+                    for out in response.output:
+                        if out.type == "message":
+                            text = "".join(c.text for c in out.content if c.type == "output_text")
+                            items.append({"type": "message", "role": "assistant", "content": text})
+                        elif out.type == "function_call":
+                            uses.append(out.call_id)
+                            items.append(
+                                {"type": "function_call", "call_id": out.call_id,
+                                 "name": out.name, "arguments": out.arguments}
+                            )  # fmt: skip
+                    if not uses:
+                        break
+                    for cid in uses:
+                        items.append(
+                            {"type": "function_call_output", "call_id": cid,
+                             "output": tool_reply(session, cid).output}
+                        )  # fmt: skip
             book(app.state.ctx).close()
     return _only(folder)
 
@@ -529,4 +626,5 @@ WRITERS: dict[str, Writer] = {
     "codex": write_codex,
     "otlp": write_otlp,
     "openai-proxy": write_openai_proxy,
+    "responses-proxy": write_responses_proxy,
 }
