@@ -40,6 +40,7 @@ class Can:
     turns: bool = True  # more than one typed turn
     compaction: bool = True
     compaction_usage: bool = True  # the summarising call's usage is in the source
+    compaction_in_turn: bool = False  # compacts between the calls of a turn (the loop)
     cache_write: bool = True
     cache_1h: bool = True
     reasoning: bool = False
@@ -75,7 +76,20 @@ class Compaction:
 class Turn:
     prompt: str
     calls: tuple[Call, ...]
-    compaction: Compaction | None = None  # made before this turn's prompt
+    compaction: Compaction | None = None
+    #: Where the compaction is made: before the call of this index (regista's loop compacts
+    #: between its calls), or ``None``: before the turn's prompt (a coding agent's).
+    compact_at: int | None = None
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step as a run records it: its kind, its usage (a tool step has none), whether
+    it failed."""
+
+    kind: str
+    usage: Tokens | None = None
+    fails: bool = False
 
 
 @dataclass(frozen=True)
@@ -104,42 +118,37 @@ class Session:
         for t in self.turns:
             if k <= 0:
                 break
-            turns.append(Turn(t.prompt, t.calls[:k], t.compaction))
+            kept = t.calls[:k]
+            at = t.compact_at
+            compaction = t.compaction if at is None or at < len(kept) else None
+            turns.append(Turn(t.prompt, kept, compaction, at if compaction else None))
             k -= len(t.calls)
         return Session(self.seed, self.model, tuple(turns))
 
     def calls(self) -> list[Call]:
         return [c for t in self.turns for c in t.calls]
 
-    def kinds(self) -> tuple[str, ...]:
-        out: list[str] = []
+    def steps(self) -> list[Step]:
+        """The session's steps, in the order a run numbers them."""
+        out: list[Step] = []
         for t in self.turns:
-            if t.compaction is not None:
-                out.append("compaction")
-            for c in t.calls:
-                out.append("model")
-                out.extend("tool" for _ in c.tools)
-        return tuple(out)
+            for i, c in enumerate(t.calls):
+                if t.compaction is not None and i == (t.compact_at or 0):
+                    out.append(Step("compaction", t.compaction.usage))
+                out.append(Step("model", c.usage))
+                out.extend(Step("tool", None, tc.fails) for tc in c.tools)
+        return out
+
+    def kinds(self) -> tuple[str, ...]:
+        return tuple(st.kind for st in self.steps())
 
     def step_tokens(self) -> tuple[int | None, ...]:
         """Each step's tokens (cache included; a tool step has none)."""
-        out: list[int | None] = []
-        for t in self.turns:
-            if t.compaction is not None:
-                out.append(t.compaction.usage.total)
-            for c in t.calls:
-                out.append(c.usage.total)
-                out.extend(None for _ in c.tools)
-        return tuple(out)
+        return tuple(None if st.usage is None else st.usage.total for st in self.steps())
 
     def usages(self) -> list[Tokens]:
         """Every priced part in the order the run made them: compactions and calls."""
-        out: list[Tokens] = []
-        for t in self.turns:
-            if t.compaction is not None:
-                out.append(t.compaction.usage)
-            out.extend(c.usage for c in t.calls)
-        return out
+        return [st.usage for st in self.steps() if st.usage is not None]
 
     def expected(self, outcome: str) -> Facts:
         tokens = Tokens()
@@ -203,13 +212,17 @@ def generate(rng: random.Random, can: Can, seed: int = 0) -> Session:
                 )
             calls.append(Call(f"Turn {t}, call {k}: looking.", tuple(tools), _usage(rng, can)))
         calls.append(Call(f"Turn {t}: done, {rng.choice(_WORDS)}.", (), _usage(rng, can)))
-        compaction = None
+        compaction, at = None, None
         if t > 0 and can.compaction and (rng.random() < 0.5 or (full and t == 1)):
             usage = _usage(rng, can) if can.compaction_usage else Tokens()
             compaction = Compaction(f"Summary before turn {t}.", usage)
-        turns.append(
-            Turn(f"Question {t}: weather in {rng.choice(_WORDS)}?", tuple(calls), compaction)
-        )
+        elif can.compaction_in_turn and len(calls) > 2 and (seed % 3 == 0 or rng.random() < 0.3):
+            # before the last call: the loop compacts once the tools before it said a lot
+            # (and keeps the last answer: two answers at least are needed before it)
+            compaction = Compaction("Summary of the calls so far.", _usage(rng, can))
+            at = len(calls) - 1
+        prompt = f"Question {t}: weather in {rng.choice(_WORDS)}?"
+        turns.append(Turn(prompt, tuple(calls), compaction, at))
     return Session(seed, rng.choice(can.models), tuple(turns))
 
 

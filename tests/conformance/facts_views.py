@@ -159,9 +159,10 @@ def show_text(path: Path) -> Seen:
         if len(cells) < 2 or not cells[0].isdigit():
             continue
         kinds.append(cells[1])
-        short = re.search(r"\s(\d[\d,]*/\d[\d,]*(?:\+[\d.,]+[kM]?)?)\s", line)
+        end = " " + line[-70:]  # the tokens and ms columns (a gist may be long)
+        short = re.search(r"\s(\d[\d,]*/\d[\d,]*(?:\+[\d.,]+[kM]?)?)\s", end)
         shorts.append(short.group(1) if short else None)
-        tail = re.search(r"\s([\d,]+|-)?\s*(error|denied)?\s*$", line)
+        tail = re.search(r"\s([\d,]+|-)?\s*(error|denied)?\s*$", end)
         errs.append(bool(tail and tail.group(2) == "error"))
         ms.append(
             float(tail.group(1).replace(",", ""))

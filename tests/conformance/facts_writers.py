@@ -30,7 +30,7 @@ from conformance.facts_session import Call, Can, Session, anthropic_answer, tool
 Writer = Callable[[Session, Path], Path]
 
 CAN: dict[str, Can] = {
-    "loop": Can(turns=False, compaction=False),
+    "loop": Can(turns=False, compaction=False, compaction_in_turn=True),
     "proxy": Can(compaction=False),
     "claude-code": Can(),
     "codex": Can(
@@ -79,23 +79,43 @@ def _only(folder: Path) -> Path:
 # -- regista's own loop ---------------------------------------------------------------------
 
 
+#: A tool output long enough to pass the loop's compaction threshold (:data:`_COMPACT_AT`
+#: estimated tokens) on its own, while the rest of a generated session stays under it.
+_PADDING = "Details. " * 4000
+_COMPACT_AT = 5000
+
+
 def write_loop(session: Session, folder: Path, max_turns: int = 50) -> Path:
+    """regista's own loop against a fake Messages API; a compaction planned before a call
+    is made by the loop's own rule, a tool before it saying a lot."""
     from fakes.anthropic_server import FakeAnthropicServer
 
-    from regista import Agent, tool
+    from regista import Agent, ContextConfig, tool
+    from regista.context import SUMMARY_SYSTEM
     from regista.providers import AnthropicProvider
 
-    calls = session.calls()
+    (turn,) = session.turns
+    calls = list(turn.calls)
+    served = [0]
+    padded = None
+    if turn.compaction is not None and turn.compact_at:
+        padded = calls[turn.compact_at - 1].tools[-1].id
 
     def answer(body: dict[str, Any]) -> dict[str, Any]:
-        done = sum(1 for m in body["messages"] if m["role"] == "assistant")
-        return anthropic_answer(calls[done])
+        if body.get("system") == SUMMARY_SYSTEM and turn.compaction is not None:
+            return {
+                "content": [{"type": "text", "text": turn.compaction.summary}],
+                "usage": turn.compaction.usage.usage_dict(),
+            }
+        served[0] += 1
+        return anthropic_answer(calls[served[0] - 1])
 
     def run(city: str, ref: str) -> str:
         tc = tool_reply(session, ref)
+        said = tc.output + (_PADDING if ref == padded else "")
         if tc.fails:
-            raise RuntimeError(tc.output)
-        return tc.output
+            raise RuntimeError(said)
+        return said
 
     @tool
     def get_weather(city: str, ref: str) -> str:
@@ -117,8 +137,9 @@ def write_loop(session: Session, folder: Path, max_turns: int = 50) -> Path:
             provider=provider,
             trace_dir=folder,
             max_turns=max_turns,
+            context=ContextConfig(max_tokens=_COMPACT_AT, keep_last=1),
         )
-        return Path(agent.run_sync(session.turns[0].prompt).trace_path)
+        return Path(agent.run_sync(turn.prompt).trace_path)
 
 
 # -- the SDK proxy -----------------------------------------------------------------------------

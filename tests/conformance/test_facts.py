@@ -31,25 +31,11 @@ from regista.vocab import cost_amount
 
 
 def _step_errors(session: Session) -> tuple[bool, ...]:
-    out: list[bool] = []
-    for t in session.turns:
-        if t.compaction is not None:
-            out.append(False)
-        for c in t.calls:
-            out.append(False)
-            out.extend(tc.fails for tc in c.tools)
-    return tuple(out)
+    return tuple(st.fails for st in session.steps())
 
 
 def _step_usage(session: Session) -> tuple[Tokens | None, ...]:
-    out: list[Tokens | None] = []
-    for t in session.turns:
-        if t.compaction is not None:
-            out.append(t.compaction.usage)
-        for c in t.calls:
-            out.append(c.usage)
-            out.extend(None for _ in c.tools)
-    return tuple(out)
+    return tuple(st.usage for st in session.steps())
 
 
 def _step_cost(session: Session) -> tuple[float | None, ...]:
@@ -57,13 +43,11 @@ def _step_cost(session: Session) -> tuple[float | None, ...]:
     (``None``: no price), a tool step's nothing; a compaction the source recorded no usage
     for costs nothing (Codex bills it in the next call's)."""
     out: list[float | None] = []
-    for t in session.turns:
-        if t.compaction is not None:
-            u = t.compaction.usage
-            out.append(cost_usd(session.model, u) if u.total else 0.0)
-        for c in t.calls:
-            out.append(cost_usd(session.model, c.usage))
-            out.extend(0.0 for _ in c.tools)
+    for st in session.steps():
+        if st.usage is None or (st.kind == "compaction" and not st.usage.total):
+            out.append(0.0)
+        else:
+            out.append(cost_usd(session.model, st.usage))
     return tuple(out)
 
 
