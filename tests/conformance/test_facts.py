@@ -24,7 +24,7 @@ import pytest
 
 from conformance.facts_session import ITERATIONS, Facts, Session, generate, rng_for
 from conformance.facts_views import VIEWS, Seen
-from conformance.facts_writers import CAN, OUTCOME, WRITERS, write_loop
+from conformance.facts_writers import CAN, OUTCOME, WRITERS, otlp_body, write_loop
 from regista.pricing import cost_usd
 from regista.tokens import Tokens
 from regista.vocab import cost_amount
@@ -182,6 +182,12 @@ def test_every_view_gives_the_session_s_facts(
             cut_short(path)
         durations = recorded_durations(path)
         problems = []
+        if writer == "otlp":  # the recorded times are the spans': each step lasts its span
+            spans = otlp_body(session)["resourceSpans"][0]["scopeSpans"][0]["spans"][1:]
+            span_ms = tuple((int(x["endTimeUnixNano"]) - int(x["startTimeUnixNano"])) / 1e6
+                            for x in spans)  # fmt: skip
+            if span_ms != durations[1]:
+                problems.append(f"recorded step ms: {durations[1]!r}, spans {span_ms!r}")
         for view, read in VIEWS.items():
             seen = read(path)
             late = LATE.get(view, 0.0)
