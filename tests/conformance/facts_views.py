@@ -228,18 +228,24 @@ def mcp(path: Path) -> Seen:
     s = tools.run_summary(sid)
     for key in ("status", "cost_usd", "cost_basis", "tokens", "steps"):
         assert listed[key] == s[key], (key, listed[key], s[key])
-    kinds, errors = [], []
+    kinds, errors, tokens, costs, ms = [], [], [], [], []
     for st in s["step_list"]:
         step = tools.get_step(sid, st["step"])
-        assert step["kind"] == st["kind"]
+        for key in ("kind", "status", "cost_usd", "duration_ms"):
+            assert step[key] == st[key], (key, step[key], st[key])
+        assert step["tokens"]["total"] == st["tokens"]
         kinds.append(step["kind"])
-        results = [e for e in step["events"] if e["type"] == "tool.result"]
-        errors.append(any(e["is_error"] for e in results))
+        tool = step["kind"] == "tool"
+        errors.append(bool(step.get("is_error")) if tool else False)
+        tokens.append(None if tool else step["tokens"]["total"])
+        costs.append(0.0 if tool and step["cost_usd"] in (0, None) else step["cost_usd"])
+        ms.append(step["duration_ms"])
     cost, known = _cost(s["cost_usd"])
     return Seen(
         kinds=tuple(kinds), outcome=s["status"], errors=s["errors"], step_errors=tuple(errors),
         tokens=_tokens(s["tokens"]), cost_usd=cost, cost_known=known, turns=s["turns"],
-        tool_calls=s["tool_calls"], steps=s["steps"],
+        tool_calls=s["tool_calls"], steps=s["steps"], step_tokens=tuple(tokens),
+        step_cost=tuple(costs), step_ms=tuple(ms),
     )  # fmt: skip
 
 
