@@ -13,8 +13,9 @@ asked, and a turn is what the person typed, so the views that show them leave th
 from __future__ import annotations
 
 import re
+from typing import Any
 
-__all__ = ["asked", "is_note"]
+__all__ = ["asked", "is_note", "typed"]
 
 _TAGS = (
     "system-reminder",
@@ -53,3 +54,21 @@ def asked(text: str) -> str:
 def is_note(text: str) -> bool:
     """Whether ``text`` holds only harness notes (nothing the person typed)."""
     return bool(text.strip()) and not asked(text)
+
+
+def typed(message: Any) -> bool:
+    """Whether a user message holds text the person typed: not only tool results, harness
+    notes or a stopped answer's mark. A turn is one such message."""
+    if not isinstance(message, dict) or message.get("role") != "user":
+        return False
+    content = message.get("content")
+    if isinstance(content, str):
+        return bool(asked(content))
+    if not isinstance(content, list):
+        return False
+    for block in content:
+        if isinstance(block, dict) and block.get("type") == "text":
+            text = block.get("text")
+            if isinstance(text, str) and asked(text):
+                return True
+    return False

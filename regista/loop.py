@@ -363,9 +363,9 @@ class _Run:
         messages: list[Message] = [{"role": "user", "content": [{"type": "text", "text": task}]}]
         output: str | None = None
         while True:
-            if self.rec.turns >= self.c.max_turns:
+            if self.rec.answers >= self.c.max_turns:
                 return "max_turns", output
-            if self.rec.turns > 0:
+            if self.rec.answers > 0:
                 messages = await self.maybe_compact(messages)
             response = await self.model_call(messages)
             output = response.text or output

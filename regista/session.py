@@ -78,6 +78,7 @@ class RunResult:
     stop_reason: str
     usage: Usage
     cost_usd: float | None
+    #: What the person typed: one, the task (``max_turns`` limits model calls).
     turns: int
     steps: int
     tool_calls: int

@@ -11,7 +11,7 @@ import orjson
 
 from regista.errors import UserError
 from regista.store.runs import RunInfo, filter_runs, list_runs, parse_since
-from regista.vocab import cost_amount
+from regista.vocab import cost_amount, outcome_text
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -52,15 +52,24 @@ def _cut(text: str, width: int) -> str:
     return text if len(text) <= width else text[: max(0, width - 1)] + "…"
 
 
+def outcome_cell(r: RunInfo) -> str:
+    """How a run ended in the table: its stop reason when it is a telling one, else the
+    outcome's words (an imported transcript "ended without a stop reason", a run without
+    its end is "in progress"), as every view says it (:func:`regista.vocab.outcome_text`)."""
+    return outcome_text(r.outcome if r.complete else None, r.status)
+
+
 def run_lines(runs: list[RunInfo], width: int) -> list[str]:
     """The table ``regista runs`` prints: one row per run, links on a line under it."""
-    head = f"{'ID':<26}  {'STARTED':<16}  {'OUTCOME':<10}  {'STEPS':>5}  {'COST':>9}  TASK"
+    outcomes = [outcome_cell(r) for r in runs]
+    wide = max([10, *map(len, outcomes)])
+    head = f"{'ID':<26}  {'STARTED':<16}  {'OUTCOME':<{wide}}  {'STEPS':>5}  {'COST':>9}  TASK"
     lines = [head]
     task_width = max(20, width - len(head) + 4)
-    for r in runs:
+    for r, outcome in zip(runs, outcomes, strict=True):
         steps = "?" if r.steps is None else str(r.steps)
         lines.append(
-            f"{r.session_id:<26}  {_when(r.started):<16}  {_cut(r.outcome, 10):<10}  "
+            f"{r.session_id:<26}  {_when(r.started):<16}  {outcome:<{wide}}  "
             f"{steps:>5}  {cost_amount(r.cost_usd):>9}  {_cut(r.task, task_width)}"
         )
         notes = []

@@ -27,6 +27,7 @@ from typing import Any
 import orjson
 
 from regista.errors import RegistaError, TraceError, UserError
+from regista.harness_notes import typed
 from regista.importers._builder import ImportReport, RunBuilder, derived_session_id
 from regista.importers._common import Conversion, ImportedRun, read_source, record_report
 from regista.importers._otlp_calls import (
@@ -38,6 +39,7 @@ from regista.importers._otlp_calls import (
     read_call,
 )
 from regista.trace.canonical import request_hash
+from regista.trace.otel_spans import CACHE_1H, REASONING
 
 __all__ = ["convert", "convert_request", "hex_id", "parse_protobuf", "spans_of"]
 
@@ -174,7 +176,7 @@ def _int(attrs: dict[str, Any], *keys: str) -> int | None:
     return None
 
 
-def _usage(attrs: dict[str, Any]) -> dict[str, int] | None:
+def _usage(attrs: dict[str, Any]) -> dict[str, Any] | None:
     inp = _int(
         attrs,
         "gen_ai.usage.input_tokens",
@@ -211,12 +213,24 @@ def _usage(attrs: dict[str, Any]) -> dict[str, int] | None:
         or 0
     )
     # The conventions count cached tokens in input_tokens; regista (Anthropic) does not.
-    return {
+    usage: dict[str, Any] = {
         "input_tokens": max((inp or 0) - read - write, 0),
         "output_tokens": out or 0,
         "cache_creation_input_tokens": write,
         "cache_read_input_tokens": read,
     }
+    # The hour-long part of the cache writes (regista's own export says it) and the
+    # reasoning part of the output (the conventions' attribute, or OpenLLMetry's).
+    hour = min(_int(attrs, CACHE_1H) or 0, write)
+    if hour:
+        usage["cache_creation"] = {
+            "ephemeral_5m_input_tokens": write - hour,
+            "ephemeral_1h_input_tokens": hour,
+        }
+    reasoning = _int(attrs, REASONING, "gen_ai.usage.reasoning_tokens")
+    if reasoning:
+        usage["reasoning_output_tokens"] = reasoning
+    return usage
 
 
 def _ts(ns: int) -> str:
@@ -358,19 +372,25 @@ class _Run:
         )
         self.b.provider = provider
         self.prev: list[dict[str, Any]] = []
+        self.typed = 0  # turns counted from the messages (spans that say none)
         #: The last answer's tool calls, and the tool calls that have spans of their own.
         self.asked: list[dict[str, Any]] = []
         self.asked_at = _ts(start_ns)
         self.spanned = {_tool_call_id(s) for s in steps if _kind(s) == "tool"}
 
-    def _turn(self, span: dict[str, Any]) -> int:
+    def _said_turn(self, span: dict[str, Any]) -> int | None:
+        """The turn regista's own export gave ``span`` (on it or on its turn span)."""
         t = span["attrs"].get("regista.turn")
         if isinstance(t, int):
             return t
         parent = self.by_id.get(span["parent_id"])
         if parent is not None and isinstance(parent["attrs"].get("regista.turn"), int):
             return int(parent["attrs"]["regista.turn"])
-        return max(self.b.turn, 0)
+        return None
+
+    def _turn(self, span: dict[str, Any]) -> int:
+        said = self._said_turn(span)
+        return max(self.b.turn, 0) if said is None else said
 
     def run(self) -> list[dict[str, Any]]:
         for span in self.steps:
@@ -463,6 +483,15 @@ class _Run:
         if usage is not None:
             response["usage"] = usage
         prefix = len(self.prev) if messages[: len(self.prev)] == self.prev else 0
+        if (
+            self._said_turn(span) is None
+            and prefix < len(messages)
+            and (typed(messages[-1]) or not self.typed)
+        ):
+            # Other instrumentations say no turn: a turn is what the person typed, a new
+            # last message of text (the first call opens the first turn whatever it holds).
+            self.typed += 1
+            self.b.turn = self.typed - 1
         self._rebuilt_tools(messages[prefix:], _ts(span["start"]))
         step = self.b.step
         self.b.step += 1

@@ -71,6 +71,8 @@ class SdkSession:
     started: bool = False
     extra_start: dict[str, Any] = field(default_factory=dict)
     last_seen: float = 0.0
+    #: When its last answer came back (its tools ran from then until the next call).
+    answered_at: float = 0.0
     #: When its first call was sent (the clock's seconds): the session's length runs from
     #: there to its last answer.
     first_at: float = 0.0
@@ -415,6 +417,9 @@ class SessionBook:
             if not s.started:
                 self._start(s, provider, request, duration_ms, api)
             if s.last is not None:
+                # The tools ran between the answer that asked for them and this call: the
+                # agent sends their results as it starts the call.
+                tools_ms = max(s.last_seen - duration_ms / 1000 - s.answered_at, 0.0) * 1000
                 results = _results(request.messages[len(s.messages) :])
                 for use in s.last.tool_uses:
                     block = results.get(str(use.get("id")))
@@ -430,6 +435,7 @@ class SessionBook:
                         is_error=bool(block.get("is_error")),
                         by="default",
                         source=self._tool_source(str(use.get("id")), s.rec.steps, source),
+                        duration_ms=tools_ms,
                     )
             step = s.rec.request(request)
             _answer(
@@ -437,6 +443,7 @@ class SessionBook:
             )
             s.messages = list(request.messages)
             s.last = response
+            s.answered_at = s.last_seen
             return step
 
     def _start(

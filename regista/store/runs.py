@@ -59,7 +59,7 @@ class RunInfo:
         started: ``ts`` of its ``session.start`` (UTC, ISO 8601).
         outcome: ``session.end.stop_reason``, or ``unfinished``.
         steps: Steps written (from ``session.end``, or the last step seen).
-        cost_usd: What it cost (``None``: unknown, or unfinished).
+        cost_usd: What it cost (``None``: unknown); for an unfinished run, its steps so far.
         tokens: Its tokens, as its end says (:mod:`regista.tokens`).
         kind: ``run``, ``replay``, ``resume``, ``fork`` or ``rewind``.
         parent_id: The run it replays, resumes or forks.
@@ -76,6 +76,8 @@ class RunInfo:
     provider: str = ""
     outcome: str = "unfinished"
     complete: bool = False
+    #: The cost of an unfinished run's steps so far was read (see :func:`read_run`).
+    cost_known: bool = False
     steps: int | None = None
     cost_usd: float | None = None
     tokens: Tokens = field(default_factory=Tokens)
@@ -120,7 +122,7 @@ class RunInfo:
         """How :attr:`cost_usd` was made (see :func:`regista.pricing.cost_basis`)."""
         from regista.pricing import run_cost_basis
 
-        if not self.complete:
+        if not self.complete and not self.cost_known:
             return "unknown: the run has not ended"
         return run_cost_basis(self.cost_usd, self.model)
 
@@ -333,7 +335,22 @@ def read_run(path: Path) -> RunInfo:
             run.savings = saved if saved is not None and saved.calls else None
     else:
         run.steps = steps_so_far if steps_so_far is not None else 0
+        _so_far(run)
     return run
+
+
+def _so_far(run: RunInfo) -> None:
+    """An unfinished run's tokens and cost so far, as ``show`` and MCP read them (a scan of
+    the whole file: such a run is one running now, or one that was killed)."""
+    from regista.errors import RegistaError
+    from regista.trace.index import read_summary
+
+    try:
+        s = read_summary(run.path)
+    except (RegistaError, ValueError, OSError):  # what is there so far cannot be read
+        return
+    run.tokens, run.cost_usd = s.tokens, s.cost_usd
+    run.cost_known = True
 
 
 def _str(value: Any) -> str:

@@ -23,6 +23,7 @@ from typing import Any, Literal, cast
 import orjson
 
 from regista.errors import TraceFormatError
+from regista.tokens import tokens_of
 from regista.trace.events import ErrorEvent, SessionStart
 from regista.trace.otel_fit import fit_json, fit_text
 from regista.trace.otel_messages import (
@@ -138,17 +139,27 @@ def _set(attrs: dict[str, AttrValue], key: str, value: Any) -> None:
         attrs[key] = value
 
 
+#: The part of ``gen_ai.usage.cache_creation.input_tokens`` written for an hour (the
+#: conventions have no name for it; a regista run sent back to the receiver keeps it).
+CACHE_1H = "regista.usage.cache_creation.ephemeral_1h.input_tokens"
+#: The conventions' count of the output tokens spent reasoning (part of the output).
+REASONING = "gen_ai.usage.reasoning.output_tokens"
+
+
 def _usage(usage: Usage | dict[str, Any] | None) -> dict[str, AttrValue]:
     # Anthropic's input_tokens leave out cached tokens; the convention's include them.
-    u = usage if isinstance(usage, Usage) else Usage.model_validate(usage or {})
-    return {
-        "gen_ai.usage.input_tokens": u.input_tokens
-        + u.cache_read_input_tokens
-        + u.cache_creation_input_tokens,
-        "gen_ai.usage.output_tokens": u.output_tokens,
-        "gen_ai.usage.cache_read.input_tokens": u.cache_read_input_tokens,
-        "gen_ai.usage.cache_creation.input_tokens": u.cache_creation_input_tokens,
+    t = tokens_of(usage)
+    attrs: dict[str, AttrValue] = {
+        "gen_ai.usage.input_tokens": t.input + t.cache_read + t.cache_write,
+        "gen_ai.usage.output_tokens": t.output,
+        "gen_ai.usage.cache_read.input_tokens": t.cache_read,
+        "gen_ai.usage.cache_creation.input_tokens": t.cache_write,
     }
+    if t.cache_write_1h:
+        attrs[CACHE_1H] = t.cache_write_1h
+    if t.reasoning:
+        attrs[REASONING] = t.reasoning
+    return attrs
 
 
 def server_attributes(server: object) -> dict[str, AttrValue]:
@@ -491,7 +502,7 @@ class _Builder:
             "gen_ai.conversation.id": self.sid,
             "gen_ai.request.model": start.model,
             **_request_params(start.max_tokens, start.params),
-            **_usage(summary.usage),
+            **_usage(summary.tokens.usage_dict()),
             "regista.turns": summary.turns,
             "regista.steps": summary.steps,
             "regista.tool_calls": summary.tool_calls,
@@ -523,11 +534,15 @@ class _Builder:
                 _io(attrs, "output", summary.output, False)
         children = self.turns()
         last = end if end is not None else self.trace.events[-1]
+        end_ns = max([self.ns(last), *(c.end_ns for c in children)])
+        # As a step's: never shorter than the run is recorded to have taken (a loop starts
+        # its clock a moment before it writes session.start).
+        start_ns = _start(min([self.ns(start), *(c.start_ns for c in children)]), end_ns, end)
         span = SpanSpec(
             f"invoke_agent {name or 'regista'}",
             "internal",
-            min([self.ns(start), *(c.start_ns for c in children)]),
-            max([self.ns(last), *(c.end_ns for c in children)]),
+            start_ns,
+            end_ns,
             attrs,
             children=children,
             key="session",

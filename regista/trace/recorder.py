@@ -27,6 +27,7 @@ from pydantic import ValidationError
 
 from regista._version import __version__
 from regista.errors import TraceWriteError
+from regista.harness_notes import typed
 from regista.pricing import add_costs
 from regista.trace.canonical import PrefixHasher
 from regista.trace.events import (
@@ -101,7 +102,10 @@ class TraceRecorder:
 
     Attributes:
         steps: Steps numbered so far (the next step's number).
-        turns: Model answers recorded so far.
+        turns: Turns so far: the requests whose last message is new text the person typed
+            (:func:`regista.harness_notes.typed`), as an importer counts them; a loop's
+            task is its one turn.
+        answers: Model answers recorded so far (what ``max_turns`` limits).
         tool_calls: Tool calls recorded so far.
         usage: Token usage summed over model answers and compactions.
         cost_usd: Cost summed likewise; ``None`` once any part's cost is unknown.
@@ -113,6 +117,7 @@ class TraceRecorder:
         self.writer = writer
         self.steps = 0
         self.turns = 0
+        self.answers = 0
         self.tool_calls = 0
         self.usage = Usage()
         self.cost_usd: float | None = 0.0
@@ -120,6 +125,11 @@ class TraceRecorder:
         self._prev_messages: list[Message] = []
         #: Hashes each request from where the previous one's messages left off.
         self._hasher = PrefixHasher()
+
+    @property
+    def turn(self) -> int:
+        """The number of the turn under way (from 0), written as ``turn`` on its events."""
+        return max(self.turns - 1, 0)
 
     @classmethod
     def create(
@@ -281,9 +291,11 @@ class TraceRecorder:
             step = self.next_step()
         messages = request.messages
         prefix = common_prefix(self._prev_messages, messages)
+        if side is None and messages and prefix < len(messages) and typed(messages[-1]):
+            self.turns += 1  # the person spoke (a retry or a compaction repeats no message)
         fields = {
             "step": step,
-            "turn": self.turns,
+            "turn": self.turn,
             "request_hash": request.hash_by(self._hasher),
             "model": request.model,
             "system": request.system,
@@ -322,7 +334,7 @@ class TraceRecorder:
             raise too_deep_error("llm.response", self.path) from None
         fields = {
             "step": step,
-            "turn": self.turns,
+            "turn": self.turn,
             "response": payload,
             "provider": provider,
             "source": source,
@@ -343,7 +355,7 @@ class TraceRecorder:
             self._check(LlmResponseEvent, fields)
         self.writer.append(LlmResponseEvent, fields)
         self._account(response.usage, cost_usd, source)
-        self.turns += 1
+        self.answers += 1
 
     def model_step(
         self,
@@ -391,7 +403,7 @@ class TraceRecorder:
             ContextCompaction,
             {
                 "step": step,
-                "turn": self.turns,
+                "turn": self.turn,
                 "replaced": replaced,
                 "summary": response.text,
                 "request_hash": request.hash,
@@ -411,7 +423,7 @@ class TraceRecorder:
         step = self.steps
         fields = {
             "step": step,
-            "turn": self.turns - 1,
+            "turn": self.turn,
             "tool_use_id": tool_use_id,
             "name": name,
             "input": input,

@@ -38,7 +38,7 @@ def test_header_and_steps_of_a_sample(capsys: pytest.CaptureFixture[str]) -> Non
         "synthetic",
         "Sam Okafor",
         "claude-sonnet-4-6 · provider scripted",
-        "end_turn · 6 turns · 14 steps · 7 tool calls · 1 error · 1 denied · 1 compaction",
+        "end_turn · 1 turn · 14 steps · 7 tool calls · 1 error · 1 denied · 1 compaction",
         "$0.0000",
         "regista.samples.refund:refund_agent_small_context",
     ):

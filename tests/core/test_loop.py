@@ -132,14 +132,21 @@ def _end(path: Path) -> SessionEnd:
 async def test_end_when_done(tmp_path: Path) -> None:
     result = await agent(tmp_path, SCRIPT).run("go")
     end = _end(result.trace_path)
-    assert (end.stop_reason, end.turns, end.steps, end.tool_calls) == ("end_turn", 3, 6, 3)
+    assert (end.stop_reason, end.turns, end.steps, end.tool_calls) == (
+        "end_turn",
+        1,
+        6,
+        3,
+    )  # one task
     assert end.output == "Done: hihi, 5."
 
 
 async def test_end_at_max_turns(tmp_path: Path) -> None:
     looping = ScriptedProvider(lambda req: reply(use("toolu_x", "echo", text="again")))
     result = await agent(tmp_path, None, provider=looping, max_turns=3).run("go")
-    assert result.stop_reason == "max_turns" and result.turns == 3
+    # max_turns counts model calls; the run's turns are what the person typed: its task
+    assert result.stop_reason == "max_turns" and result.turns == 1
+    assert len(Trace.load(result.trace_path).llm_calls()) == 3
     assert _end(result.trace_path).stop_reason == "max_turns"
 
 

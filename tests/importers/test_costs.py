@@ -157,6 +157,25 @@ def test_a_compaction_s_cost_is_part_of_its_run_s(tmp_path: Path) -> None:
     assert s.tokens == Tokens(30, 300, 150000, 3000, 6000, 0)
 
 
+def test_a_compaction_s_step_shows_its_tokens_and_cost(tmp_path: Path) -> None:
+    """The debugger's step pane said nothing of a compaction's tokens and cost, though its
+    row counts its tokens and the run's cost adds its cost."""
+    import io
+
+    from rich.console import Console
+
+    from regista.trace.reader import Trace
+    from regista_tui.widgets.step.render import render_step
+
+    trace = Trace.load(_import(tmp_path, _compacted_session(), dict(OPUS_1H)))
+    (step,) = [st for st in trace.steps() if st.kind == "compaction"]
+    console = Console(width=300, record=True, file=io.StringIO())
+    console.print(render_step(step))
+    shown = console.export_text()
+    assert f"tokens {tokens_of(OPUS_1H).text(brief=True)}" in shown
+    assert "$0.0538" in shown
+
+
 def test_every_view_gives_the_same_tokens_and_cost(tmp_path: Path) -> None:
     """``show`` printed ``Tokens in 180 · out 28,763`` for a session with 12.3 M cache
     tokens; MCP returned unrounded sums; every view now reads the same facts."""

@@ -791,3 +791,70 @@ def test_messages_come_back_from_an_export_as_they_were() -> None:
         },
     ]
     assert genai_messages(orjson.dumps(input_messages(messages)).decode(), system=[]) == messages
+
+
+def test_an_export_keeps_one_hour_cache_writes_and_reasoning(tmp_path: Path) -> None:
+    """Spans carried only the sum of cache writes and no reasoning count: an exported
+    session's 1-hour writes read as 5-minute ones (priced lower) and its reasoning was lost,
+    in the backend and in the run the receiver made of the spans."""
+    from regista.tokens import Tokens
+    from regista.trace.otel_spans import CACHE_1H, REASONING
+
+    from .cc_fixtures import CCSession, text
+
+    s = CCSession(model="claude-opus-4-7")
+    s.prompt("Think hard")
+    usage = {
+        "input_tokens": 10,
+        "output_tokens": 100,
+        "reasoning_output_tokens": 40,
+        "cache_creation_input_tokens": 3000,
+        "cache_read_input_tokens": 500,
+        "cache_creation": {"ephemeral_5m_input_tokens": 1000, "ephemeral_1h_input_tokens": 2000},
+    }
+    s.answer(text("Done."), usage=usage)
+    src = s.write(tmp_path / "s.jsonl")
+    trace = Trace.from_bytes(convert("claude-code", src).main.to_bytes(), src)
+    want = Tokens(10, 100, 500, 1000, 2000, 40)
+    assert trace.summary().tokens == want
+    spans = _spans(trace)
+    for span in spans:
+        attrs = span.attributes or {}
+        if "gen_ai.usage.output_tokens" in attrs:
+            assert (attrs[CACHE_1H], attrs[REASONING]) == (2000, 40), span.name
+            assert attrs["gen_ai.usage.cache_creation.input_tokens"] == 3000
+    back = Trace.from_bytes(convert_request(_body(trace)).main.to_bytes(), "<otlp>")
+    assert back.summary().tokens == want
+    assert back.summary().cost_usd == pytest.approx(trace.summary().cost_usd)
+
+
+def test_the_turns_of_spans_are_what_the_person_typed() -> None:
+    """Spans that say no turn (other instrumentations') were one turn whatever was asked:
+    a conversation of two prompts read "1 turn"."""
+
+    def chat(span_id: str, start: int, *said: str) -> dict[str, Any]:
+        history = []
+        for i, text in enumerate(said):
+            role = "user" if i % 2 == 0 else "assistant"
+            history.append({"role": role, "parts": [{"type": "text", "content": text}]})
+        reply = [{"role": "assistant", "parts": [{"type": "text", "content": "Sunny."}]}]
+        return _span(
+            span_id,
+            "chat m",
+            start,
+            {
+                "gen_ai.operation.name": "chat",
+                "gen_ai.request.model": "m",
+                "gen_ai.input.messages": orjson.dumps(history).decode(),
+                "gen_ai.output.messages": orjson.dumps(reply).decode(),
+            },
+        )
+
+    body = _request(
+        chat("a1", 0, "Weather in Oslo?"),
+        chat("a2", 1000, "Weather in Oslo?", "Sunny.", "<system-reminder>x</system-reminder>"),
+        chat("a3", 2000, "Weather in Oslo?", "Sunny.", "And in Rome?"),
+    )
+    trace = Trace.from_bytes(convert_request(body).main.to_bytes(), "<otlp>")
+    assert [s.turn for s in trace.steps()] == [0, 0, 1]
+    assert trace.summary().turns == 2

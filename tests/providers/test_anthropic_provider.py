@@ -193,7 +193,7 @@ async def test_agent_two_turn_tool_session(
 
     assert result.stop_reason == "end_turn"
     assert result.output == "Sunny, 21°C."
-    assert (result.turns, result.tool_calls) == (2, 1)
+    assert (result.turns, result.tool_calls) == (1, 1)
     assert "".join(d for s, d in deltas if s == 2) == "Sunny, 21°C."
 
     second = fake_anthropic.requests[1].body

@@ -90,6 +90,21 @@ def test_runs_json(runs: dict[str, Path], capsys: pytest.CaptureFixture[str]) ->
     assert failed == {_sid(runs["max_turns"]), _sid(runs["error"])}
 
 
+def test_runs_table(runs: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    """The table printed the raw stop reason cut to 10 characters: an imported session read
+    ``transcrip…``, with nothing saying it is not a failure."""
+    folder = next(iter(runs.values())).parent
+    assert main(["runs", str(folder)]) == 0
+    table = capsys.readouterr().out.splitlines()
+    at = table[0].index("OUTCOME")
+    for name, path in runs.items():
+        (line,) = [line for line in table if line.startswith(_sid(path))]
+        words = line[at:].split("  ")[0]
+        stop, status = EXPECTED[name]
+        assert (name, words) == (name, outcome_text(stop, status))
+    assert "ended without a stop reason" in "\n".join(table)
+
+
 def test_v1_runs(runs: dict[str, Path]) -> None:
     from starlette.testclient import TestClient
 
@@ -102,6 +117,25 @@ def test_v1_runs(runs: dict[str, Path]) -> None:
             assert (name, listed[_sid(path)]["status"]) == (name, EXPECTED[name][1])
             one = http.get(f"/v1/runs/{_sid(path)}").json()
             assert (name, one["status"]) == (name, EXPECTED[name][1])
+
+
+def test_v1_run_gives_errors_and_duration(
+    runs: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``/v1/runs/{id}`` left out the run's errors and duration, which ``show --json``, MCP and
+    share give."""
+    from starlette.testclient import TestClient
+
+    from regista.server import create_app
+
+    folder = next(iter(runs.values())).parent
+    with TestClient(create_app(folder)) as http:
+        for name, path in runs.items():
+            assert main(["show", str(path), "--json"]) == 0
+            shown = json.loads(capsys.readouterr().out)
+            one = http.get(f"/v1/runs/{_sid(path)}").json()
+            for key in ("errors", "denials", "duration_ms"):
+                assert (name, key, one[key]) == (name, key, shown[key])
 
 
 def test_mcp(runs: dict[str, Path]) -> None:

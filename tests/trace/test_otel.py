@@ -68,7 +68,7 @@ def test_tree_session_turns_and_steps(small_trace: Path) -> None:
     assert root.parent is None
     assert root.kind is SpanKind.INTERNAL
     turns = [s for s in spans if s.name.startswith("turn ")]
-    assert [t.name for t in turns] == ["turn 0", "turn 1"]
+    assert [t.name for t in turns] == ["turn 0"]  # one task: one turn of the person's
     assert all(t.parent is not None and t.parent.span_id == root.context.span_id for t in turns)
 
     def parent_name(s: ReadableSpan) -> str:
@@ -76,7 +76,7 @@ def test_tree_session_turns_and_steps(small_trace: Path) -> None:
         return ids[s.parent.span_id].name
 
     chats = by_name(spans, "chat claude-sonnet-4-6")
-    assert [parent_name(c) for c in chats] == ["turn 0", "turn 1"]
+    assert [parent_name(c) for c in chats] == ["turn 0", "turn 0"]
     assert all(c.kind is SpanKind.CLIENT for c in chats)
     tools = [s for s in spans if s.name.startswith("execute_tool ")]
     assert sorted(s.name for s in tools) == [
@@ -163,7 +163,7 @@ def test_session_span_attributes(small_trace: Path) -> None:
     assert a["gen_ai.conversation.id"] == extra["summary"].session_id
     assert a["gen_ai.usage.input_tokens"] == 20 + 10  # both model calls
     assert a["regista.stop_reason"] == "end_turn"
-    assert (a["regista.turns"], a["regista.steps"], a["regista.tool_calls"]) == (2, 5, 3)
+    assert (a["regista.turns"], a["regista.steps"], a["regista.tool_calls"]) == (1, 5, 3)
     assert a["regista.complete"] is True
     assert "regista.replay_of" not in a
     assert root.status.status_code is StatusCode.UNSET
@@ -375,7 +375,7 @@ def test_otlp_http_round_trip(small_trace: Path) -> None:
         provider.shutdown()
     got = receiver.spans
     assert receiver.content_types == ["application/x-protobuf"] * receiver.requests
-    assert len(got) == summary.spans == 8
+    assert len(got) == summary.spans == 7
     assert {s.trace_id for s in got} == {summary.trace_id}
     ids = {s.span_id: s for s in got}
     root = next(s for s in got if s.name == "invoke_agent weather-bot")

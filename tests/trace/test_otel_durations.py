@@ -88,3 +88,46 @@ def test_a_tool_span_whose_events_share_a_time_lasts_the_results_duration(
     (tool,) = [s for s in spans if s.name == "execute_tool Bash"]
     (chat,) = [s for s in spans if s.name.startswith("chat")]
     assert (_ms(chat), _ms(tool)) == (300.0, 750.0)
+
+
+def test_a_proxy_recorded_tool_step_lasts_from_the_answer_to_the_next_call(
+    tmp_path: Path,
+) -> None:
+    """The proxy wrote its tool steps with no duration, though it knows when the answer that
+    asked for them came back and when the call that brought their results began: ``show``,
+    the TUI and share said 0 ms, and the span lasted as long as writing three events."""
+    use = {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "ls"}}
+    asks = LlmResponse.model_validate({"content": [use], "stop_reason": "tool_use"})
+    done = LlmResponse.model_validate(
+        {"content": [{"type": "text", "text": "done"}], "stop_reason": "end_turn"}
+    )
+    now = [100.0]
+    book = SessionBook(tmp_path, clock=lambda: now[0])
+    first = [{"role": "user", "content": "list the files"}]
+    book.record("anthropic", _call(first), asks, duration_ms=1234.0)
+    now[0] = 103.5  # the next answer is back 3.5 s later, its call took 0.5 s: the tool 3 s
+    result = {"type": "tool_result", "tool_use_id": "toolu_1", "content": "a.txt"}
+    then = [*first, {"role": "assistant", "content": [use]}, {"role": "user", "content": [result]}]
+    book.record("anthropic", _call(then), done, duration_ms=500.0)
+    book.close()
+    (path,) = tmp_path.glob("*.jsonl")
+    (tool_step,) = [s for s in Trace.load(path).steps() if s.kind == "tool"]
+    assert tool_step.result is not None and tool_step.result.duration_ms == 3000.0
+    (tool,) = [s for s in _spans(path) if s.name == "execute_tool Bash"]
+    assert _ms(tool) == 3000.0
+
+
+def test_the_session_span_lasts_the_run_s_recorded_duration(tmp_path: Path) -> None:
+    """The session's span ran from its first event to its last, shorter than the duration
+    its end records when the run's clock started before it wrote ``session.start`` (the
+    loop's does): ``show`` said 36 ms, the export 24 ms."""
+    rec = TraceRecorder.create(
+        tmp_path / "t.jsonl", "s-1", clock=lambda: "2026-03-02T09:15:00.000Z"
+    )
+    rec.start(task="list", model="m", provider="anthropic")
+    step = rec.request(_call([{"role": "user", "content": "list"}]))
+    done = {"content": [{"type": "text", "text": "a.txt"}], "stop_reason": "end_turn"}
+    rec.response(step, LlmResponse.model_validate(done), provider="anthropic", duration_ms=300.0)
+    rec.end("end_turn", duration_ms=1200.0)
+    (session,) = [s for s in _spans(tmp_path / "t.jsonl") if s.parent is None]
+    assert _ms(session) == 1200.0

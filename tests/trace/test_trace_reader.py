@@ -32,7 +32,7 @@ def _lines(path: Path) -> list[bytes]:
 def test_summary(path: Path) -> None:
     s = Trace.load(path).summary()
     assert s.task == "Say hi twice and add 2 and 3."
-    assert (s.turns, s.tool_calls, s.stop_reason) == (3, 3, "end_turn")
+    assert (s.turns, s.tool_calls, s.stop_reason) == (1, 3, "end_turn")
     assert s.steps == 6
     assert s.cost_usd == 0.0  # scripted
     assert s.usage.input_tokens == 300

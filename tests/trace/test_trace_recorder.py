@@ -95,7 +95,7 @@ def test_a_trace_written_by_the_recorder_alone_reads_back(tmp_path: Path) -> Non
     assert trace.request_hashes() == [first.hash, second.hash]
     assert [st.index for st in trace.steps()] == [0, 1, 2]
     summary = trace.summary()
-    assert (summary.turns, summary.steps, summary.tool_calls) == (2, 3, 1)
+    assert (summary.turns, summary.steps, summary.tool_calls) == (1, 3, 1)
     assert summary.usage.input_tokens == 30 and summary.cost_usd == 0.0
     assert summary.output == "Sunny."
     assert trace.tool_results()["toolu_1"].content == "sunny"
@@ -217,3 +217,42 @@ def test_a_value_the_reader_would_refuse_is_refused_and_the_trace_stays_whole(
         "session.start", "tool.call", "permission.decision", "tool.result", "session.end"
     ]  # fmt: skip
     assert trace.events[1].step == 0 and trace.events[3].duration_ms == 3.0
+
+
+def test_turns_are_what_the_person_typed(tmp_path: Path) -> None:
+    """The recorder counted model answers as turns: a loop's one task with three calls read
+    "3 turns", a conversation of two prompts through the proxy "5 turns", while an import
+    of the same conversation said 2. A turn is a request whose last message is new text the
+    person typed: not tool results, not a harness's notes, not a retry."""
+    rec = TraceRecorder.create(tmp_path / "t.jsonl", "s-turns")
+    rec.start(task="weather", model="m", provider="anthropic")
+    use = {"type": "tool_use", "id": "toolu_1", "name": "w", "input": {}}
+    asks = LlmResponse.model_validate({"content": [use], "stop_reason": "tool_use"})
+    done = LlmResponse.model_validate({"content": [{"type": "text", "text": "ok"}]})
+    note = {"type": "text", "text": "<system-reminder>be brief</system-reminder>"}
+    messages: list[dict[str, Any]] = [
+        {"role": "user", "content": [note, {"type": "text", "text": "Weather?"}]}
+    ]
+    turns = []
+
+    def call(answer: LlmResponse) -> None:
+        step = rec.request(LlmRequest(model="m", messages=messages))
+        rec.response(step, answer, provider="anthropic")
+        turns.append((rec.turns, Trace.load(tmp_path / "t.jsonl").events[-1].turn))
+
+    call(asks)
+    call(asks)  # a retry of the same request
+    result = {"type": "tool_result", "tool_use_id": "toolu_1", "content": "sun"}
+    messages += [
+        {"role": "assistant", "content": [use]},
+        {"role": "user", "content": [result, note]},
+    ]
+    call(done)
+    messages += [
+        {"role": "assistant", "content": done.content},
+        {"role": "user", "content": "And Rome?"},
+    ]
+    call(done)
+    rec.end("end_turn")
+    assert turns == [(1, 0), (1, 0), (1, 0), (2, 1)]
+    assert Trace.load(tmp_path / "t.jsonl").summary().turns == 2

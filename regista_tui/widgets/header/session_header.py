@@ -99,6 +99,21 @@ def _unfinished(ix: TraceIndex, now: float | None) -> tuple[str, str]:
     return "  ◌ running", "yellow"
 
 
+def _turns_so_far(ix: TraceIndex) -> int:
+    """The turns of a run without its end, as ``show`` counts them: one more than the
+    ``turn`` of its last model answer (a turn is what the person typed, not a model call)."""
+    import orjson
+
+    for entry in reversed(ix.steps):
+        if entry.kind == "model" and entry.complete:
+            try:
+                turn = orjson.loads(ix.raw_line(entry.lines[-1])).get("turn")
+            except (orjson.JSONDecodeError, AttributeError, OSError):
+                return 0
+            return turn + 1 if isinstance(turn, int) and turn >= 0 else 0
+    return 0
+
+
 def _header_text(ix: TraceIndex, label: str, notice: str, now: float | None = None) -> Text:
     end = ix.end
     started = ix.start is not None or ix.start_data is not None
@@ -152,7 +167,7 @@ def _header_text(ix: TraceIndex, label: str, notice: str, now: float | None = No
     if denied:
         line2.append(f" · {denied} denied", "bold yellow")
     tools = sum(1 for e in ix.steps if e.kind == "tool")
-    turns = end.turns if end is not None else sum(1 for e in ix.steps if e.kind == "model")
+    turns = end.turns if end is not None else _turns_so_far(ix)
     line2.append(
         f"  {_count(len(ix.steps), 'step')} · {_count(turns, 'turn')} · "
         f"{_count(tools, 'tool call')}",

@@ -168,8 +168,20 @@ def _compaction(step: Step, limit: int) -> list[RenderableType]:
     comp = step.compaction
     if comp is None:
         return [Text("Empty compaction step.", "yellow")]
+    from regista.tokens import tokens_of
+    from regista.vocab import cost_text
+
+    try:
+        tokens = f"tokens {tokens_of(comp.usage).text(brief=True)}"
+    except ValueError:  # an odd usage: say so rather than fail
+        tokens = "tokens unreadable"
+    # The summarising call is a model call of the run: its tokens and cost are the run's.
+    detail = (
+        f"{comp.tokens_before} tokens before · {comp.provider} · {tokens} · "
+        f"{cost_text(comp.cost_usd)} · {comp.duration_ms:.0f} ms"
+    )
     out: list[RenderableType] = [
-        _heading("Compaction", f"{comp.tokens_before} tokens before · {comp.provider}"),
+        _heading("Compaction", detail),
         Text(f"Replaced {len(comp.replaced)} messages:", "bold"),
     ]
     for i, msg in enumerate(comp.replaced):
