@@ -174,10 +174,10 @@ def server_side(store: Path, run: str) -> tuple[float, float, float]:
 
     from regista.server.replays import respond
     from regista.server.sdk_replay import SdkReplay, Spec
-    from regista.server.sessions import SessionBook
-    from regista.server.shapes import anthropic_request
     from regista.trace.reader import Trace
     from regista.types import LlmResponse
+    from regista.wire.sessions import SessionBook
+    from regista.wire.shapes import anthropic_request
 
     trace = Trace.load(store / f"{run}.jsonl")
     replay = SdkReplay(trace, Spec(run=run), 3600)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
     from regista.providers.scripted import ScriptedProvider
     from regista.replay import replay, resume
     from regista.tools import Tool, ToolOutcome, current_tool_call, tool
+    from regista.trace.formats import OpenedRun
     from regista.trace.reader import Trace
 
 __all__ = [
@@ -82,6 +84,7 @@ __all__ = [
     "deny",
     "diff_runs",
     "fork",
+    "open_run",
     "replay",
     "resume",
     "rewind",
@@ -121,11 +124,27 @@ _LAZY = {
 _SHADOWED = frozenset({"replay", "fork"})
 
 
+def open_run(path: str | Path) -> OpenedRun:
+    """Open any run: a regista trace, a pipe, or a session of another tool (Claude Code,
+    Codex, OTLP JSON), its format told once from the content.
+
+    ``open_run(path).trace()`` reads it whole, ``.index()`` lazily; ``.format.name`` says
+    what it is. See :func:`regista.trace.formats.open_run`.
+    """
+    import regista.importers  # noqa: F401 - the other tools' formats register on import
+    from regista.trace.formats import open_run as open_file
+
+    return open_file(path)
+
+
 def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'regista' has no attribute {name!r}")
     value = getattr(importlib.import_module(module), name)
+    # What the public API is given to read may be another tool's session: their formats
+    # register with the trace layer when the importers are imported (cheaply).
+    importlib.import_module("regista.importers")
     globals()[name] = value
     return value
 

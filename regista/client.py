@@ -153,7 +153,7 @@ class ReplaySession:
         self.token = token
         self.run = run
         self.live = False
-        from regista.server.sessions import SessionBook
+        from regista.wire.sessions import SessionBook
 
         edited = [e["step"] for e in edits or [] if isinstance(e, dict) and "step" in e]
         live_from = (-1 if live_after is None else live_after) + 1
@@ -224,9 +224,9 @@ class ReplaySession:
     def _record_body(
         self, provider: str, kwargs: dict[str, Any], data: dict[str, Any], source: str
     ) -> None:
-        from regista.server.openai_responses import responses_request, responses_response
-        from regista.server.shapes import anthropic_request, openai_request, openai_response
         from regista.types import LlmResponse
+        from regista.wire.openai_responses import responses_request, responses_response
+        from regista.wire.shapes import anthropic_request, openai_request, openai_response
 
         body = _jsonable(kwargs)
         api = None
@@ -263,8 +263,8 @@ class _RecordedStream:
     def __init__(
         self, rs: ReplaySession, provider: str, kwargs: dict[str, Any], inner: Any, source: str
     ) -> None:
-        from regista.server.accumulate import AnthropicStream, OpenAIStream
-        from regista.server.openai_responses import ResponsesStream
+        from regista.wire.accumulate import AnthropicStream, OpenAIStream
+        from regista.wire.openai_responses import ResponsesStream
 
         self._rs, self._provider, self._kwargs, self._inner = rs, provider, kwargs, inner
         self._source = source
@@ -476,7 +476,7 @@ class _Endpoint:
         (and a Responses call chained to an answer of the replay sent whole: the provider
         never saw that answer)."""
         if self._provider == "openai-responses":
-            from regista.server.openai_responses import input_items, substitute_outputs
+            from regista.wire.openai_responses import input_items, substitute_outputs
 
             prev = kwargs.get("previous_response_id")
             prior = self._rs.book.conversation_of(prev) if isinstance(prev, str) else None
@@ -492,7 +492,7 @@ class _Endpoint:
             return kwargs
         if not self._rs.tool_edits or "messages" not in kwargs:
             return kwargs
-        from regista.server.record import substitute_tool_results
+        from regista.wire.sessions import substitute_tool_results
 
         body = {"messages": _jsonable(kwargs["messages"])}
         substitute_tool_results(body, self._provider, self._rs.tool_edits, self._rs.tool_errors)

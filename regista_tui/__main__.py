@@ -13,10 +13,10 @@ import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from regista.defaults import DEFAULT_TRACE_DIR
+from regista.engine import DEFAULT_TRACE_DIR
 
 if TYPE_CHECKING:
-    from regista.trace.index import TraceIndex
+    from regista.engine import TraceIndex
 
 __all__ = ["main", "open_index"]
 
@@ -37,12 +37,16 @@ def open_index(path: Path) -> tuple[TraceIndex, str]:
     Raises:
         RegistaError: The trace cannot be shown at all.
     """
-    from regista.trace.index import TraceIndex
+    from regista import open_run
+    from regista.engine import TraceIndex
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        readable = _readable(path)
-    index = readable if isinstance(readable, TraceIndex) else TraceIndex(readable)
+        # Another tool's session is converted in memory (nothing is written beside it): a
+        # Claude Code transcript's index converts as it scans (the first screen needs only
+        # its start), the others are converted whole; either, written in the last minute,
+        # is followed as it grows.
+        index = open_run(path).index()
     index.path = path
     # A regista trace's first screen needs no event decoded: the scan keeps session.start
     # raw (checked as far as it can be without the event models) and the browser loads the
@@ -61,43 +65,13 @@ def open_index(path: Path) -> tuple[TraceIndex, str]:
 def _check_run(path: Path) -> None:
     """Raise what is wrong with a run to compare, reading only its start (the comparison
     reads the runs itself, once)."""
-    if _readable(path) is not path:  # another tool's session: converted on opening
-        return
-    from regista.diff.runfile import RunFile
+    from regista import open_run
+    from regista.engine import RunFile
 
+    if not open_run(path).in_place:  # another tool's session: converted on opening
+        return
     with RunFile(path) as run:
         run.read(64 * 1024, final=True)
-
-
-def _readable(path: Path) -> Path | TraceIndex:
-    """``path`` itself for a regista trace; for another tool's transcript an in-memory
-    trace converted from it (nothing is written beside it): a Claude Code transcript's
-    index converts as it scans (the first screen needs only its start), a Codex rollout
-    is converted whole; either, written in the last minute, is followed as it grows."""
-    try:
-        with open(path, "rb") as f:
-            head = f.read(len(_TRACE_HEAD))
-    except OSError:
-        return path  # the index says what is wrong
-    if head == _TRACE_HEAD or not head.startswith(b"{"):
-        return path
-    from regista.engine import detect, follow
-    from regista.importers import convert_file, start_conversion
-    from regista.importers._common import read_source
-    from regista.importers.memory import RUNS
-
-    data = read_source(path)
-    followed = follow(path, data, detect(data))  # a session still going on
-    if followed is not None:
-        return followed
-    job = start_conversion(path, data)
-    if job is not None:
-        return RUNS.stream(job)
-    conv = convert_file(path, data)
-    return path if conv is None else RUNS.add(conv)
-
-
-_TRACE_HEAD = b'{"schema_version"'
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -166,13 +140,13 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from regista import samples
-    from regista.errors import RegistaError, UserError
+    from regista import RegistaError, UserError
+    from regista.engine import demo_pace
     from regista_tui.app import RegistaApp
 
     # The sample agents' offline demo model answers instantly; in the debugger it takes a
     # moment per answer, so a fork of a sample trace visibly streams in.
-    samples.demo_delay = 0.35
+    demo_pace(0.35)
     try:
         args.traces = [_spooled(path) for path in args.traces]
         sweep = _sweep_file(args.traces[0]) if len(args.traces) == 1 else None
@@ -229,20 +203,20 @@ def _spooled(path: Path) -> Path:
     """``path``, or for a pipe (``<(zcat trace.jsonl.gz)``) an in-memory file of its bytes:
     a pipe can be read only once, and the viewer reads a trace many times (a fork reads it
     again). A device is refused when it is read."""
-    from regista.trace.formats import is_pipe
+    from regista import open_run
+    from regista.engine import is_pipe, memory_file
 
     if not is_pipe(path):
         return path
-    from regista.importers._common import read_source
-    from regista.importers.memory import RUNS
-
-    return RUNS.keep(path.name, read_source(path))
+    data = open_run(path).data
+    assert data is not None  # a pipe is read whole to tell its format
+    return memory_file(path.name, data)
 
 
 def _runs_app(args: argparse.Namespace) -> Any:
     """The app on the run list of the folder given, or of the default folder."""
-    from regista.errors import UserError
-    from regista.store.runs import DEFAULT_DIR, IMPORTS_DIR, RunList, list_runs
+    from regista import UserError
+    from regista.engine import DEFAULT_DIR, IMPORTS_DIR, RunList, list_runs
     from regista_tui.app import RegistaApp
 
     folder: Path | None = args.traces[0] if args.traces else None

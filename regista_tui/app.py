@@ -11,8 +11,7 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
-from regista.defaults import DEFAULT_TRACE_DIR
-from regista.trace.index import TraceIndex
+from regista.engine import DEFAULT_TRACE_DIR, TraceIndex
 
 __all__ = ["RegistaApp"]
 

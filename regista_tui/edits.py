@@ -13,9 +13,8 @@ from typing import Any
 
 import orjson
 
-from regista.errors import InvalidEditError
-from regista.fork import ModelAnswerEdit, ToolResultEdit, validate_model_edit
-from regista.trace.steps import Step
+from regista import InvalidEditError, ModelAnswerEdit, ToolResultEdit
+from regista.engine import Step, validate_model_edit
 
 __all__ = ["EditorContent", "editor_content", "model_edit_from", "tool_edit_from"]
 

@@ -14,19 +14,21 @@ from typing import Any, Literal
 
 from rich.text import Text
 
-from regista.defaults import trace_path
-from regista.fork import ModelAnswerEdit, ToolResultEdit
-from regista.pricing import add_costs
-from regista.tokens import Tokens, tokens_of
-from regista.trace.events import (
+from regista import ModelAnswerEdit, ToolResultEdit
+from regista.engine import (
     ContextCompaction,
     ErrorEvent,
     LlmResponseEvent,
     SessionEnd,
     SessionStart,
+    Tokens,
     ToolResult,
+    add_costs,
+    cost_text,
+    run_outcome,
+    tokens_of,
+    trace_path,
 )
-from regista.vocab import cost_text, run_outcome
 from regista_tui.live import LiveHalf
 
 __all__ = ["ForkProgress", "ForkRequest", "State"]

@@ -12,8 +12,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from regista.store.runs import RunList
-from regista.trace.steps import Step
+from regista.engine import RunList, Step
 
 __all__ = ["MAX_WORDS", "like_words", "runs_like"]
 
@@ -83,8 +82,7 @@ def runs_like(path: Path, words: str, *, limit: int = 50) -> tuple[RunList, list
     Raises:
         RegistaError: The folder cannot be listed or recalled from.
     """
-    from regista.store.recall import recall
-    from regista.store.runs import list_runs
+    from regista.engine import list_runs, recall
 
     folder = path.parent
     hits = recall(words, folder, limit=limit + 1)

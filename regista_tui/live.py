@@ -16,7 +16,7 @@ import shlex
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from regista.errors import RegistaError, UserError
+from regista import RegistaError, UserError
 
 __all__ = ["LiveHalf", "resolve_live"]
 
@@ -80,7 +80,7 @@ def resolve_live(
         UserError: No agent can be found or loaded, or its provider cannot run (e.g. no
             API key: the message says what to set).
     """
-    from regista.loading import load_agent
+    from regista.engine import load_agent
 
     if agent is not None and not isinstance(agent, str):
         live, origin = agent, "the agent given to the app"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from regista.trace.index import StepEntry
+from regista.engine import StepEntry
 
 __all__ = ["Breakpoints", "find", "label_of"]
 

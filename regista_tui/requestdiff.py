@@ -6,9 +6,7 @@ Only the messages after the part both requests share are rebuilt, so the diff of
 
 from __future__ import annotations
 
-from regista.diff.steps import list_changes, request_config
-from regista.diff.structural import Change, structural_diff
-from regista.trace.index import TraceIndex
+from regista.engine import Change, TraceIndex, list_changes, request_config, structural_diff
 
 __all__ = ["request_diff"]
 

@@ -6,14 +6,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the event models load after the first screen (a cold start)
-    from regista.trace.steps import Step
+    from regista.engine import Step
 
 __all__ = ["Row", "gist_of", "row_of"]
 
 
 def gist_of(step: Step) -> str:
     """The one-line gist of ``step`` (what ``regista show`` says of it)."""
-    from regista.vocab import step_line
+    from regista.engine import step_line
 
     return step_line(step)
 
@@ -39,8 +39,7 @@ class Row:
 
 def row_of(step: Step, model_label: str | None = None) -> Row:
     """The timeline row of ``step``; ``model_label`` replaces the model name (``scripted``)."""
-    from regista.engine import tokens_and_cost
-    from regista.tokens import tokens_of
+    from regista.engine import tokens_and_cost, tokens_of
 
     tokens: int | None = None
     duration: float | None = None

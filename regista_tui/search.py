@@ -15,8 +15,7 @@ from typing import Any
 
 import orjson
 
-from regista.trace.index import TraceIndex
-from regista.trace.validate import too_deep
+from regista.engine import TraceIndex, too_deep
 
 __all__ = ["search_steps", "visible_text"]
 

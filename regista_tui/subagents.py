@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from regista.engine import find_run, subagent_link
-from regista.errors import TraceError
-from regista.trace.index import TraceIndex
+from regista import TraceError
+from regista.engine import TraceIndex, find_run, subagent_link
 
 __all__ = ["open_subagent", "subagent_link"]
 

@@ -204,6 +204,8 @@ def main(argv: Sequence[str] | None = None, *, standalone: bool = False) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return EXIT_USAGE
+    import regista.importers  # noqa: F401 - every command opens the other tools' formats
+
     try:
         result = args.func(args)
         if isinstance(result, CoroutineType):

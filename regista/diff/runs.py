@@ -56,12 +56,13 @@ from typing import Any
 
 import orjson
 
+from regista import open_run
 from regista._gc import paused_gc
 from regista.diff.align import align_levels
 from regista.diff.runfile import RunFile, StepFacts
 from regista.diff.steps import DiffKind, classify, signature, step_changes, step_summary
 from regista.diff.structural import Change
-from regista.trace.formats import HEAD_BYTES, is_pipe, is_regista_trace
+from regista.trace.formats import OpenedRun
 from regista.trace.reader import Trace
 from regista.trace.steps import Step
 from regista.vocab import KINDS, LABELS
@@ -315,29 +316,27 @@ def _steps_of(trace: Trace) -> list[Step]:
     return trace.step_groups()
 
 
-def _load(run: Trace | str | Path) -> Trace:
-    return run if isinstance(run, Trace) else Trace.load(run)
+def _open(run: Trace | str | Path) -> Trace | OpenedRun:
+    return run if isinstance(run, Trace) else open_run(run)
 
 
-def _read(path: str | Path) -> RunFile | None:
-    """``path`` read for a diff, or ``None`` when it is another tool's session (which
-    ``Trace.load`` converts) or a pipe (which ``Trace.load`` reads once, whatever it holds)."""
-    if is_pipe(path):
+def _load(run: Trace | OpenedRun) -> Trace:
+    return run if isinstance(run, Trace) else run.trace()
+
+
+def _read(run: OpenedRun) -> RunFile | None:
+    """The run read for a diff in place, or ``None`` when it is read whole (another tool's
+    session, which is converted; a pipe, whose bytes were read to tell its format) or
+    cannot be read (reading it whole says what is wrong)."""
+    if not run.in_place or not run.path.is_file():
         return None
+    runfile = RunFile(run.path)
     try:
-        with open(path, "rb") as f:
-            head = f.read(HEAD_BYTES)
-    except OSError:
-        return None  # Trace.load says what is wrong
-    if not is_regista_trace(head):
-        return None
-    run = RunFile(path)
-    try:
-        run.read(final=True)
+        runfile.read(final=True)
     except BaseException:
-        run.close()
+        runfile.close()
         raise
-    return run
+    return runfile
 
 
 def diff_runs(a: Trace | str | Path, b: Trace | str | Path, *, settled: bool = False) -> RunDiff:
@@ -357,14 +356,15 @@ def diff_runs(a: Trace | str | Path, b: Trace | str | Path, *, settled: bool = F
     # of objects; a collection in the middle would walk them all. Nothing made here forms
     # reference cycles.
     with paused_gc():
-        if not isinstance(a, Trace) and not isinstance(b, Trace):
-            ra = _read(a)
-            rb = _read(b) if ra is not None else None
+        oa, ob = _open(a), _open(b)
+        if not isinstance(oa, Trace) and not isinstance(ob, Trace):
+            ra = _read(oa)
+            rb = _read(ob) if ra is not None else None
             if ra is not None and rb is not None:
                 return diff_files(ra, rb, settled=settled, open_end=settled)
             if ra is not None:
                 ra.close()
-        return _diff(_load(a), _load(b))
+        return _diff(_load(oa), _load(ob))
 
 
 def diff_files(

@@ -1,30 +1,37 @@
 """Sessions other tools wrote, opened as regista runs.
 
 - :mod:`regista.importers.claude_code`: Claude Code transcripts;
-- :mod:`regista.importers.codex`: Codex CLI rollouts (wrapped, bare and single-document).
+- :mod:`regista.importers.codex`: Codex CLI rollouts (wrapped, bare and single-document);
+- :mod:`regista.importers.otlp`: OpenTelemetry GenAI spans (OTLP JSON).
 
-Every command that opens a trace (``regista show/diff/export/replay``, ``regista-tui``)
-accepts these files directly: the format is detected from the content
+Importing this package registers these formats with :mod:`regista.trace.formats` (the
+trace layer never imports the importers): every command that opens a trace
+(``regista show/diff/export/replay``, ``regista-tui``, ``regista.open_run``) accepts these
+files directly: the format is detected from the content
 (:func:`regista.importers.detect.detect`), the file is converted in memory and nothing is
-written beside it. ``regista import`` writes the converted runs as trace files.
+written beside it. ``regista import`` writes the converted runs as trace files. Importing
+it is cheap: the converters are imported when a file of theirs is opened.
 """
 
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 import warnings
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from regista.errors import TranscriptWarning, UserError
-from regista.importers._builder import ImportReport
-from regista.importers._common import Conversion, ImportedRun, read_source
 from regista.importers.detect import FORMATS, detect
+from regista.trace.formats import TraceFormat, register_format
 
 if TYPE_CHECKING:
+    from regista.importers._builder import ImportReport
+    from regista.importers._common import Conversion, ImportedRun
     from regista.importers.claude_code import Job
-    from regista.trace.reader import Trace
+    from regista.trace.index import TraceIndex
 
 __all__ = [
     "FORMATS",
@@ -76,15 +83,20 @@ def convert_file(path: Path, data: bytes | None = None) -> Conversion | None:
     :class:`~regista.errors.TranscriptWarning` naming its line; what else was skipped is
     counted in the main run's ``session.start`` metadata (``import_report``).
     """
+    from regista.importers._common import read_source
+
     path = Path(path)
     if data is None:
         data = read_source(path)
     fmt = detect(data)
     if fmt not in ("claude-code", "codex"):
         return None
-    conv = convert(fmt, path, data)
+    return _warned(convert(fmt, path, data))
+
+
+def _warned(conv: Conversion) -> Conversion:
     for file, lineno, msg in conv.report.bad_lines:
-        warnings.warn(f"{file}:{lineno}: skipped: {msg}", TranscriptWarning, stacklevel=2)
+        warnings.warn(f"{file}:{lineno}: skipped: {msg}", TranscriptWarning, stacklevel=3)
     return conv
 
 
@@ -176,21 +188,60 @@ def _same_file(a: Path, b: Path, size: int) -> bool:
         return False
 
 
+#: Names imported on first use (the converters' models are not needed to register).
+_LAZY = {
+    "Conversion": "regista.importers._common",
+    "ImportedRun": "regista.importers._common",
+    "ImportReport": "regista.importers._builder",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'regista.importers' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def _claims(fmt: str, data: bytes) -> bool:
+    return detect(data) == fmt
+
+
+def _trace_bytes(fmt: str, path: Path, data: bytes) -> bytes:
+    """The main run of the ``fmt`` session ``data``, as trace bytes."""
+    return _warned(convert(fmt, path, data)).main.to_bytes()
+
+
+def _open_index(fmt: str, path: Path, data: bytes) -> TraceIndex:
+    """A lazy index of the main run: a Claude Code transcript is converted as the index
+    scans (the first screen needs only its start), the others whole; a transcript written
+    in the last minute is followed as it grows (see :func:`regista.importers.memory.follow`);
+    every run of the conversion (subagents too) is kept in memory, findable by session id."""
+    from regista.importers.memory import RUNS, follow
+    from regista.trace.index import TraceIndex
+
+    followed = follow(path, data, fmt)  # a session still going on
+    if followed is not None:
+        return followed
+    if fmt == "claude-code":
+        job = start_conversion(path, data)
+        if job is not None:
+            return RUNS.stream(job)
+    return TraceIndex(RUNS.add(_warned(convert(fmt, path, data))))
+
+
 def _register_formats() -> None:
-    """Make the importers' formats known to :func:`regista.trace.formats.detect_format`."""
-    from regista.trace.formats import TraceFormat, register_format
-
-    def load(path: Path) -> Trace:
-        from regista.trace.reader import Trace
-
-        conv = convert_file(path)
-        if conv is None:
-            return Trace.load(path)
-        return Trace.from_bytes(conv.main.to_bytes(), path)
-
-    for name in ("claude-code", "codex"):
+    """Make the importers' formats known to :func:`regista.trace.formats.open_run`."""
+    for name in FORMATS:
         register_format(
-            TraceFormat(name, lambda head, name=name: detect(head) == name, load)  # type: ignore[misc]
+            TraceFormat(
+                name,
+                partial(_claims, name),
+                partial(_trace_bytes, name),
+                partial(_open_index, name),
+            )
         )
 
 

@@ -4,7 +4,7 @@ The instrumentations write a call in three styles, read in this order of faithfu
 
 - **OpenInference's raw bodies**: ``input.value`` / ``output.value`` holding the JSON the SDK
   sent and got (``input.mime_type: application/json``). They are normalised by the very
-  functions the recording proxy uses (``regista.server.shapes``), so an imported call is the
+  functions the recording proxy uses (``regista.wire.shapes``), so an imported call is the
   request the proxy would have recorded, byte for byte.
 - **The GenAI conventions** (OpenLLMetry today, regista's own export):
   ``gen_ai.input.messages``, ``gen_ai.output.messages``, ``gen_ai.system_instructions``,
@@ -313,7 +313,7 @@ def _raw_request(attrs: dict[str, Any], call: ModelCall) -> bool:
     if body is None or not isinstance(body.get("messages"), list):
         return False
     from regista.errors import RegistaError
-    from regista.server.shapes import anthropic_request, openai_request
+    from regista.wire.shapes import anthropic_request, openai_request
 
     try:
         request = (openai_request if call.provider == "openai" else anthropic_request)(body)
@@ -331,7 +331,7 @@ def _raw_response(attrs: dict[str, Any], call: ModelCall) -> bool:
     if body is None:
         return False
     if isinstance(body.get("choices"), list):
-        from regista.server.shapes import openai_response
+        from regista.wire.shapes import openai_response
 
         try:
             payload = openai_response(body).payload()

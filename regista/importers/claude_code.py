@@ -55,6 +55,8 @@ _KNOWN_TYPES = {
 def looks_like(first: dict[str, Any]) -> bool:
     """Whether a decoded first line is a Claude Code transcript line."""
     kind = first.get("type")
+    if not isinstance(kind, str):
+        return False
     if kind in _MESSAGE_TYPES or kind == "progress":
         return "sessionId" in first or "uuid" in first
     return kind in _KNOWN_TYPES and (

@@ -2,7 +2,8 @@
 
 ``detect(data)`` looks at the first JSON line (or, for a single JSON document, the whole
 document) and answers ``"regista"``, ``"claude-code"``, ``"codex"``, ``"otlp"`` or ``None``.
-It is cheap enough to run on every file a command opens.
+It is cheap enough to run on every file a command opens. A regista trace is told by
+:func:`regista.trace.formats.is_regista_event`, the trace layer's own test.
 """
 
 from __future__ import annotations
@@ -11,22 +12,13 @@ from typing import Any
 
 import orjson
 
+from regista.trace.formats import is_regista_event
+
 __all__ = ["FORMATS", "detect", "detect_object"]
 
 #: Formats regista converts on open, by the name ``regista import`` uses.
 FORMATS = ("claude-code", "codex", "otlp")
 
-_REGISTA_TYPES = {
-    "session.start",
-    "llm.request",
-    "llm.response",
-    "tool.call",
-    "permission.decision",
-    "tool.result",
-    "context.compaction",
-    "error",
-    "session.end",
-}
 _CODEX_WRAPPED = {"session_meta", "response_item", "event_msg", "turn_context", "compacted"}
 _CODEX_ITEMS = {
     "message",
@@ -47,7 +39,9 @@ def detect_object(obj: dict[str, Any]) -> str | None:
     from regista.importers import claude_code
 
     kind = obj.get("type")
-    if "schema_version" in obj and kind in _REGISTA_TYPES:
+    if not isinstance(kind, str) and kind is not None:
+        kind = ""  # a type that is not a name (a list, a number) is no known kind
+    if is_regista_event(obj):
         return "regista"
     if kind in _CODEX_WRAPPED and "payload" in obj:
         return "codex"

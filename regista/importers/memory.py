@@ -1,8 +1,8 @@
 """Converted runs kept in memory, readable as files by the lazy index.
 
 ``regista-tui SESSION.jsonl`` converts a transcript without writing anything beside it:
-each run's trace bytes live in an anonymous in-memory file (``memfd`` on Linux; elsewhere
-a temporary file, removed at exit) that :class:`~regista.trace.index.TraceIndex` reads
+each run's trace bytes live in an anonymous in-memory file
+(:func:`~regista.trace.formats.memory_file`) that :class:`~regista.trace.index.TraceIndex` reads
 like any trace. The runs of one conversion (a session and its subagents) stay findable by
 session id, so a viewer can open a subagent's run from the step that started it.
 
@@ -23,10 +23,7 @@ conversion.
 
 from __future__ import annotations
 
-import atexit
-import contextlib
 import os
-import tempfile
 import threading
 import time
 import warnings
@@ -38,10 +35,18 @@ import orjson
 from regista.errors import TraceError, TranscriptWarning
 from regista.importers._builder import RunEncoder
 from regista.importers._common import Conversion
+from regista.trace.formats import memory_file, write_all
 from regista.trace.index import TraceIndex
 from regista.trace.names import LLM_REQUEST, SESSION_END
 
-__all__ = ["LIVE_S", "RUNS", "InMemoryRuns", "StreamedIndex", "Streaming", "follow"]
+__all__ = [
+    "LIVE_S",
+    "RUNS",
+    "InMemoryRuns",
+    "StreamedIndex",
+    "Streaming",
+    "follow",
+]
 
 #: Transcript lines converted between two writes of the trace.
 _LINES = 256
@@ -104,7 +109,6 @@ class InMemoryRuns:
         #: Runs of a streamed conversion that is not done yet.
         self._pending: dict[_Key, Streaming] = {}
         self._streams: dict[_Key, Streaming] = {}
-        self._fds: list[int] = []
         self._digests: dict[_Key, int] = {}
         self._lock = threading.Lock()
 
@@ -126,7 +130,7 @@ class InMemoryRuns:
         with self._lock:
             streaming = self._streams.get(key)
             if streaming is None or streaming.stamp != _stamp(job.source) or streaming.live != live:
-                path = self._materialize(job.main_sid, b"")
+                path = memory_file(job.main_sid, b"")
                 streaming = self._streams[key] = Streaming(job, path, self, live=live, fmt=fmt)
                 self._files[key] = path
                 self._source_of_path[path] = job.source
@@ -159,7 +163,7 @@ class InMemoryRuns:
                     self._keep(key, data)
 
     def _keep(self, key: _Key, data: bytes) -> None:
-        path = self._materialize(key[1], data)
+        path = memory_file(key[1], data)
         self._files[key] = path
         self._source_of_path[path] = key[0]
 
@@ -174,26 +178,6 @@ class InMemoryRuns:
         if pending is not None:
             pending.finish()
         return self._files.get(key)
-
-    def keep(self, name: str, data: bytes) -> Path:
-        """``data`` in an in-memory file of its own, readable by path while this process
-        lives (a pipe's bytes, which can be read only once, for a viewer that reads its
-        trace many times)."""
-        with self._lock:
-            return self._materialize(name, data)
-
-    def _materialize(self, name: str, data: bytes) -> Path:
-        memfd = getattr(os, "memfd_create", None)
-        if memfd is not None and os.path.isdir("/proc/self/fd"):
-            fd = memfd(f"regista-{name}", 0)
-            self._fds.append(fd)
-            _write_all(fd, data)
-            return Path(f"/proc/{os.getpid()}/fd/{fd}")
-        fd, tmp = tempfile.mkstemp(prefix=f"regista-{name}-", suffix=".jsonl")
-        _write_all(fd, data)
-        os.close(fd)
-        atexit.register(_unlink, tmp)
-        return Path(tmp)
 
 
 class Streaming:
@@ -306,7 +290,7 @@ class Streaming:
             return 0
         self._written = upto
         data = self._encoder.encode(new)
-        _write_all(self._fd, data)
+        write_all(self._fd, data)
         return len(data)
 
 
@@ -459,17 +443,6 @@ def _stamp(path: Path) -> tuple[int, int] | None:
     except OSError:
         return None
     return st.st_size, st.st_mtime_ns
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
-
-
-def _unlink(path: str) -> None:
-    with contextlib.suppress(OSError):
-        os.unlink(path)
 
 
 #: The process-wide store (the viewer is one process).

@@ -2,7 +2,7 @@
 
 Each conversation of GenAI spans becomes one run: an OTel trace, or the traces of an agent
 that opens no span of its own (one per model call), put together by the recording proxy's
-rule (:func:`~regista.server.sessions.continues_conversation`). Chat spans are model steps,
+rule (:func:`~regista.wire.sessions.continues_conversation`). Chat spans are model steps,
 tool spans are tool steps, in the order they started; where no tool span recorded a tool
 call, its step is rebuilt from the tool result that the next call sends back. A call seen
 twice (an instrumentation's span and the SDK's own) counts once. What a chat span holds is
@@ -689,10 +689,10 @@ def _conversations(
     An agent that opens no span of its own gives one trace per model call. A trace whose
     first model call continues another's last one (the same system prompt, that call's
     messages first: the recording proxy's rule,
-    :func:`~regista.server.sessions.continues_conversation`) belongs to its conversation.
+    :func:`~regista.wire.sessions.continues_conversation`) belongs to its conversation.
     A run that regista exported is one trace and stays one run.
     """
-    from regista.server.sessions import continues_conversation
+    from regista.wire.sessions import continues_conversation
 
     def first_start(spans: list[dict[str, Any]]) -> int:
         return min((s["start"] for s in spans if _kind(s)), default=0)

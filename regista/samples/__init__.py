@@ -9,3 +9,11 @@ traces in ``sample_traces/`` from it.
 #: ``regista-tui`` sets a human pace so that a fork of a sample trace visibly streams in;
 #: everything else answers at once.
 demo_delay: float = 0.0
+
+
+def demo_pace(seconds: float) -> None:
+    """Make the offline demo model take ``seconds`` per answer (unless
+    ``$REGISTA_DEMO_DELAY`` says otherwise): ``regista-tui`` sets a human pace, so that a
+    fork of a sample trace visibly streams in."""
+    global demo_delay
+    demo_delay = seconds

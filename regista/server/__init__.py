@@ -12,8 +12,9 @@ stays as fast as before.
 from __future__ import annotations
 
 from regista.server.app import ROUTE_MODULES, create_app
-from regista.server.context import HttpError, ServerContext, read_json
+from regista.server.context import ServerContext, read_json
 from regista.server.runner import BackgroundServer, check_bind, serve
+from regista.wire.errors import HttpError
 
 __all__ = [
     "ROUTE_MODULES",

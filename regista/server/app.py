@@ -29,14 +29,11 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+import regista.importers  # noqa: F401 - the runs a server reads may be other tools' sessions
 from regista.diff.masks import MaskSet
-from regista.server.context import (
-    DEFAULT_MAX_BODY,
-    DEFAULT_REPLAY_TTL,
-    HttpError,
-    ServerContext,
-)
+from regista.server.context import DEFAULT_MAX_BODY, DEFAULT_REPLAY_TTL, ServerContext
 from regista.server.guard import Guard
+from regista.wire.errors import HttpError
 
 __all__ = ["ROUTE_MODULES", "create_app"]
 

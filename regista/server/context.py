@@ -1,8 +1,8 @@
 """What every route of the server shares: the store, the token, limits, and errors.
 
-Routes raise :class:`HttpError` for anything a client did wrong; the app turns it into a
-JSON answer in the shape the client expects (regista's own, Anthropic's or OpenAI's),
-never a traceback.
+Routes raise :class:`~regista.wire.errors.HttpError` for anything a client did wrong; the
+app turns it into a JSON answer in the shape the client expects (regista's own,
+Anthropic's or OpenAI's), never a traceback.
 """
 
 from __future__ import annotations
@@ -10,19 +10,18 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import orjson
 from starlette.requests import Request
 
 from regista.diff.masks import MaskSet
+from regista.wire.errors import ErrorShape, HttpError
 
 __all__ = [
     "DEFAULT_MAX_BODY",
     "DEFAULT_REPLAY_TTL",
     "DEFAULT_SESSION_IDLE",
-    "ErrorShape",
-    "HttpError",
     "ServerContext",
 ]
 
@@ -33,64 +32,7 @@ DEFAULT_REPLAY_TTL = 3600.0
 #: ``regista serve`` ends a recorded session no call has continued for this long (seconds).
 DEFAULT_SESSION_IDLE = 300.0
 
-ErrorShape = Literal["regista", "anthropic", "openai"]
-
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,199}")
-
-
-class HttpError(Exception):
-    """An error answered to the client as JSON.
-
-    Args:
-        status: The HTTP status.
-        message: One line for a person.
-        type: A machine-readable kind (``invalid_request_error``, ``not_found_error``, …).
-        shape: Whose error JSON to answer with.
-        extra: More fields for the error object (e.g. a divergence's step and diff).
-        headers: Extra response headers.
-    """
-
-    def __init__(
-        self,
-        status: int,
-        message: str,
-        *,
-        type: str | None = None,
-        shape: ErrorShape = "regista",
-        extra: dict[str, Any] | None = None,
-        headers: dict[str, str] | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-        self.type = type or _default_type(status)
-        self.shape: ErrorShape = shape
-        self.extra = extra or {}
-        self.headers = headers or {}
-
-    def body(self) -> dict[str, Any]:
-        """The error JSON in :attr:`shape`."""
-        error: dict[str, Any] = {"type": self.type, "message": self.message, **self.extra}
-        if self.shape == "anthropic":
-            return {"type": "error", "error": error}
-        if self.shape == "openai":
-            error.setdefault("param", None)
-            error.setdefault("code", self.type)
-            return {"error": error}
-        return {"error": error}
-
-
-def _default_type(status: int) -> str:
-    return {
-        400: "invalid_request_error",
-        401: "authentication_error",
-        403: "permission_error",
-        404: "not_found_error",
-        405: "invalid_request_error",
-        409: "conflict_error",
-        413: "request_too_large",
-        502: "upstream_error",
-    }.get(status, "api_error")
 
 
 @dataclass

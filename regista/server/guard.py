@@ -27,7 +27,7 @@ from starlette.requests import ClientDisconnect
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from regista.server.context import HttpError
+from regista.wire.errors import HttpError
 
 __all__ = ["Guard", "host_name"]
 

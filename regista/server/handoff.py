@@ -103,8 +103,8 @@ class ReplayDesk:
         Raises:
             UserError: The run cannot be replayed (unreadable, or not a trace).
         """
-        from regista.server.context import HttpError
         from regista.server.replays import registry
+        from regista.wire.errors import HttpError
 
         path = Path(run_path).resolve()
         server = self._server(path.parent)

@@ -20,10 +20,11 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from regista.server.context import ErrorShape, HttpError, ServerContext, read_json
+from regista.server.context import ServerContext, read_json
 from regista.server.record import DEFAULT_UPSTREAMS, _body, api_of, forward
 from regista.server.replays import _responses_request, registry
-from regista.server.shapes import anthropic_request, openai_request
+from regista.wire.errors import ErrorShape, HttpError
+from regista.wire.shapes import anthropic_request, openai_request
 
 __all__ = ["routes"]
 

@@ -28,7 +28,8 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from regista.errors import RegistaError
-from regista.server.context import HttpError, ServerContext
+from regista.server.context import ServerContext
+from regista.wire.errors import HttpError
 
 if TYPE_CHECKING:
     from regista.importers._common import ImportedRun

@@ -16,7 +16,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from regista.errors import RegistaError
-from regista.server.context import HttpError, ServerContext
+from regista.server.context import ServerContext
+from regista.wire.errors import HttpError
 
 __all__ = ["routes"]
 

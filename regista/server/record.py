@@ -4,7 +4,7 @@
 (default: the public APIs), with the client's own headers (its API key included: forwarded,
 never written), and stream the answer back untouched. Messages, chat completions and
 Responses API calls are written as traces right after each answer is passed on (see
-:mod:`regista.server.sessions`, and docs/faults.md for what `kill -9` may lose).
+:mod:`regista.wire.sessions`, and docs/faults.md for what `kill -9` may lose).
 
 The SDKs' base URLs for recording::
 
@@ -17,7 +17,7 @@ from __future__ import annotations
 import socket
 import sys
 import time
-from collections.abc import AsyncIterator, Collection
+from collections.abc import AsyncIterator
 from typing import Any
 
 import httpcore2
@@ -29,26 +29,25 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
 from regista.providers.base import server_of
-from regista.server.accumulate import AnthropicStream, OpenAIStream
-from regista.server.context import ErrorShape, HttpError, ServerContext
-from regista.server.openai_responses import (
+from regista.server.context import ServerContext
+from regista.server.replays import registry
+from regista.server.sdk_replay import SdkReplay
+from regista.types import LlmRequest, LlmResponse
+from regista.wire.accumulate import AnthropicStream, OpenAIStream
+from regista.wire.errors import ErrorShape, HttpError
+from regista.wire.openai_responses import (
     ResponsesStream,
     responses_request,
     responses_response,
-    substitute_outputs,
 )
-from regista.server.replays import registry
-from regista.server.sdk_replay import SdkReplay
-from regista.server.sessions import SessionBook, edit_tool_results
-from regista.server.shapes import (
+from regista.wire.sessions import SessionBook, substitute_tool_results
+from regista.wire.shapes import (
     anthropic_request,
     openai_request,
     openai_response,
-    openai_tool_text,
 )
-from regista.types import LlmRequest, LlmResponse
 
-__all__ = ["DEFAULT_UPSTREAMS", "Upstream", "routes", "substitute_tool_results"]
+__all__ = ["DEFAULT_UPSTREAMS", "Upstream", "routes"]
 
 #: Where calls go when the environment named no other base URL.
 DEFAULT_UPSTREAMS = {
@@ -215,7 +214,7 @@ def write_answered(
     """Write a forwarded call (request ``body``, answer ``data``) into ``target``, with
     whether it streamed and the upstream it went to; a call regista cannot read is not
     written. ``api``: the provider's API, when not its default one (``openai-responses``);
-    ``side="count_tokens"``: a token count (see :mod:`regista.server.sessions`)."""
+    ``side="count_tokens"``: a token count (see :mod:`regista.wire.sessions`)."""
     api = api or provider
     req = _normalise(api, body, target)
     if req is None:
@@ -362,27 +361,6 @@ async def _body(request: Request, ctx: ServerContext, provider: str) -> bytes:
             )
         chunks.append(chunk)
     return b"".join(chunks)
-
-
-def substitute_tool_results(
-    body: dict[str, Any],
-    provider: str,
-    edits: dict[str, Any],
-    errors: Collection[str] = (),
-) -> None:
-    """Put edited tool results in place of the agent's own, in a body about to go upstream
-    (the model sees the edit whatever the agent's real tool returned); ``errors``: the
-    tool_use_ids whose edit is an error (Anthropic's ``is_error``; OpenAI has no such flag)."""
-    if provider == "openai" and isinstance(body.get("input"), list):
-        substitute_outputs(body["input"], edits)
-        return
-    if provider == "openai":
-        for m in body.get("messages") or []:
-            call_id = m.get("tool_call_id") if isinstance(m, dict) else None
-            if isinstance(call_id, str) and call_id in edits and m.get("role") == "tool":
-                m["content"] = openai_tool_text(edits[call_id])
-    else:
-        edit_tool_results(body.get("messages") or [], edits, errors)
 
 
 def routes(ctx: ServerContext) -> list[BaseRoute]:

@@ -26,22 +26,23 @@ from starlette.routing import BaseRoute, Route
 
 from regista.diff.masks import MaskSet, mask_set
 from regista.errors import RegistaError
-from regista.server.context import ErrorShape, HttpError, ServerContext, read_json
-from regista.server.openai_responses import (
+from regista.server.context import ServerContext, read_json
+from regista.server.sdk_replay import LIVE, SdkReplay, parse_spec
+from regista.trace.reader import Trace
+from regista.types import LlmRequest
+from regista.wire.errors import ErrorShape, HttpError
+from regista.wire.openai_responses import (
     responses_body,
     responses_events,
     responses_request,
 )
-from regista.server.sdk_replay import LIVE, SdkReplay, parse_spec
-from regista.server.shapes import (
+from regista.wire.shapes import (
     anthropic_body,
     anthropic_request,
     openai_body,
     openai_request,
 )
-from regista.server.sse import anthropic_events, openai_chunks
-from regista.trace.reader import Trace
-from regista.types import LlmRequest
+from regista.wire.sse import anthropic_events, openai_chunks
 
 __all__ = ["ReplayRegistry", "registry", "routes"]
 

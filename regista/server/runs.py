@@ -16,8 +16,9 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from regista.errors import RegistaError
-from regista.server.context import HttpError, ServerContext
+from regista.server.context import ServerContext
 from regista.trace.reader import cost_and_tokens
+from regista.wire.errors import HttpError
 
 __all__ = ["routes"]
 

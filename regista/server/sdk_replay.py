@@ -2,7 +2,7 @@
 
 A replay snapshots its trace when it is created (later writes to the file change nothing)
 and lives in memory until it expires. Each request is normalised (see
-:mod:`regista.server.shapes`) and matched by its :func:`~regista.server.shapes.sdk_digest`
+:mod:`regista.wire.shapes`) and matched by its :func:`~regista.wire.shapes.sdk_digest`
 against the recorded model calls, each played once, in any order (so concurrent clients are
 served).
 
@@ -32,14 +32,14 @@ from regista.errors import ContentNotRecorded, InvalidEditError
 from regista.fork import ModelAnswerEdit, ToolResultEdit, validate_model_edit
 from regista.providers.replay import RecordedCall, recorded_calls
 from regista.providers.tape import Tape, mismatch
-from regista.server.context import ErrorShape, HttpError
-from regista.server.openai_responses import conversation_of, input_items
-from regista.server.sessions import SessionBook, with_tool_edits
-from regista.server.shapes import masked_form, sdk_digest
 from regista.trace.canonical import canonical_json
 from regista.trace.events import ToolResult
 from regista.trace.reader import Trace
 from regista.types import LlmRequest, LlmResponse, Message, Usage
+from regista.wire.errors import ErrorShape, HttpError
+from regista.wire.openai_responses import conversation_of, input_items
+from regista.wire.sessions import SessionBook, with_tool_edits
+from regista.wire.shapes import masked_form, sdk_digest
 
 __all__ = ["LIVE", "SdkReplay", "SdkReplayMode", "Served", "parse_spec"]
 

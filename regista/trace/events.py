@@ -9,7 +9,6 @@ Timestamps are made when an event is created, never when it is loaded.
 from __future__ import annotations
 
 import time
-from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
@@ -52,6 +51,7 @@ __all__ = [
     "SessionStart",
     "ToolCall",
     "ToolResult",
+    "ms_ts",
     "now_ts",
     "second_ts",
 ]
@@ -59,43 +59,25 @@ __all__ = [
 Source = Literal["live", "recorded", "edit"]
 
 
-#: The last millisecond, whole second and day formatted, each as one tuple (replaced whole:
-#: safe across threads). Formatting a date costs more than writing a small event.
-_milli: list[tuple[int, str]] = [(-1, "")]
-_second: list[tuple[int, str]] = [(-1, "")]
-_day: list[tuple[int, str]] = [(-1, "")]
-_TWO = tuple(f"{n:02d}" for n in range(60))
-
-
 def now_ts() -> str:
     """UTC timestamp with milliseconds, e.g. ``2026-07-02T18:04:11.123Z``."""
-    ms = time.time_ns() // 1_000_000
-    last = _milli[0]
-    if last[0] == ms:
-        return last[1]
+    return ms_ts(time.time_ns() // 1_000_000)
+
+
+def ms_ts(ms: int) -> str:
+    """The :func:`now_ts` timestamp of ``ms`` (Unix time in milliseconds)."""
     second, milli = divmod(ms, 1000)
-    text = f"{second_ts(second)}.{milli:03d}Z"
-    _milli[0] = (ms, text)
-    return text
+    return _SECOND_MS % (*time.gmtime(second)[:6], milli)
 
 
 def second_ts(second: int) -> str:
     """A :func:`now_ts` timestamp's whole second (``second``: Unix time), e.g.
-    ``2026-07-02T18:04:11``. The date is formatted once a day (``strftime`` costs more than
-    writing an event, and a session's events are often seconds apart)."""
-    cached = _second[0]
-    if cached[0] == second:
-        return cached[1]
-    day, in_day = divmod(second, 86_400)
-    date = _day[0]
-    if date[0] != day:
-        date = (day, datetime.fromtimestamp(day * 86_400, UTC).strftime("%Y-%m-%dT"))
-        _day[0] = date
-    hours, in_hour = divmod(in_day, 3600)
-    minutes, seconds = divmod(in_hour, 60)
-    text = f"{date[1]}{_TWO[hours]}:{_TWO[minutes]}:{_TWO[seconds]}"
-    _second[0] = (second, text)
-    return text
+    ``2026-07-02T18:04:11``."""
+    return _SECOND % time.gmtime(second)[:6]
+
+
+_SECOND = "%04d-%02d-%02dT%02d:%02d:%02d"
+_SECOND_MS = _SECOND + ".%03dZ"
 
 
 class EventBase(BaseModel):

@@ -1,43 +1,65 @@
-"""Which reader opens a file: formats told apart by their first bytes.
+"""Which reader opens a file: formats told apart by their content.
 
 A regista trace, and the session files of other tools that regista can read, are each a
-:class:`TraceFormat`: a name, a test on the file's first bytes and a loader. :func:`detect_format`
-asks the registered formats in order and answers with the first that claims the file; a file
-that none claims goes to regista's own reader, whose errors say what is wrong with it. Readers
-of other formats join with :func:`register_format`.
+:class:`TraceFormat`: a name, a test on the file's bytes, and for another tool's format a
+conversion to a regista trace. :func:`open_run` is the one way to open a file: it detects
+the format once and answers with an :class:`OpenedRun`, which reads it as a whole
+:class:`~regista.trace.reader.Trace` or as a lazy
+:class:`~regista.trace.index.TraceIndex`. A file that no format claims goes to regista's
+own reader, whose errors say what is wrong with it.
+
+The importers (Claude Code, Codex, OTLP JSON) join with :func:`register_format` when
+:mod:`regista.importers` is imported; this layer never imports them. ``regista.open_run``,
+the command line, the server and the debugger import them first, so every entry point
+opens every format.
 """
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import os
 import stat
+import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import orjson
 
+from regista.errors import NoSuchPathError, TraceError
+
 if TYPE_CHECKING:
+    from regista.trace.index import TraceIndex
     from regista.trace.reader import Trace
 
 __all__ = [
     "HEAD_BYTES",
     "REGISTA",
+    "OpenedRun",
     "TraceFormat",
+    "claiming",
     "compressed_error",
-    "detect_format",
     "device_error",
     "formats",
     "is_pipe",
+    "is_regista_event",
     "is_regista_trace",
-    "load_any",
+    "memory_file",
+    "open_run",
     "read_head",
     "register_format",
 ]
 
-#: How many leading bytes a format's test sees.
+#: How many leading bytes tell a regista trace (the rest of it is not read to tell it).
 HEAD_BYTES = 64 * 1024
+
+
+#: A format's conversion: the file's path and bytes to the trace bytes of its main run.
+Convert = Callable[[Path, bytes], bytes]
+#: A format's lazy index of the file's main run, from its path and bytes.
+OpenIndex = Callable[[Path, bytes], "TraceIndex"]
 
 
 @dataclass(frozen=True)
@@ -46,10 +68,19 @@ class TraceFormat:
 
     #: Short name people see (``regista``, ``claude-code``, …).
     name: str
-    #: Whether a file starting with these bytes (at most :data:`HEAD_BYTES`) is of this format.
+    #: Whether a file with these bytes is of this format (all of its bytes; a regista
+    #: trace is told by its first :data:`HEAD_BYTES`).
     handles_bytes: Callable[[bytes], bool]
-    #: Reads the file as a :class:`~regista.trace.reader.Trace`.
-    load: Callable[[Path], Trace]
+    #: The file's bytes made the trace of its main run; ``None`` for regista's own format.
+    convert: Convert | None = None
+    #: A lazy index of the main run (a viewer draws the first steps while the rest
+    #: converts); ``None``: the index of :attr:`convert`'s bytes.
+    open_index: OpenIndex | None = None
+
+
+def is_regista_event(obj: dict[str, object]) -> bool:
+    """Whether a decoded line carries the envelope of a regista event."""
+    return {"schema_version", "session_id", "seq"} <= obj.keys()
 
 
 def is_regista_trace(head: bytes) -> bool:
@@ -65,17 +96,11 @@ def is_regista_trace(head: bytes) -> bool:
         first = orjson.loads(line)
     except orjson.JSONDecodeError:
         return False
-    return isinstance(first, dict) and {"schema_version", "session_id", "seq"} <= first.keys()
-
-
-def _load_regista(path: Path) -> Trace:
-    from regista.trace.reader import Trace
-
-    return Trace.load(path)
+    return isinstance(first, dict) and is_regista_event(first)
 
 
 #: regista's own trace format.
-REGISTA = TraceFormat("regista", is_regista_trace, _load_regista)
+REGISTA = TraceFormat("regista", is_regista_trace)
 
 _formats: list[TraceFormat] = [REGISTA]
 
@@ -143,21 +168,131 @@ def device_error(path: str | Path, fd: int) -> str | None:
     return None
 
 
-def detect_format(path: str | Path) -> TraceFormat:
-    """The format whose reader opens ``path``.
+def claiming(data: bytes) -> TraceFormat | None:
+    """The registered format that claims ``data`` (regista's own is asked first), if any."""
+    for fmt in _formats:
+        if fmt.handles_bytes(data):
+            return fmt
+    return None
 
-    A file that no format claims (missing, empty, a folder, or unknown bytes) gets
-    regista's own reader, so that its error names the problem.
+
+@dataclass(frozen=True)
+class OpenedRun:
+    """A file opened as a run: its format, and the bytes already read when it is not a
+    regista trace read in place (a pipe's, which can be read only once; another tool's
+    session, which is converted)."""
+
+    path: Path
+    format: TraceFormat
+    #: The file's bytes, when they had to be read whole to tell its format.
+    data: bytes | None = field(default=None, repr=False)
+
+    @property
+    def in_place(self) -> bool:
+        """Whether it is a regista trace that readers open by its path (a file, not a pipe)."""
+        return self.data is None
+
+    def trace_bytes(self) -> bytes:
+        """The trace of the main run (another tool's session converted in memory)."""
+        data = self.data if self.data is not None else _read_whole(self.path)
+        convert = self.format.convert
+        return data if convert is None else convert(self.path, data)
+
+    def trace(self, *, messages: bool = True) -> Trace:
+        """The run read whole (``messages``: see :meth:`~regista.trace.reader.Trace.load`).
+
+        Raises:
+            TraceError: It is not a readable trace (the message says why).
+        """
+        from regista.trace.reader import Trace
+
+        if self.in_place:
+            return Trace.load(self.path, messages=messages)
+        return Trace.from_bytes(self.trace_bytes(), self.path, messages=messages)
+
+    def index(self) -> TraceIndex:
+        """A lazy index of the run (nothing decoded yet; see
+        :class:`~regista.trace.index.TraceIndex`)."""
+        from regista.trace.index import TraceIndex
+
+        if self.in_place:
+            return TraceIndex(self.path)
+        if self.format.open_index is not None:
+            assert self.data is not None
+            return self.format.open_index(self.path, self.data)
+        return TraceIndex(memory_file(self.path.name, self.trace_bytes()))
+
+
+def open_run(path: str | Path) -> OpenedRun:
+    """Open ``path`` as a run: a regista trace, a pipe (``<(zcat run.jsonl.gz)``), or a
+    session of another tool whose format is registered (Claude Code, Codex, OTLP JSON once
+    :mod:`regista.importers` is imported; ``regista.open_run`` imports them).
+
+    The format is told once, from the content, never the name: a regista trace on disk by
+    its first line (nothing else is read); anything else is read whole (as its conversion
+    would) and each format is asked, in order. A file that no format claims, or that
+    cannot be read, opens as a regista trace, whose reader says what is wrong with it.
+
+    Raises:
+        TraceError: A pipe, or a file that had to be read whole, cannot be read (a device;
+            a pipe of compressed bytes).
     """
-    head = read_head(path)
-    if head:
-        for fmt in _formats:
-            if fmt.handles_bytes(head):
-                return fmt
-    return REGISTA
-
-
-def load_any(path: str | Path) -> Trace:
-    """Read ``path`` with the reader of its format (see :func:`detect_format`)."""
     path = Path(path)
-    return detect_format(path).load(path)
+    piped = is_pipe(path)
+    if piped:
+        data = _read_whole(path)
+        if (compressed := compressed_error(path, data[:8])) is not None:
+            raise TraceError(compressed)
+    else:
+        head = read_head(path)
+        if not head or is_regista_trace(head) or compressed_error(path, head) is not None:
+            return OpenedRun(path, REGISTA)
+        data = head if len(head) < HEAD_BYTES else _read_whole(path)
+    fmt = claiming(data)
+    if fmt is None or fmt.convert is None:
+        fmt = REGISTA
+        if not piped:
+            return OpenedRun(path, fmt)
+    return OpenedRun(path, fmt, data)
+
+
+def _read_whole(path: Path) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            if (device := device_error(path, f.fileno())) is not None:
+                raise TraceError(device)
+            return f.read()
+    except FileNotFoundError:
+        raise NoSuchPathError(f"{path}: no such trace file") from None
+    except IsADirectoryError:
+        raise TraceError(f"{path}: is a folder, not a trace file") from None
+    except OSError as exc:
+        raise TraceError(f"{path}: cannot read ({exc.strerror})") from None
+
+
+def memory_file(name: str, data: bytes) -> Path:
+    """``data`` in an anonymous in-memory file, readable by its path while this process
+    lives (``memfd`` on Linux; elsewhere a temporary file, removed at exit): a pipe's bytes
+    or a converted run, for a reader that opens a trace by its path, again and again."""
+    memfd = getattr(os, "memfd_create", None)
+    if memfd is not None and os.path.isdir("/proc/self/fd"):
+        fd = memfd(f"regista-{name}", 0)
+        write_all(fd, data)
+        return Path(f"/proc/{os.getpid()}/fd/{fd}")
+    fd, tmp = tempfile.mkstemp(prefix=f"regista-{name}-", suffix=".jsonl")
+    write_all(fd, data)
+    os.close(fd)
+    atexit.register(_unlink, tmp)
+    return Path(tmp)
+
+
+def write_all(fd: int, data: bytes) -> None:
+    """Write all of ``data`` to ``fd`` (``os.write`` may write less)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _unlink(path: str) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(path)

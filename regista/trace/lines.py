@@ -29,7 +29,13 @@ from regista.errors import (
     torn_only_line,
 )
 from regista.trace.compact import RESOLVED, RequestDecoder, Resolver, TraceRefError
-from regista.trace.formats import HEAD_BYTES, compressed_error, device_error, is_regista_trace
+from regista.trace.formats import (
+    HEAD_BYTES,
+    claiming,
+    compressed_error,
+    device_error,
+    is_regista_trace,
+)
 from regista.trace.listing import listed
 from regista.trace.migrations import migrate
 from regista.trace.names import CONTEXT_COMPACTION, LLM_REQUEST, SCHEMA_VERSION, SESSION_START
@@ -404,14 +410,14 @@ def read_events(
         raise TraceError(not_a_trace_file(path)) from None
     except OSError as exc:
         raise TraceError(f"{path}: cannot read ({exc.strerror})") from None
-    # Another tool's session (Claude Code, Codex): converted in memory.
-    from regista.importers import convert_file
+    # Another tool's session (a format registered with regista.trace.formats): converted
+    # in memory. What no format claims is read as a trace, whose errors say what is wrong.
     from regista.trace.reader import Trace
 
-    conv = convert_file(path, data)
-    trace = Trace.from_bytes(
-        conv.main.to_bytes() if conv is not None else data, path, messages=messages
-    )
+    fmt = claiming(data)
+    if fmt is not None and fmt.convert is not None:
+        data = fmt.convert(path, data)
+    trace = Trace.from_bytes(data, path, messages=messages)
     return trace.events, trace.truncated
 
 

@@ -31,7 +31,7 @@ from collections.abc import Callable
 from pathlib import Path
 from time import time_ns
 from types import UnionType
-from typing import Any, BinaryIO, Literal, NoReturn, Union, get_args, get_origin
+from typing import Any, BinaryIO, Literal, NamedTuple, NoReturn, Union, get_args, get_origin
 
 import orjson
 
@@ -39,7 +39,7 @@ from regista.errors import TraceExistsError, TraceWriteError, UserError
 from regista.redact import default as redact_default
 from regista.redact import redact_bytes, secret_finder
 from regista.trace.compact import RequestEncoder
-from regista.trace.events import EventBase, LlmRequestEvent, ToolResult, now_ts, second_ts
+from regista.trace.events import EventBase, LlmRequestEvent, ToolResult, ms_ts, now_ts
 from regista.trace.names import LLM_REQUEST
 from regista.trace.validate import (
     MAX_DEPTH,
@@ -55,9 +55,24 @@ __all__ = ["TraceWriter", "too_deep_error"]
 _UNSET: Any = object()
 _REQUEST: Any = "request"
 _RESULT: Any = "result"
-#: A class's ``rest``, ``names``, ``lead``, ``kind``, ``nestable`` (see ``_Shape``; ``lead``
-#: with the session id) and role (``None`` unless the encoder is told of its lines).
-_Fast = tuple[tuple[str, ...], frozenset[str], bytes, bytes, tuple[str, ...], Any]
+
+
+class _LineParts(NamedTuple):
+    """What :meth:`TraceWriter.append` needs to make the lines of one event class without a
+    dict: the fixed parts of its lines (see ``_Shape``), for one writer."""
+
+    #: The fields after the envelope, in the model's order.
+    rest: tuple[str, ...]
+    #: The model's field names.
+    names: frozenset[str]
+    #: The line up to its ``seq`` value: ``{"schema_version":N,"session_id":…,"seq":``.
+    lead: bytes
+    #: ``,"type":"…",``: what follows the time stamp, before the fields.
+    kind: bytes
+    #: The fields whose values may be objects or lists.
+    nestable: tuple[str, ...]
+    #: ``_REQUEST`` or ``_RESULT`` when the request encoder is told of its lines, else ``None``.
+    role: Any
 
 
 def too_deep_error(kind: str, path: Path) -> TraceWriteError:
@@ -110,16 +125,7 @@ class TraceWriter:
         self._ms = -1
         self._ts: Any = _UNSET
         self._ts_json = b""
-        #: The millisecond the last line's minute began at, and ``,"ts":"…`` up to its
-        #: seconds.
-        self._minute = -60_000
-        self._minute_json = b""
-        #: The same for the last line's second: the millisecond it began at, and up to it.
-        self._second = -1000
-        self._second_json = b""
-        if not _MILLI:  # made once, when the first trace is written
-            _MILLI.extend(b'%03dZ"' % milli for milli in range(1000))
-        self._fast: dict[type[EventBase], _Fast] = {}
+        self._fast: dict[type[EventBase], _LineParts] = {}
         #: The tool schemas of the last request written (checked then).
         self._tools: Any = None
         if file is not None:
@@ -208,20 +214,9 @@ class TraceWriter:
         # then ``fields`` serialised: the very bytes ``_append`` makes, without a dict.
         if self.clock is None:
             ms = time_ns() // 1_000_000
-            if ms != self._ms:  # most events: the last one was at least a millisecond ago
+            if ms != self._ms:  # lines of one millisecond share their time stamp
                 self._ms = ms
-                milli = ms - self._second
-                if not 0 <= milli < 1000:  # another second (in line: 1 s apart is common)
-                    in_minute = ms - self._minute
-                    if not 0 <= in_minute < 60_000:
-                        minute, in_minute = divmod(ms, 60_000)
-                        self._minute = ms - in_minute
-                        # ``…THH:MM:`` of the minute's first second, ``00`` left off
-                        self._minute_json = b',"ts":"' + second_ts(minute * 60)[:-2].encode()
-                    second, milli = divmod(in_minute, 1000)
-                    self._second = ms - milli
-                    self._second_json = self._minute_json + _SECOND[second]
-                self._ts_json = self._second_json + _MILLI[milli]
+                self._ts_json = b',"ts":"' + ms_ts(ms).encode() + b'"'
         else:
             ts = self.clock()
             if ts is not self._ts:
@@ -294,7 +289,7 @@ class TraceWriter:
         self._size += len(line)
         self._seq += 1
 
-    def _fast_for(self, event_cls: type[EventBase]) -> _Fast | None:
+    def _fast_for(self, event_cls: type[EventBase]) -> _LineParts | None:
         """What :meth:`append` needs to make the lines of ``event_cls`` without a dict;
         ``None`` when they are made as dicts (a class whose envelope is not the usual one,
         or a writer with listeners, which are given events)."""
@@ -309,7 +304,7 @@ class TraceWriter:
             else None
         )
         lead = shape.lead + orjson.dumps(self.session_id) + b',"seq":'
-        fast = (shape.rest, shape.names, lead, shape.kind, shape.nestable, role)
+        fast = _LineParts(shape.rest, shape.names, lead, shape.kind, shape.nestable, role)
         self._fast[event_cls] = fast
         return fast
 
@@ -499,8 +494,6 @@ _PLAIN = frozenset((str, int, float, bool, type(None)))
 _SHAPES: dict[type[EventBase], _Shape] = {}
 _NEWLINE = orjson.OPT_APPEND_NEWLINE
 #: A time stamp's seconds, and its milliseconds with its end, by their number.
-_SECOND = tuple(b"%02d." % second for second in range(60))
-_MILLI: list[bytes] = []
 _dumps = orjson.dumps
 #: No line this long or shorter can nest too deeply: each level takes two brackets.
 _SHORT = 2 * (MAX_DEPTH + 1)

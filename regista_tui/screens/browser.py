@@ -18,9 +18,8 @@ from textual.message import Message
 from textual.widgets import Footer, Static
 from textual.worker import get_current_worker
 
-from regista._gc import paused_gc
-from regista.errors import RegistaError
-from regista.trace.index import StepEntry, TraceIndex
+from regista import RegistaError
+from regista.engine import StepEntry, TraceIndex, paused_gc
 from regista_tui.lease import Lease
 from regista_tui.navigation import Breakpoints, find, label_of
 from regista_tui.screens.browser_forks import ForkActions

@@ -10,7 +10,7 @@ from __future__ import annotations
 from textual.screen import Screen
 from textual.widgets import Static
 
-from regista.trace.index import TraceIndex
+from regista.engine import TraceIndex
 from regista_tui.app import RegistaApp
 from regista_tui.widgets.timeline.timeline import Timeline
 

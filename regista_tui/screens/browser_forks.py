@@ -6,7 +6,7 @@ from typing import Any
 
 from textual import work
 
-from regista.errors import RegistaError
+from regista import RegistaError
 from regista_tui.screens.browser_base import BrowserBase
 
 __all__ = ["ForkActions"]
@@ -91,7 +91,7 @@ class ForkActions(BrowserBase):
 
         trace_dir = self.regista.trace_dir
         if live.how == "none":  # a recorded program, and no command to run it here
-            from regista.cli._edits import fork_argv
+            from regista.engine import fork_argv
             from regista_tui.screens.edit import ForkCommand
 
             start = self.index.start

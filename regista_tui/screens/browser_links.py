@@ -7,7 +7,7 @@ from typing import Any
 
 from textual import work
 
-from regista.errors import RegistaError
+from regista import RegistaError
 from regista_tui.screens.browser_base import BrowserBase
 
 __all__ = ["LinkActions"]

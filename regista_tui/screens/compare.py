@@ -28,15 +28,22 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 from textual.worker import get_current_worker
 
-from regista.diff import KINDS, LABELS, Divergence, RunDiff, diff_runs
-from regista.diff.masks import MaskSet, mask_set
-from regista.diff.runfile import RunFile
-from regista.diff.runs import aligned_head, diff_files
-from regista.errors import RegistaError, TraceError
-from regista.trace.events import SessionStart
-from regista.trace.formats import HEAD_BYTES, is_regista_trace
-from regista.trace.reader import Trace
-from regista.vocab import OUTCOME_COLOURS, cost_text, end_outcome, outcome_text
+from regista import RegistaError, RunDiff, Trace, TraceError, diff_runs, open_run
+from regista.engine import (
+    KINDS,
+    LABELS,
+    OUTCOME_COLOURS,
+    Divergence,
+    MaskSet,
+    RunFile,
+    SessionStart,
+    aligned_head,
+    cost_text,
+    diff_files,
+    end_outcome,
+    mask_set,
+    outcome_text,
+)
 from regista_tui.screens.help import HelpScreen, key_table
 from regista_tui.screens.prompt import GoToStep, SearchPrompt
 from regista_tui.search import visible_text
@@ -64,16 +71,6 @@ def _settled(trace: Trace) -> Trace:
         return trace
     events = [ev for ev in trace.events if id(ev) not in pending]
     return Trace(events, trace.path, truncated=trace.truncated)
-
-
-def _is_trace(path: Path) -> bool:
-    """Whether ``path`` is a regista trace (not another tool's session, which is loaded
-    and converted whole, as it always was)."""
-    try:
-        with open(path, "rb") as f:
-            return is_regista_trace(f.read(HEAD_BYTES))
-    except OSError:
-        return True  # reading it says what is wrong
 
 
 def _size(path: Path) -> int:
@@ -228,8 +225,11 @@ class CompareScreen(Screen[None]):
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                if not (_is_trace(a) and _is_trace(b)):
-                    diff = diff_runs(_settled(Trace.load(a)), _settled(Trace.load(b)))
+                # Another tool's session is converted and read whole, as it always was; a
+                # pipe's bytes were read to tell its format.
+                oa, ob = open_run(a), open_run(b)
+                if not (oa.in_place and ob.in_place):
+                    diff = diff_runs(_settled(oa.trace()), _settled(ob.trace()))
                     self.app.call_from_thread(self._loaded, diff, sizes)
                     return
                 ra, rb = self._reader(a, sizes[0]), self._reader(b, sizes[1])

@@ -20,8 +20,7 @@ from textual.css.scalar import Scalar
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static, Switch, TextArea
 
-from regista.errors import InvalidEditError
-from regista.fork import ModelAnswerEdit, ToolResultEdit
+from regista import InvalidEditError, ModelAnswerEdit, ToolResultEdit
 from regista_tui.edits import EditorContent, model_edit_from, tool_edit_from
 from regista_tui.live import LiveHalf
 

@@ -28,11 +28,8 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import Static
 
-from regista.diff import RunDiff
-from regista.errors import RegistaError, UserError
-from regista.trace.events import SessionStart
-from regista.trace.reader import Trace
-from regista.vocab import cost_text, run_outcome
+from regista import RegistaError, RunDiff, Trace, UserError
+from regista.engine import SessionStart, cost_text, run_outcome
 from regista_tui.forkrun import ForkProgress, ForkRequest
 from regista_tui.screens.compare import CompareScreen
 
@@ -112,7 +109,7 @@ class ForkScreen(CompareScreen):
 
     @work(exclusive=True, group="fork", exit_on_error=False)
     async def _run(self) -> None:
-        from regista.fork import fork
+        from regista import fork
 
         r = self.request
         try:
@@ -144,7 +141,7 @@ class ForkScreen(CompareScreen):
     async def _run_program(self) -> Any:
         """Run the recorded program against the fork, as ``regista fork … -- CMD`` does;
         then show the fork's trace."""
-        from regista.cli.sdk_child import fork_child
+        from regista.engine import fork_child
 
         r = self.request
         command = list(r.live.command)

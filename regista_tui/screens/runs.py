@@ -23,10 +23,8 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static
 
-from regista.engine import ReplayDesk, ReplayHandoff
-from regista.errors import RegistaError
-from regista.store.runs import RunInfo, RunList
-from regista.vocab import OUTCOME_COLOURS, cost_amount
+from regista import RegistaError
+from regista.engine import OUTCOME_COLOURS, ReplayDesk, ReplayHandoff, RunInfo, RunList, cost_amount
 from regista_tui.screens.compare import CompareScreen
 
 __all__ = ["SORTS", "ListedCompareScreen", "RunsScreen", "tree_order"]
@@ -356,7 +354,7 @@ class RunsScreen(Screen[None]):
             self.run_worker(lambda: self._recall_in_thread(words), thread=True, group="recall")
 
     def _recall_in_thread(self, words: str) -> None:
-        from regista.store.recall import recall
+        from regista.engine import recall
 
         try:
             hits: Any = recall(words, Path(self.folder), limit=50)

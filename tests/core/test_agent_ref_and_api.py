@@ -147,6 +147,7 @@ def test_public_namespace() -> None:
             "deny",
             "diff_runs",
             "fork",
+            "open_run",
             "replay",
             "resume",
             "rewind",

@@ -24,7 +24,7 @@ from regista.diff.masks import (
     mask_set,
     parse_masks,
 )
-from regista.server.shapes import masked_form, sdk_digest
+from regista.wire.shapes import masked_form, sdk_digest
 
 BUILTIN = MaskSet(BUILTIN_MASKS, ["built-in"])
 

@@ -23,7 +23,9 @@ def _trace(conv_run_bytes: bytes) -> Trace:
 def test_detected_from_content_not_name(tmp_path: Path) -> None:
     path = basic_session().write(tmp_path / "notes.txt")
     assert detect(path.read_bytes()) == "claude-code"
-    assert detect(b'{"schema_version":1,"type":"session.start"}\n') == "regista"
+    # a regista line is told by its envelope, the trace layer's own test
+    line = b'{"schema_version":2,"session_id":"S","seq":0,"type":"session.start"}\n'
+    assert detect(line) == "regista"
     assert detect(b"hello\n") is None
 
 
@@ -270,12 +272,15 @@ def test_api_error_lines_are_errors_not_model_calls(tmp_path: Path) -> None:
 
 
 def test_the_format_registry_knows_claude_code(tmp_path: Path) -> None:
-    import regista.importers  # noqa: F401 - registers the formats
-    from regista.trace.formats import detect_format, load_any
+    from regista import open_run
 
     path = basic_session().write(tmp_path / "s.jsonl")
-    assert detect_format(path).name == "claude-code"
-    assert len(load_any(path).steps()) == 6
+    opened = open_run(path)
+    assert opened.format.name == "claude-code"
+    assert len(opened.trace().steps()) == 6
+    index = opened.index()  # converted as it scans
+    assert index.scan() and len(index) == 6
+    index.close()
 
 
 def test_a_malformed_content_block_is_left_out_and_said(tmp_path: Path) -> None:

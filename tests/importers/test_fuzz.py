@@ -78,3 +78,36 @@ def test_fuzzed_transcripts_convert_to_valid_traces(fmt: str, tmp_path: Path) ->
                 raise AssertionError(
                     f"case {case}: an invalid trace: {exc}\n{data[:3000]!r}"
                 ) from exc
+
+
+SAMPLE = Path(__file__).resolve().parents[2] / "sample_traces" / "refund_happy.jsonl"
+
+
+def test_fuzzed_files_open_as_a_run_or_say_one_clear_error(tmp_path: Path) -> None:
+    """``regista.open_run`` on any bytes (a changed transcript of each format, or trace):
+    it tells a format, and the run it opens reads whole and lazily, or says one error
+    (whether the readers agree on what they read is the readers' own test)."""
+    from regista import open_run
+
+    seeds = [SEEDS[fmt]() for fmt in sorted(SEEDS)] + [SAMPLE.read_bytes()]
+    rng = rng_for("open_run")
+    path = tmp_path / "t.jsonl"
+    for case in range(CASES):
+        data = mutate(rng, rng.choice(seeds))
+        path.write_bytes(data)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                opened = open_run(path)
+                opened.trace(messages=False).step_groups()
+                index = opened.index()
+                try:
+                    index.scan()
+                finally:
+                    index.close()
+        except RegistaError:
+            continue
+        except Exception as exc:  # pragma: no cover - the failure report
+            raise AssertionError(
+                f"case {case}: {type(exc).__name__}: {exc}\n{data[:3000]!r}"
+            ) from exc

@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from regista.providers.replay import recorded_calls
-from regista.server.sessions import SessionBook
-from regista.server.shapes import anthropic_request, sdk_digest
 from regista.trace.reader import Trace
 from regista.trace.verify import verify_requests
 from regista.types import LlmResponse
+from regista.wire.sessions import SessionBook
+from regista.wire.shapes import anthropic_request, sdk_digest
 
 SEED = int(os.environ.get("REGISTA_FUZZ_SEED", "2424"))
 CASES = int(os.environ.get("REGISTA_FUZZ_CASES", "25"))

@@ -18,8 +18,8 @@ from files import found
 
 from regista.server import BackgroundServer, create_app
 from regista.server.record import book
-from regista.server.shapes import sdk_digest
 from regista.trace.reader import Trace
+from regista.wire.shapes import sdk_digest
 
 REMINDER = (
     "<system-reminder>\nAs you answer the user's questions, you can use the following "
@@ -240,7 +240,7 @@ def test_show_names_the_task_and_the_token_count(
 
 
 def _call(model: str, messages: list[dict[str, Any]], tools: bool, user: str | None = None) -> Any:
-    from regista.server.shapes import anthropic_request
+    from regista.wire.shapes import anthropic_request
 
     body: dict[str, Any] = {"model": model, "max_tokens": 9, "messages": messages}
     if tools:
@@ -253,8 +253,8 @@ def _call(model: str, messages: list[dict[str, Any]], tools: bool, user: str | N
 def test_a_plain_chat_beside_a_tool_agent_is_a_run_of_its_own(tmp_path: Path) -> None:
     """Two agents in one process: a tool-less chat of the same model naming no sender is
     a conversation, not a side call; a tool-less call of another model is a side call."""
-    from regista.server.sessions import SessionBook
     from regista.types import LlmResponse
+    from regista.wire.sessions import SessionBook
 
     book = SessionBook(tmp_path)
     hi = LlmResponse.model_validate({"content": [{"type": "text", "text": "hi"}]})
@@ -324,8 +324,8 @@ def test_todays_blocks_are_recorded_and_served_as_sent(tmp_path: Path, stream: b
 
 
 def test_a_call_that_would_not_read_back_is_not_written(tmp_path: Path) -> None:
-    from regista.server.sessions import SessionBook
     from regista.types import LlmResponse
+    from regista.wire.sessions import SessionBook
 
     book = SessionBook(tmp_path)
     hi = LlmResponse.model_validate({"content": [{"type": "text", "text": "hi"}]})
@@ -339,8 +339,8 @@ def test_a_call_that_would_not_read_back_is_not_written(tmp_path: Path) -> None:
 
 
 def test_a_count_before_the_first_call_starts_the_conversations_run(tmp_path: Path) -> None:
-    from regista.server.sessions import SessionBook
     from regista.types import LlmResponse
+    from regista.wire.sessions import SessionBook
 
     book = SessionBook(tmp_path)
     asked = [{"role": "user", "content": "use a tool"}]

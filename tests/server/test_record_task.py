@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from regista.harness_notes import asked, is_note
-from regista.server.sessions import SessionBook
 from regista.trace.reader import Trace
 from regista.types import LlmRequest, LlmResponse
+from regista.wire.sessions import SessionBook
 
 ENV = (
     "<environment_context>\n  <cwd>/tmp/w</cwd>\n  <shell>bash</shell>\n"

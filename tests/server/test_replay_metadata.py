@@ -18,8 +18,8 @@ from importers.cc_fixtures import basic_session
 from importers.codex_fixtures import basic_rollout
 
 from regista.cli.main import main
-from regista.server.shapes import anthropic_body, openai_body, openai_response
 from regista.types import LlmResponse
+from regista.wire.shapes import anthropic_body, openai_body, openai_response
 
 ANTHROPIC_LOOP = """
 import json, anthropic

@@ -22,8 +22,11 @@ from responses_agent import responses_agent
 from sdk_agents import new_replay, regista_server
 from test_server_fuzz import _body, _value
 
-from regista.server.context import HttpError
-from regista.server.openai_responses import (
+from regista.server.record import book
+from regista.trace.reader import Trace
+from regista.trace.validate import check_messages, check_response
+from regista.wire.errors import HttpError
+from regista.wire.openai_responses import (
     ResponsesStream,
     input_items,
     responses_body,
@@ -31,10 +34,7 @@ from regista.server.openai_responses import (
     responses_request,
     responses_response,
 )
-from regista.server.record import book
-from regista.server.sessions import SessionBook
-from regista.trace.reader import Trace
-from regista.trace.validate import check_messages, check_response
+from regista.wire.sessions import SessionBook
 
 SEED = int(os.environ.get("REGISTA_FUZZ_SEED", "2424"))
 CASES = int(os.environ.get("REGISTA_FUZZ_CASES", "60"))

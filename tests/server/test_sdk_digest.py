@@ -7,8 +7,8 @@ import random
 from pathlib import Path
 from typing import Any
 
-from regista.server.shapes import digest_form, sdk_digest
 from regista.trace.canonical import request_hash
+from regista.wire.shapes import digest_form, sdk_digest
 
 SECRETS = [
     "sk-ant-api03-" + "Zq8x" * 20,

@@ -207,7 +207,7 @@ def test_bad_replay_requests(recorded: Path) -> None:
 
 
 def test_an_edited_tool_result_can_be_an_error(recorded: Path) -> None:
-    from regista.server.record import substitute_tool_results
+    from regista.wire.sessions import substitute_tool_results
 
     with regista_server(recorded.parent) as server:
         edit = {"step": 1, "tool_result": "no such city", "is_error": True}

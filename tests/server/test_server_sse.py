@@ -10,11 +10,11 @@ import anthropic
 import openai
 from sdk_agents import new_replay, regista_server
 
-from regista.server.accumulate import AnthropicStream, OpenAIStream
-from regista.server.sessions import SessionBook
-from regista.server.shapes import openai_body, openai_response
-from regista.server.sse import anthropic_events, openai_chunks
 from regista.types import LlmRequest, LlmResponse
+from regista.wire.accumulate import AnthropicStream, OpenAIStream
+from regista.wire.sessions import SessionBook
+from regista.wire.shapes import openai_body, openai_response
+from regista.wire.sse import anthropic_events, openai_chunks
 
 # fmt: off
 MESSAGE: dict[str, Any] = {

@@ -18,9 +18,9 @@ from sdk_agents import anthropic_agent
 
 from regista.server import BackgroundServer, create_app
 from regista.server.lifecycle import SessionReaper, sweep_sessions
-from regista.server.sessions import SessionBook
 from regista.trace.reader import Trace
 from regista.types import LlmRequest, LlmResponse
+from regista.wire.sessions import SessionBook
 
 HERE = Path(__file__).parent
 

@@ -20,9 +20,9 @@ from files import found
 from sdk_agents import TOOLS_OPENAI, new_replay, regista_server
 
 from regista.cli.main import main
-from regista.server.shapes import openai_request
 from regista.store.mcp_server import RunsTools
 from regista.trace.reader import Trace
+from regista.wire.shapes import openai_request
 
 NAMED = {"type": "function", "function": {"name": "get_weather"}}
 #: Each form, and the Anthropic shape it is normalised to.

@@ -11,12 +11,12 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from regista.server.sessions import SessionBook
-from regista.server.shapes import anthropic_request
 from regista.trace.otel import export_trace
 from regista.trace.reader import Trace
 from regista.trace.recorder import TraceRecorder
 from regista.types import LlmRequest, LlmResponse
+from regista.wire.sessions import SessionBook
+from regista.wire.shapes import anthropic_request
 
 TOOLS = [
     {

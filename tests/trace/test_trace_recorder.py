@@ -15,10 +15,9 @@ from regista.pricing import add_costs
 from regista.trace.formats import (
     REGISTA,
     TraceFormat,
-    detect_format,
     formats,
     is_regista_trace,
-    load_any,
+    open_run,
     register_format,
 )
 from regista.trace.reader import Trace
@@ -123,8 +122,9 @@ def test_an_unknown_cost_keeps_the_total_unknown(tmp_path: Path) -> None:
 def test_regista_traces_are_detected_by_their_first_bytes(tmp_path: Path) -> None:
     path = tmp_path / "t.jsonl"
     _record(path)
-    assert detect_format(path) is REGISTA
-    assert load_any(path).session_id == "01RECORDERTEST000000000000"
+    assert open_run(path).format is REGISTA
+    assert open_run(path).in_place  # a regista trace is read where it is
+    assert open_run(path).trace().session_id == "01RECORDERTEST000000000000"
     # keys in another order, leading white space: still a regista trace
     assert is_regista_trace(b' {"seq": 0, "session_id": "S", "schema_version": 1}\n')
     assert not is_regista_trace(b'{"type": "user", "sessionId": "x"}\n')
@@ -132,8 +132,8 @@ def test_regista_traces_are_detected_by_their_first_bytes(tmp_path: Path) -> Non
     # nothing claims it: regista's reader answers, and its error names the problem
     other = tmp_path / "other.jsonl"
     other.write_bytes(b"hello\n")
-    assert detect_format(other) is REGISTA
-    assert detect_format(tmp_path / "missing.jsonl") is REGISTA
+    assert open_run(other).format is REGISTA
+    assert open_run(tmp_path / "missing.jsonl").format is REGISTA
 
 
 def test_a_registered_format_opens_the_files_it_claims(tmp_path: Path) -> None:
@@ -142,17 +142,23 @@ def test_a_registered_format_opens_the_files_it_claims(tmp_path: Path) -> None:
     foreign = tmp_path / "foreign.log"
     foreign.write_bytes(b"FOREIGN " + source.name.encode() + b"\n")
 
-    def load(path: Path) -> Trace:
-        return Trace.load(path.parent / path.read_text().split()[1])
+    def convert(path: Path, data: bytes) -> bytes:
+        return (path.parent / data.split()[1].decode()).read_bytes()
 
-    fmt = TraceFormat("foreign", lambda head: head.startswith(b"FOREIGN "), load)
+    fmt = TraceFormat("foreign", lambda head: head.startswith(b"FOREIGN "), convert)
     before = formats()
     register_format(fmt)
     try:
         assert formats()[0] is REGISTA and formats()[-1] is fmt
-        assert detect_format(foreign) is fmt and detect_format(source) is REGISTA
-        assert load_any(foreign).session_id == "01RECORDERTEST000000000000"
-        register_format(TraceFormat("foreign", fmt.handles_bytes, fmt.load))
+        assert open_run(foreign).format is fmt and open_run(source).format is REGISTA
+        opened = open_run(foreign)
+        assert opened.format is fmt and not opened.in_place
+        assert opened.trace().session_id == "01RECORDERTEST000000000000"
+        assert Trace.load(foreign).session_id == "01RECORDERTEST000000000000"
+        index = opened.index()  # no index of its own: the converted bytes, kept in memory
+        assert index.scan() and index.start is not None
+        index.close()
+        register_format(TraceFormat("foreign", fmt.handles_bytes, fmt.convert))
         assert len(formats()) == len(before) + 1  # same name: replaced, not added
     finally:
         from regista.trace import formats as module

@@ -429,8 +429,7 @@ def test_the_default_clock_stamps_each_line_with_its_utc_millisecond(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Lines a millisecond, seconds, minutes or days apart, or back in time (a clock set
-    back), say the time ``datetime`` says: the time stamp is made from parts kept per
-    second, per minute and per day."""
+    back), say the time ``datetime`` says."""
     from datetime import UTC, datetime
 
     from regista.trace import writer as writer_module

@@ -7,9 +7,9 @@ from typing import Any
 
 from waits import settle
 
-from regista.server.sessions import SessionBook
-from regista.server.shapes import openai_request, openai_response
 from regista.trace.index import TraceIndex
+from regista.wire.sessions import SessionBook
+from regista.wire.shapes import openai_request, openai_response
 from regista_tui.app import RegistaApp
 from regista_tui.screens.compare import CompareScreen
 

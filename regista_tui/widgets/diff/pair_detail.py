@@ -6,8 +6,7 @@ from rich.console import Group
 from rich.text import Text
 from textual.widgets import Static
 
-from regista.diff import AlignedPair
-from regista.diff.masks import MaskSet, split_changes
+from regista.engine import AlignedPair, MaskSet, split_changes
 from regista_tui.widgets.diff.pair_list import KIND_STYLE
 from regista_tui.widgets.step.render import OP_STYLE
 

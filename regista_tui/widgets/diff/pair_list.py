@@ -5,11 +5,17 @@ from __future__ import annotations
 from rich.text import Text
 from textual.message import Message
 
-from regista.diff import AlignedPair, RunDiff
-from regista.diff.masks import DIVERGED, MASKED, MaskSet, pair_verdict
-from regista.errors import RegistaError
-from regista.trace.steps import Step
-from regista.vocab import KIND_COLOURS, KIND_MARKS
+from regista import RegistaError, RunDiff
+from regista.engine import (
+    DIVERGED,
+    KIND_COLOURS,
+    KIND_MARKS,
+    MASKED,
+    AlignedPair,
+    MaskSet,
+    Step,
+    pair_verdict,
+)
 from regista_tui.rows import row_of
 from regista_tui.widgets.virtual_list import VirtualList
 

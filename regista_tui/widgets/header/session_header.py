@@ -9,7 +9,7 @@ from typing import Any
 from rich.text import Text
 from textual.widgets import Static
 
-from regista.trace.index import TraceIndex
+from regista.engine import TraceIndex
 
 __all__ = ["SessionHeader", "model_label"]
 
@@ -141,8 +141,7 @@ def _header_text(ix: TraceIndex, label: str, notice: str, now: float | None = No
     line2 = Text(no_wrap=True, overflow="ellipsis")
     line2.append(model_label(ix), "cyan")
     if end is not None:
-        from regista.savings import Savings
-        from regista.vocab import OUTCOME_COLOURS, cost_text, end_outcome, outcome_text
+        from regista.engine import OUTCOME_COLOURS, Savings, cost_text, end_outcome, outcome_text
 
         outcome = end_outcome(end)
         style = "bold red" if outcome == "failed" else OUTCOME_COLOURS[outcome]
@@ -174,7 +173,7 @@ def _header_text(ix: TraceIndex, label: str, notice: str, now: float | None = No
         "",
     )
     if end is not None:  # last: a narrow screen keeps the counts
-        from regista.tokens import tokens_of
+        from regista.engine import tokens_of
 
         try:
             tokens = tokens_of(end.usage)

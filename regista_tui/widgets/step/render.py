@@ -12,11 +12,11 @@ import orjson
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-from regista.diff.structural import Change, short_repr
+from regista.engine import Change, short_repr
 from regista_tui.widgets.step.json_view import JsonView
 
 if TYPE_CHECKING:
-    from regista.trace.steps import Step
+    from regista.engine import Step
 
 __all__ = ["render_changes", "render_raw", "render_step"]
 
@@ -99,8 +99,7 @@ def _model(step: Step, limit: int, model_label: str | None) -> list[RenderableTy
     if resp is None:
         out.append(Text("No response was recorded for this request.", "yellow"))
     else:
-        from regista.tokens import tokens_of
-        from regista.vocab import cost_text
+        from regista.engine import cost_text, tokens_of
 
         try:
             tokens = f"tokens {tokens_of(resp.response.get('usage')).text(brief=True)}"

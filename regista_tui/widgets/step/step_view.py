@@ -17,16 +17,15 @@ from textual.containers import Vertical
 from textual.timer import Timer
 from textual.widgets import Tab, Tabs
 
-from regista.diff.structural import Change
-from regista.errors import RegistaError
-from regista.trace.index import TraceIndex
+from regista import RegistaError
+from regista.engine import Change, TraceIndex
 from regista_tui.lease import Lease
 from regista_tui.widgets.border_label import QuickBorderLabels
 from regista_tui.widgets.step.body import StepBody
 from regista_tui.widgets.step.render import render_changes, render_raw, render_step
 
 if TYPE_CHECKING:
-    from regista.trace.steps import Step
+    from regista.engine import Step
 
 __all__ = ["StepView"]
 
@@ -147,7 +146,7 @@ class StepView(QuickBorderLabels, Vertical):
             self._prefetch_soon()
             if body.show_kept(key):
                 return
-        from regista.trace.steps import Step
+        from regista.engine import Step
 
         step = self._step()
         if not isinstance(step, Step):

@@ -9,7 +9,7 @@ from textual.reactive import reactive
 from textual.strip import Strip
 from textual.widget import Widget
 
-from regista.trace.index import StepEntry
+from regista.engine import StepEntry
 
 __all__ = ["Scrubber"]
 

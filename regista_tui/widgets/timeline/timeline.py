@@ -10,9 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from rich.text import Text
-from textual.message import Message
 
-from regista.trace.index import TraceIndex
+from regista.engine import TraceIndex
 from regista_tui.rows import Row, row_of
 from regista_tui.widgets.border_label import QuickBorderLabels
 from regista_tui.widgets.virtual_list import VirtualList
@@ -30,18 +29,6 @@ SOURCE_MARK = {"recorded": ("R", "cyan"), "edit": ("E", "bold magenta"), "live":
 class Timeline(QuickBorderLabels, VirtualList):
     """The steps of one run, one per line, with a cursor."""
 
-    class StepSelected(Message):
-        """The cursor moved to the step at ``position`` (an index into the run's steps)."""
-
-        def __init__(self, timeline: Timeline, position: int) -> None:
-            super().__init__()
-            self.timeline = timeline
-            self.position = position
-
-        @property
-        def control(self) -> Timeline:
-            return self.timeline
-
     def __init__(
         self,
         index: TraceIndex,
@@ -56,8 +43,8 @@ class Timeline(QuickBorderLabels, VirtualList):
         self.model_label = model_label
         #: Extra gutter mark for a position (breakpoints, divergence), set by the screen.
         self.marker = marker
-        #: Called at once when the cursor moves (instead of posting :class:`StepSelected`),
-        #: so that what the move changes elsewhere is drawn in the same frame as the cursor.
+        #: Called at once when the cursor moves (not through a message), so that what the
+        #: move changes elsewhere is drawn in the same frame as the cursor.
         self.on_select = on_select
         self._rows: dict[int, Row] = {}
         #: What the bar column draws (``g`` cycles it): None, "time", "tokens" or "cost".
@@ -186,8 +173,6 @@ class Timeline(QuickBorderLabels, VirtualList):
         self._subtitle(pos)
         if self.on_select is not None:
             self.on_select(pos)
-        else:
-            self.post_message(self.StepSelected(self, pos))
 
     def _subtitle(self, pos: int) -> None:
         """Where the cursor is, out of how many steps (the count grows with the index)."""

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import pytest
 
-from regista.server.context import HttpError
-from regista.server.openai_responses import (
+from regista.trace.validate import check_messages, check_response
+from regista.wire.errors import HttpError
+from regista.wire.openai_responses import (
     responses_body,
     responses_events,
     responses_request,
     responses_response,
     tool_choice_of,
 )
-from regista.trace.validate import check_messages, check_response
 
 CODEX_LIKE = {
     "model": "gpt-5.5",

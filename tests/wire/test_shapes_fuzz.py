@@ -12,16 +12,16 @@ from pathlib import Path
 from typing import Any
 
 from regista.errors import TraceWriteError
-from regista.server.context import HttpError
-from regista.server.shapes import (
+from regista.trace.reader import Trace
+from regista.trace.recorder import TraceRecorder
+from regista.wire.errors import HttpError
+from regista.wire.shapes import (
     anthropic_body,
     anthropic_request,
     openai_body,
     openai_request,
     openai_response,
 )
-from regista.trace.reader import Trace
-from regista.trace.recorder import TraceRecorder
 
 SEED = int(os.environ.get("REGISTA_FUZZ_SEED", "2424"))
 CASES = int(os.environ.get("REGISTA_FUZZ_CASES", "60"))

@@ -20,9 +20,9 @@ import orjson
 
 from regista.diff.masks import MaskHit, MaskSet
 from regista.redact import redact_bytes
-from regista.server.context import ErrorShape, HttpError
 from regista.trace.canonical import canonical_json
 from regista.types import LlmRequest, LlmResponse, Usage
+from regista.wire.errors import ErrorShape, HttpError
 
 __all__ = [
     "anthropic_body",

@@ -38,10 +38,10 @@ from typing import Any
 
 import orjson
 
-from regista.server.accumulate import SseParser
-from regista.server.context import HttpError
-from regista.server.shapes import openai_tool_choice, tool_arguments
 from regista.types import LlmRequest, LlmResponse, Message, Usage
+from regista.wire.accumulate import SseParser
+from regista.wire.errors import HttpError
+from regista.wire.shapes import openai_tool_choice, tool_arguments
 
 __all__ = [
     "KEPT",

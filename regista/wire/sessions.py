@@ -43,16 +43,18 @@ from ulid import ULID
 
 from regista.harness_notes import asked
 from regista.pricing import cost_usd, price_for
-from regista.server.shapes import openai_tool_result
 from regista.trace.recorder import TraceRecorder
 from regista.trace.validate import check_messages, check_response
 from regista.types import LlmRequest, LlmResponse, Message
+from regista.wire.openai_responses import substitute_outputs
+from regista.wire.shapes import openai_tool_result, openai_tool_text
 
 __all__ = [
     "SdkSession",
     "SessionBook",
     "continues_conversation",
     "edit_tool_results",
+    "substitute_tool_results",
     "with_tool_edits",
 ]
 
@@ -580,3 +582,24 @@ class SessionBook:
             replay=replay,
         )
         # the prefix is still needed to tell a continuation from a new conversation
+
+
+def substitute_tool_results(
+    body: dict[str, Any],
+    provider: str,
+    edits: dict[str, Any],
+    errors: Collection[str] = (),
+) -> None:
+    """Put edited tool results in place of the agent's own, in a body about to go upstream
+    (the model sees the edit whatever the agent's real tool returned); ``errors``: the
+    tool_use_ids whose edit is an error (Anthropic's ``is_error``; OpenAI has no such flag)."""
+    if provider == "openai" and isinstance(body.get("input"), list):
+        substitute_outputs(body["input"], edits)
+        return
+    if provider == "openai":
+        for m in body.get("messages") or []:
+            call_id = m.get("tool_call_id") if isinstance(m, dict) else None
+            if isinstance(call_id, str) and call_id in edits and m.get("role") == "tool":
+                m["content"] = openai_tool_text(edits[call_id])
+    else:
+        edit_tool_results(body.get("messages") or [], edits, errors)
