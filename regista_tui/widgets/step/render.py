@@ -167,8 +167,7 @@ def _compaction(step: Step, limit: int) -> list[RenderableType]:
     comp = step.compaction
     if comp is None:
         return [Text("Empty compaction step.", "yellow")]
-    from regista.tokens import tokens_of
-    from regista.vocab import cost_text
+    from regista.engine import cost_text, tokens_of
 
     try:
         tokens = f"tokens {tokens_of(comp.usage).text(brief=True)}"
