@@ -22,7 +22,7 @@ from typing import Any
 
 import orjson
 
-from regista.breakdown import StepNumbers, step_numbers
+from regista.breakdown import BY, StepNumbers, breakdown, step_numbers, subagent_of
 from regista.diff.structural import structural_diff
 from regista.errors import RegistaError, UserError
 from regista.loops import RepeatFinder, waste
@@ -149,7 +149,12 @@ def _run_data(trace: Trace) -> dict[str, Any]:
         "file": trace.path.name if trace.path else None,
         "repeats": waste(finder.repeats, took.__getitem__),
     }
-    return {"header": header, "steps": steps, "details": details}
+    all_steps = trace.steps()
+    by = {
+        key: [g.as_dict() for g in breakdown(all_steps, key, subagent=subagent_of(trace.path))]
+        for key in BY
+    }
+    return {"header": header, "steps": steps, "details": details, "by": by}
 
 
 def _ms(event: Any) -> float | None:

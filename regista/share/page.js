@@ -309,12 +309,62 @@
     return box;
   }
 
+  // Where the time and the money went: the run's groups by tool, model, turn or subagent
+  // (the table regista show --by prints), each with its share of the run's cost and time.
+  function byTable(run, label) {
+    var box = el("section", "by");
+    box.id = "by" + (label ? "-" + label.toLowerCase() : "");
+    var kinds = Object.keys(run.by || {});
+    if (!kinds.length) return box;
+    var bar = el("div", "by-pick");
+    bar.appendChild(el("span", "kv", (label ? label + " · " : "") + "Where the time and the money went, by "));
+    var table = el("table", "wf by-table");
+    function show(kind) {
+      Array.prototype.forEach.call(bar.querySelectorAll("button"), function (b) {
+        b.setAttribute("aria-pressed", String(b.dataset.by === kind));
+      });
+      table.textContent = "";
+      table.appendChild(el("caption", null, "Tokens, cost and time by " + kind));
+      var head = el("tr");
+      [kind, "steps", "in", "out", "cache read", "cache write", "cost", "%", "time", "%"].forEach(function (h) { head.appendChild(el("th", null, h)); });
+      var thead = el("thead"); thead.appendChild(head); table.appendChild(thead);
+      var groups = run.by[kind];
+      var cost0 = 0, ms0 = 0;
+      groups.forEach(function (g) { cost0 += g.cost_usd || 0; ms0 += g.ms || 0; });
+      var body = el("tbody");
+      groups.forEach(function (g) {
+        var tr = el("tr", "by-row");
+        var t = g.tokens || {};
+        [g.key, num(g.steps), num(t.input), num(t.output), num(t.cache_read),
+          num((t.cache_write_5m || 0) + (t.cache_write_1h || 0)), cost(g.cost_usd),
+          cost0 && g.cost_usd ? Math.round(100 * g.cost_usd / cost0) + "%" : "",
+          secs(g.ms), ms0 ? Math.round(100 * g.ms / ms0) + "%" : ""].forEach(function (v, i) {
+          tr.appendChild(el("td", i ? "t" : "l", v));
+        });
+        body.appendChild(tr);
+      });
+      table.appendChild(body);
+    }
+    kinds.forEach(function (kind) {
+      var b = el("button", "by-kind", kind);
+      b.dataset.by = kind;
+      b.addEventListener("click", function () { show(kind); });
+      bar.appendChild(b);
+    });
+    box.appendChild(bar);
+    box.appendChild(table);
+    show(kinds[0]);
+    return box;
+  }
+
   var top = el("header");
   top.appendChild(header(DATA.a, TWO ? "A" : ""));
   if (TWO) top.appendChild(header(DATA.b, "B"));
   var falls = el("div", "waterfalls");
   falls.appendChild(waterfall(DATA.a, TWO ? "A" : ""));
   if (TWO) falls.appendChild(waterfall(DATA.b, "B"));
+  falls.appendChild(byTable(DATA.a, TWO ? "A" : ""));
+  if (TWO) falls.appendChild(byTable(DATA.b, "B"));
   var main = el("main");
   main.appendChild(timeline);
   main.appendChild(detail);

@@ -200,3 +200,20 @@ def test_the_waterfall_of_an_imported_claude_code_session(browser: Any, tmp_path
     page.screenshot(path=str(ARTIFACTS / "share-waterfall-claude-code.png"), full_page=True)
     assert [u for u in requests if not u.startswith("file:")] == []
     assert errors == []
+
+
+def test_the_page_says_where_the_time_and_money_went(browser: Any, tmp_path: Path) -> None:
+    sample = Path(__file__).parents[2] / "sample_traces" / "refund_search_loop.jsonl"
+    out = write_share(tmp_path / "by.html", sample)
+    page, requests, errors = _open(browser, out)
+    table = page.locator("#by table")
+    assert "Tokens, cost and time by tool" in table.inner_text()
+    assert "search_orders" in table.inner_text() and "100%" in table.inner_text()
+    page.locator("#by button[data-by='model']").click()
+    text = page.locator("#by table").inner_text()
+    assert "(tools)" in text and "scripted" in text and "67%" in text
+    assert page.locator("#by button[data-by='model']").get_attribute("aria-pressed") == "true"
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "share-by-model.png"), full_page=True)
+    assert [u for u in requests if not u.startswith("file:")] == []
+    assert errors == []
