@@ -53,9 +53,12 @@ class StepBody(ScrollView, can_focus=True):
         def control(self) -> StepBody:
             return self.body
 
+    # overflow-y: scroll with a bar of no width: the (invisible) bar is always "shown". With
+    # auto, a step whose text fits after one that did not would show or hide it, and that
+    # is a layout of the whole screen in a step move.
     DEFAULT_CSS = """
     StepBody {
-        width: 1fr; height: 1fr; overflow-x: hidden; overflow-y: auto;
+        width: 1fr; height: 1fr; overflow-x: hidden; overflow-y: scroll;
         scrollbar-size-vertical: 0;
     }
     """
