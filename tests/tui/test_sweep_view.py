@@ -105,7 +105,9 @@ async def test_the_cancel_key_stops_a_running_sweep(tmp_path: Path) -> None:
     moment per answer): the view follows it, and x cancels it: the finished fork is kept,
     the others are cut short, and the view says so."""
     out = tmp_path / "sw"
-    env = {**os.environ, "REGISTA_DEMO_DELAY": "0.1"}
+    # Each answer takes a second: the two forks after the first take many seconds more than
+    # the view needs to show the first one's end and take the key, even on a busy machine.
+    env = {**os.environ, "REGISTA_DEMO_DELAY": "1.0"}
     env.pop("REGISTA_SAMPLE_DB", None)
     proc = subprocess.Popen(
         [sys.executable, "-m", "regista", *sweep_argv(out, "-j", "1")],
