@@ -86,17 +86,9 @@ class Conversion:
 
 def read_source(path: Path) -> bytes:
     """The bytes of a transcript, with one clear error when it cannot be read."""
-    try:
-        with open(path, "rb") as f:
-            if (device := device_error(path, f.fileno())) is not None:
-                raise TraceError(device)
-            return f.read()
-    except FileNotFoundError:
-        raise NoSuchPathError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise TraceError(f"{path}: is a directory, not a transcript file") from None
-    except OSError as exc:
-        raise TraceError(f"{path}: cannot read ({exc.strerror})") from None
+    from regista.trace.formats import read_whole
+
+    return read_whole(path, "no such file", "is a directory, not a transcript file")
 
 
 #: What a skipped line that nests too deep is reported as.

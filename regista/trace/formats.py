@@ -257,15 +257,21 @@ def open_run(path: str | Path) -> OpenedRun:
 
 
 def _read_whole(path: Path) -> bytes:
+    return read_whole(path, "no such trace file", "is a folder, not a trace file")
+
+
+def read_whole(path: Path, missing: str, folder: str) -> bytes:
+    """The bytes of a file, with one clear error when it cannot be read: ``missing`` and
+    ``folder`` say what it was meant to be (a trace, a transcript)."""
     try:
         with open(path, "rb") as f:
             if (device := device_error(path, f.fileno())) is not None:
                 raise TraceError(device)
             return f.read()
     except FileNotFoundError:
-        raise NoSuchPathError(f"{path}: no such trace file") from None
+        raise NoSuchPathError(f"{path}: {missing}") from None
     except IsADirectoryError:
-        raise TraceError(f"{path}: is a folder, not a trace file") from None
+        raise TraceError(f"{path}: {folder}") from None
     except OSError as exc:
         raise TraceError(f"{path}: cannot read ({exc.strerror})") from None
 
