@@ -13,6 +13,11 @@ __all__ = ["paused_gc"]
 _long_lived = 0
 #: Fewer new objects than this never start a full collection.
 _FLOOR = 100_000
+#: A block that made fewer objects than this (a small trace, one step) leaves them young,
+#: where the collector's next young collection is cheap: counting what lives walks every
+#: tracked object of the process, which in a long-lived one (a server, the debugger, a test
+#: session) costs more than the small read itself.
+_SMALL = 20_000
 
 
 @contextmanager
@@ -42,7 +47,8 @@ def paused_gc() -> Iterator[None]:
     the freeze the block makes anyway, so the count is exact (allocation counters also
     count the dictionaries the collector stops tracking). A process that reads one trace
     never pays for a full collection; one that reads trace after trace pays one each time
-    its objects doubled: the price of not keeping its garbage.
+    its objects doubled: the price of not keeping its garbage. A small block (fewer than
+    ``_SMALL`` new objects, from the allocation count) skips all of this.
     """
     was_on = gc.isenabled()
     if was_on:
@@ -54,6 +60,7 @@ def paused_gc() -> Iterator[None]:
         done = True
     finally:
         if was_on:
+            done = done and gc.get_count()[0] >= _SMALL  # net new objects since collect(1)
             if done:
                 gc.freeze()
                 lived = gc.get_freeze_count()  # every tracked object

@@ -96,3 +96,37 @@ print(first, len(full), alive)
     # the cycles dropped before the last full collection are gone; those after it wait for
     # the objects to double again (garbage kept is at most what lives)
     assert alive <= 8, f"{alive} of 12 cycles never collected"
+
+
+def test_a_small_block_does_not_count_the_whole_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Counting what lives walks every tracked object of the process: in a long-lived one
+    (MCP, the server, the debugger) a step's or a small trace's read paid that twice. A
+    block that made few objects leaves them young, without freezing or counting."""
+    import types
+
+    import regista._gc as module
+
+    calls: list[str] = []
+
+    def spy(name: str) -> object:
+        real = getattr(gc, name)
+
+        def call(*args: object) -> object:
+            calls.append(name)
+            return real(*args)
+
+        return call
+
+    fake = types.SimpleNamespace(
+        **{n: getattr(gc, n) for n in ("isenabled", "collect", "disable", "enable", "get_count")},
+        freeze=spy("freeze"),
+        unfreeze=spy("unfreeze"),
+        get_freeze_count=spy("get_freeze_count"),
+    )
+    monkeypatch.setattr(module, "gc", fake)
+    with paused_gc():
+        small = [[i] for i in range(100)]
+    assert calls == [] and len(small) == 100
+    with paused_gc():
+        big = [[i] for i in range(module._SMALL * 2)]
+    assert "get_freeze_count" in calls and len(big) == module._SMALL * 2
