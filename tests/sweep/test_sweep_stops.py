@@ -51,8 +51,15 @@ def _start(tmp_path: Path) -> tuple[subprocess.Popen[bytes], Path]:
         stderr=subprocess.PIPE,
     )
     _until(lambda: _status(out)[:2] == ["done", "running"], "fork 1 done, fork 2 running")
-    _until(lambda: list((out / "fork-2").glob("*.jsonl")), "fork 2 writing its trace")
+    _until(lambda: _fork_trace(out, 1) is not None, "fork 2 has written its first line")
     return proc, out
+
+
+def _fork_trace(out: Path, i: int) -> Path | None:
+    """The fork's trace once its first line says whose fork it is (a file just created
+    is empty for a moment: a fork killed then has nothing to compare)."""
+    sweep = load_sweep(out)
+    return sweep.fork_trace(sweep.forks[i])
 
 
 def _fork_processes(folder: Path) -> list[int]:
