@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 import orjson
 
-from regista.errors import NoSuchPathError, TraceError
+from regista.errors import TraceError
 from regista.importers._builder import ImportReport, events_bytes
-from regista.trace.formats import device_error
+from regista.trace.formats import device_error, reading
 from regista.trace.validate import MAX_DEPTH, deeper
 
 if TYPE_CHECKING:
@@ -54,6 +54,16 @@ class ImportedRun:
     builder: RunBuilder | None = field(default=None, repr=False)
     spooled: Path | None = None
     _out: tuple[BinaryIO, RunEncoder] | None = field(default=None, repr=False)
+    _start: dict[str, Any] | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.events:
+            self._start = self.events[0]
+
+    @property
+    def start(self) -> dict[str, Any]:
+        """Its ``session.start`` event (kept when the others were written out)."""
+        return self._start if self._start is not None else self.events[0]
 
     @property
     def steps(self) -> int:
@@ -190,37 +200,31 @@ class JsonLinesFile:
         """:func:`iter_json_lines` of what follows; ``last=False``: a last line with no
         newline is left for the next read (it is still being written)."""
         path = self.path
-        try:
-            with open(path, "rb") as f:
-                if (device := device_error(path, f.fileno())) is not None:
-                    raise TraceError(device)
-                f.seek(self.offset)
-                rest = b""
-                while True:
-                    block = f.read(_BLOCK)
-                    if not block:
-                        if rest and last:
-                            yield from iter_json_lines(
-                                rest, path, self.report, self.lineno, self.wanted
-                            )
-                            self.offset += len(rest)
-                        return
-                    buf = rest + block if rest else block
-                    cut = buf.rfind(b"\n") + 1
-                    if cut == 0:
-                        rest = buf
-                        continue
-                    piece, rest = buf[:cut], buf[cut:]
-                    del buf
-                    yield from iter_json_lines(piece, path, self.report, self.lineno, self.wanted)
-                    self.lineno += piece.count(b"\n")
-                    self.offset += cut
-        except FileNotFoundError:
-            raise NoSuchPathError(f"{path}: no such file") from None
-        except IsADirectoryError:
-            raise TraceError(f"{path}: is a directory, not a transcript file") from None
-        except OSError as exc:
-            raise TraceError(f"{path}: cannot read ({exc.strerror})") from None
+        missing, folder = "no such file", "is a directory, not a transcript file"
+        with reading(path, missing, folder), open(path, "rb") as f:
+            if (device := device_error(path, f.fileno())) is not None:
+                raise TraceError(device)
+            f.seek(self.offset)
+            rest = b""
+            while True:
+                block = f.read(_BLOCK)
+                if not block:
+                    if rest and last:
+                        yield from iter_json_lines(
+                            rest, path, self.report, self.lineno, self.wanted
+                        )
+                        self.offset += len(rest)
+                    return
+                buf = rest + block if rest else block
+                cut = buf.rfind(b"\n") + 1
+                if cut == 0:
+                    rest = buf
+                    continue
+                piece, rest = buf[:cut], buf[cut:]
+                del buf
+                yield from iter_json_lines(piece, path, self.report, self.lineno, self.wanted)
+                self.lineno += piece.count(b"\n")
+                self.offset += cut
 
 
 def read_json_lines(

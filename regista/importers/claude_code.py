@@ -754,10 +754,13 @@ class _Gathered:
     """The first pass over a transcript (and its subagents' files): every thread's
     :class:`_Facts`, each with a way to read its lines again."""
 
-    def __init__(self, path: Path, data: bytes | None, subagents: bool, window: int) -> None:
+    def __init__(
+        self, path: Path, data: bytes | None, subagents: bool, window: int, live: bool = False
+    ) -> None:
         self.report = report = ImportReport()
         self.path = path
         self.data = data
+        self.live = live
         self.spill = _Spill()
         main = self.main = _Facts("", {}, window, report)
         segs: list[_Facts] = []
@@ -819,7 +822,8 @@ class _Gathered:
     ) -> Iterator[tuple[int, dict[str, Any]]]:
         if self.data is not None:
             return iter_json_lines(self.data, self.path, report, 0, wanted)
-        return iter_json_file(self.path, report, wanted)
+        # a last line still being written is read later (by the live job's tail)
+        return JsonLinesFile(self.path, report, wanted).read(last=not self.live)
 
     def lines(self, facts: _Facts, every: bool = False) -> Iterator[dict[str, Any]]:
         """The lines of ``facts``'s thread that its conversion reads (``every``: all of
@@ -887,9 +891,11 @@ class Job:
         live: bool = False,
     ) -> None:
         path = Path(path)
+        if live and data is not None:  # a last line still being written is read later
+            data = data[: data.rfind(b"\n") + 1]
         window = _WINDOW
         while True:
-            gathered = _Gathered(path, data, subagents, window)
+            gathered = _Gathered(path, data, subagents, window, live)
             if not gathered.need:
                 break
             window = max(gathered.need, 2 * window)  # an answer's lines lie further apart
@@ -1055,7 +1061,7 @@ class Job:
     def finish(self) -> Conversion:
         """Convert what is left; the whole conversion."""
         while not self.done:
-            self.advance(1 << 30 if self.into is None else 4096)
+            self.advance(1 << 30 if self.into is None else 256)
         return self.conv
 
     def discard(self) -> None:

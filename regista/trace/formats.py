@@ -21,7 +21,7 @@ import contextlib
 import os
 import stat
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -269,11 +269,19 @@ def _read_whole(path: Path) -> bytes:
 def read_whole(path: Path, missing: str, folder: str) -> bytes:
     """The bytes of a file, with one clear error when it cannot be read: ``missing`` and
     ``folder`` say what it was meant to be (a trace, a transcript)."""
+    with reading(path, missing, folder), open(path, "rb") as f:
+        if (device := device_error(path, f.fileno())) is not None:
+            raise TraceError(device)
+        return f.read()
+
+
+@contextlib.contextmanager
+def reading(path: Path, missing: str, folder: str) -> Iterator[None]:
+    """Reading ``path`` in the block: an error that stops it is one clear
+    :class:`TraceError` (:class:`NoSuchPathError` when it does not exist); ``missing``
+    and ``folder`` say what it was meant to be (a trace, a transcript)."""
     try:
-        with open(path, "rb") as f:
-            if (device := device_error(path, f.fileno())) is not None:
-                raise TraceError(device)
-            return f.read()
+        yield
     except FileNotFoundError:
         raise NoSuchPathError(f"{path}: {missing}") from None
     except IsADirectoryError:

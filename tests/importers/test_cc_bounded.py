@@ -18,7 +18,14 @@ import pytest
 from regista.errors import RegistaError
 from regista.importers import _builder, claude_code, convert
 
-from .cc_fixtures import CCSession, basic_session, session_with_subagent, text, tool_use
+from .cc_fixtures import (
+    CCSession,
+    basic_session,
+    inline_subagent,
+    session_with_subagent,
+    text,
+    tool_use,
+)
 from .fuzzing import mutate
 from .test_fuzz import _claude_code_seed
 from .test_streamed import _long_session
@@ -45,16 +52,8 @@ def _interleaved() -> CCSession:
     s.answer(text("and a late block"))
     s.lines[-1]["message"]["id"] = mid  # far from its first line
     s.answer(tool_use("toolu_T7", "Task", prompt="dig", description="d"))
-    child = CCSession(sidechain=True)
-    child._n = 80
-    child.prompt("dig")
-    child.answer(text("dug"))
-    s.lines.extend(child.lines)
-    agent = CCSession(sidechain=True, agent_id="feed01")
-    agent._n = 120
-    agent.prompt("other")
-    agent.answer(text("done"))
-    s.lines.extend(agent.lines)
+    inline_subagent(s, "dig", "dug", start=80)
+    inline_subagent(s, "other", "done", start=120, agent_id="feed01")
     s.tool_result("toolu_T7", [text("dug")], result={"agentId": "feed01"})
     s.answer(text("API Error: overloaded"))
     s.lines[-1]["isApiErrorMessage"] = True
