@@ -25,11 +25,14 @@ Code does), thinking signatures, hook and command progress lines (most of the li
 ``--simple`` uses the first generator instead (ten words, numbered ids, short results): it
 imports about twice as fast as a real transcript, which is why it is no longer the default.
 
-``--rss MB`` measures instead the peak memory (RSS) of ``regista import`` of a transcript of
-that size, in a new process, against the floor of a process that reads the file whole and
-decodes each line.
+``--rss MB [MB …]`` measures instead, for transcripts of those sizes, the peak memory (RSS)
+and the CPU time of ``regista import`` in a new process, interleaved with a floor process
+that reads the same file line by line and decodes each line (``orjson.loads``): the floor's
+memory does not grow with the file, and neither must the import's. The transcripts are
+made in ``--dir`` and deleted after (``--keep`` keeps them).
 
-    .venv/bin/python bench/bench_import.py [--mb 50] [--repeat 5] [--simple] [--rss 1000]
+    .venv/bin/python bench/bench_import.py [--mb 50] [--repeat 5] [--simple]
+    .venv/bin/python bench/bench_import.py --rss 100 500 1000 [--dir /tmp/regista-bench]
 """
 
 from __future__ import annotations
@@ -176,42 +179,63 @@ def cli_import(path: Path) -> None:
         shutil.rmtree(out)
 
 
-PEAK = """
-import resource, sys
-from pathlib import Path
-from regista.cli.main import main
-main(["import", "claude-code", sys.argv[1], "--trace-dir", sys.argv[2]])
-print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, file=sys.stderr)
+# Each prints its peak RSS (bytes) and CPU seconds on its last line of stderr.
+_USAGE = """
+r = resource.getrusage(resource.RUSAGE_SELF)
+print(r.ru_maxrss * 1024, r.ru_utime + r.ru_stime, file=sys.stderr)
 """
-PEAK_FLOOR = """
+PEAK = (
+    """
+import contextlib, io, resource, sys
+from regista.cli.main import main
+with contextlib.redirect_stdout(io.StringIO()):
+    main(["import", "claude-code", sys.argv[1], "--trace-dir", sys.argv[2]])
+"""
+    + _USAGE
+)
+PEAK_FLOOR = (
+    """
 import resource, sys
 import orjson
-data = open(sys.argv[1], "rb").read()
-for line in data.split(b"\\n"):
-    if line:
-        orjson.loads(line)
-print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, file=sys.stderr)
+with open(sys.argv[1], "rb") as f:
+    for line in f:
+        if line.strip():
+            orjson.loads(line)
 """
+    + _USAGE
+)
 
 
-def peak_rss(path: Path) -> None:
+def _child(src: str, path: Path, out: Path) -> tuple[int, float]:
+    done = subprocess.run(
+        [sys.executable, "-c", src, str(path), str(out)], capture_output=True, text=True
+    )
+    if done.returncode:
+        raise SystemExit(done.stderr[-2000:])
+    rss, cpu = done.stderr.split()[-2:]
+    return int(rss), float(cpu)
+
+
+def peak_rss(sizes: list[int], folder: Path, keep: bool) -> None:
     import shutil
     import tempfile
 
-    size = path.stat().st_size
-    out = Path(tempfile.mkdtemp(dir=OUT))
-    try:
-        for name, src in (("floor", PEAK_FLOOR), ("import", PEAK)):
-            done = subprocess.run(
-                [sys.executable, "-c", src, str(path), str(out)],
-                capture_output=True,
-                text=True,
-                check=True,
-            )
-            rss = int(done.stderr.split()[-1])
-            print(f"{name:<7} peak RSS {rss / 1e6:8.0f} MB  = {rss / size:4.1f}x the transcript")
-    finally:
-        shutil.rmtree(out)
+    print("size MB   import peak RSS   floor peak RSS   import MB/s   floor MB/s   ratio")
+    for mb in sizes:
+        path = write_transcript(folder / f"cc_real_{mb}mb.jsonl", mb)
+        size = path.stat().st_size / 1e6
+        out = Path(tempfile.mkdtemp(dir=folder))
+        try:
+            floor_rss, floor_cpu = _child(PEAK_FLOOR, path, out)
+            rss, cpu = _child(PEAK, path, out)
+        finally:
+            shutil.rmtree(out)
+            if not keep:
+                path.unlink()
+        print(
+            f"{size:7.0f}   {rss / 1e6:11.0f} MB   {floor_rss / 1e6:10.0f} MB   "
+            f"{size / cpu:11.0f}   {size / floor_cpu:10.0f}   {cpu / floor_cpu:5.2f}x"
+        )
 
 
 # CPU seconds of the whole process when the first frame has been drawn: a callback that
@@ -276,11 +300,14 @@ def main() -> None:
     ap.add_argument("--mb", type=int, default=50)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--simple", action="store_true", help="the first, simpler transcript")
-    ap.add_argument("--rss", type=int, metavar="MB", help="peak memory of importing MB")
+    ap.add_argument("--rss", type=int, nargs="+", metavar="MB", help="peak memory of importing MB")
+    ap.add_argument("--dir", type=Path, default=OUT, help="where --rss makes its transcripts")
+    ap.add_argument("--keep", action="store_true", help="keep --rss's transcripts")
     ap.add_argument("--skip-tui", action="store_true", help="only the import rows")
     args = ap.parse_args()
     if args.rss:
-        return peak_rss(make_real_transcript(args.rss))
+        args.dir.mkdir(parents=True, exist_ok=True)
+        return peak_rss(args.rss, args.dir, args.keep)
     path = make_transcript(args.mb) if args.simple else make_real_transcript(args.mb)
     mb = path.stat().st_size / 1e6
     print(f"transcript: {path} ({mb:.1f} MB)")

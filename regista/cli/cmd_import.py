@@ -38,7 +38,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from regista.importers import convert, discover, write_runs
+    from regista.importers import discover, import_runs
     from regista.importers._common import read_source
     from regista.trace.formats import compressed_error, is_pipe, read_head
 
@@ -76,8 +76,8 @@ def run(args: argparse.Namespace) -> int:
     sessions = runs = 0
     for path in sources:
         data = piped.pop(path, None)
-        conv = convert(args.format, path, data)  # a file is read by the importer, in blocks
-        written = write_runs(conv, args.trace_dir)
+        # a file is read by the importer, in blocks (a Claude Code one written as it converts)
+        conv, written = import_runs(args.format, path, args.trace_dir, data)
         sessions += 1
         runs += len(written)
         steps = conv.main.steps

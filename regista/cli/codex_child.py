@@ -199,18 +199,12 @@ def _load(path: Path) -> dict[str, Any]:
         raise UserError(f"Codex's configuration {path} is not valid TOML: {exc}") from None
 
 
-def codex_home(env: Mapping[str, str]) -> Path:
-    """``$CODEX_HOME``, else ``~/.codex``."""
-    home = env.get("CODEX_HOME")
-    if home:
-        return Path(home).expanduser()
-    return Path(env.get("HOME") or Path.home()) / ".codex"
-
-
 def effective_config(args: list[str], env: Mapping[str, str]) -> dict[str, Any]:
     """Codex's configuration as ``args`` (the arguments after ``codex``) would see it:
     ``config.toml``, the profile (``-p NAME``: ``NAME.config.toml`` or ``[profiles.NAME]``),
     then the ``-c`` overrides."""
+    from regista.store.homes import codex_home
+
     home = codex_home(env)
     config = _load(home / "config.toml")
     overrides: list[tuple[str, Any]] = []
@@ -278,6 +272,8 @@ def codex_child(cmd: list[str], env: Mapping[str, str] | None = None) -> CodexCh
         }
         return CodexChild(word, provider, upstream, built_in)
     if not isinstance(table, dict):
+        from regista.store.homes import codex_home
+
         raise UserError(
             f"Codex's model_provider is {provider!r}, which its config.toml "
             f"({codex_home(env) / 'config.toml'}) does not define under [model_providers."

@@ -42,6 +42,7 @@ __all__ = [
     "convert_file",
     "detect",
     "discover",
+    "import_runs",
     "start_conversion",
     "write_runs",
 ]
@@ -100,10 +101,11 @@ def _warned(conv: Conversion) -> Conversion:
     return conv
 
 
-def start_conversion(path: Path, data: bytes) -> Job | None:
-    """A conversion of ``path`` to make piece by piece (a Claude Code transcript), else
-    ``None``; lines that are not JSON are warned about as by :func:`convert_file`."""
-    if detect(data) != "claude-code":
+def start_conversion(path: Path, data: bytes | None = None) -> Job | None:
+    """A conversion of ``path`` (its bytes ``data``, when read) to make piece by piece (a
+    Claude Code transcript), else ``None``; lines that are not JSON are warned about as by
+    :func:`convert_file`. Without ``data``, ``path`` is one (its format was told)."""
+    if data is not None and detect(data) != "claude-code":
         return None
     from regista.importers.claude_code import Job
 
@@ -134,12 +136,37 @@ def discover(fmt: str, paths: list[Path]) -> list[Path]:
     return found
 
 
-def write_runs(conv: Conversion, trace_dir: Path) -> list[Path]:
-    """Write each run of ``conv`` to ``trace_dir/<session_id>.jsonl``.
+def import_runs(
+    fmt: str, path: Path, trace_dir: Path, data: bytes | None = None
+) -> tuple[Conversion, list[Path]]:
+    """Convert the transcript ``path`` of format ``fmt`` and write its runs into
+    ``trace_dir`` (see :func:`write_runs`); the conversion and the files written.
 
-    The same transcript always gives the same session ids and bytes; a file is replaced
-    atomically, so importing again never leaves a half-written trace.
+    A Claude Code transcript is read and its runs written as they convert: the memory
+    it takes does not grow with the transcript (a 1 GB one imports in the memory of a
+    small one). The other formats are converted whole, then written.
     """
+    if fmt != "claude-code":
+        conv = convert(fmt, path, data)
+        return conv, write_runs(conv, trace_dir)
+    from regista._gc import paused_gc
+    from regista.importers.claude_code import Job
+
+    folder = _trace_folder(trace_dir)
+    job: Job | None = None
+    try:
+        with paused_gc():
+            job = Job(Path(path), data, into=folder)
+            conv = job.finish()
+        return conv, write_runs(conv, folder)
+    except OSError as exc:
+        raise UserError(f"cannot write traces in {folder}: {exc.strerror or exc}") from None
+    finally:
+        if job is not None:
+            job.discard()  # what was not moved into place (all of it, on an error)
+
+
+def _trace_folder(trace_dir: Path) -> Path:
     trace_dir = Path(trace_dir)
     try:
         trace_dir.mkdir(parents=True, exist_ok=True)
@@ -147,22 +174,35 @@ def write_runs(conv: Conversion, trace_dir: Path) -> list[Path]:
         raise UserError(f"cannot write traces in {trace_dir}: it is a file, not a folder") from None
     except OSError as exc:
         raise UserError(f"cannot write traces in {trace_dir}: {exc.strerror or exc}") from None
+    return trace_dir
+
+
+def write_runs(conv: Conversion, trace_dir: Path) -> list[Path]:
+    """Write each run of ``conv`` to ``trace_dir/<session_id>.jsonl``.
+
+    The same transcript always gives the same session ids and bytes; a file is replaced
+    atomically, so importing again never leaves a half-written trace. A run already
+    written as it converted (:attr:`ImportedRun.spooled`) is moved into place.
+    """
+    trace_dir = _trace_folder(trace_dir)
     out: list[Path] = []
     for run in conv.runs:
         target = trace_dir / f"{run.session_id}.jsonl"
-        tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+        tmp = run.spooled or target.with_name(f".{target.name}.{os.getpid()}.tmp")
         try:
-            # written as it is encoded: a 1 GB trace never sits whole in memory
-            with open(tmp, "wb") as f:
-                size = run.write_to(f)
-                f.flush()
-                same = _same_file(target, tmp, size)
-                if not same:
-                    os.fsync(f.fileno())
+            if run.spooled is None:
+                # written as it is encoded: a 1 GB trace never sits whole in memory
+                with open(tmp, "wb") as f:
+                    size = run.write_to(f)
+            else:
+                size = tmp.stat().st_size
+            same = _same_file(target, tmp, size)
             if same:
                 os.unlink(tmp)  # unchanged: the trace keeps its time
                 out.append(target)
                 continue
+            with open(tmp, "rb") as f:
+                os.fsync(f.fileno())
             os.replace(tmp, target)
         except OSError as exc:
             with contextlib.suppress(OSError):
@@ -209,12 +249,12 @@ def _claims(fmt: str, data: bytes) -> bool:
     return detect(data) == fmt
 
 
-def _trace_bytes(fmt: str, path: Path, data: bytes) -> bytes:
+def _trace_bytes(fmt: str, path: Path, data: bytes | None) -> bytes:
     """The main run of the ``fmt`` session ``data``, as trace bytes."""
     return _warned(convert(fmt, path, data)).main.to_bytes()
 
 
-def _open_index(fmt: str, path: Path, data: bytes) -> TraceIndex:
+def _open_index(fmt: str, path: Path, data: bytes | None) -> TraceIndex:
     """A lazy index of the main run: a Claude Code transcript is converted as the index
     scans (the first screen needs only its start), the others whole; a transcript written
     in the last minute is followed as it grows (see :func:`regista.importers.memory.follow`);

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import tempfile
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -70,6 +71,13 @@ UNKNOWN_REQUEST_FIELDS = ["system", "tools", "tool_choice", "max_tokens", "param
 
 _SCHEMA = SCHEMA_VERSION
 _DUMP_SORTED = orjson.OPT_SORT_KEYS
+#: Tool results referred to by a request that stay referable (an import's requests hold
+#: only what was added since the one before: a result is referred to once).
+_REFERRED_KEPT = 64
+#: The conversation since the last compaction is kept in memory up to about this many
+#: bytes of JSON; older messages (already sent in a request) are kept in a temporary file
+#: until a compaction, the one event that holds them all again, needs them.
+_MESSAGES_IN_MEMORY = 4 << 20
 
 
 def ts_millis(ts: str | None) -> int | None:
@@ -130,11 +138,14 @@ class _Hasher:
         self._h = hashlib.sha256(b'{"max_tokens":%d,"messages":[' % max_tokens)
         self._count = 0
 
-    def add(self, message: dict[str, Any]) -> None:
+    def add(self, message: dict[str, Any]) -> int:
+        """Add ``message``; the size of its JSON."""
         if self._count:
             self._h.update(b",")
-        self._h.update(redact_bytes(orjson.dumps(message, option=_DUMP_SORTED)))
+        data = orjson.dumps(message, option=_DUMP_SORTED)
+        self._h.update(redact_bytes(data))
         self._count += 1
+        return len(data)
 
     def digest(self, model: str, system: str | None) -> str:
         h = self._h.copy()
@@ -146,6 +157,58 @@ class _Hasher:
             + b',"tool_choice":null,"tools":[]}'
         )
         return h.hexdigest()
+
+
+class _Conversation:
+    """The messages since the last compaction, as a list that spills its older part.
+
+    Only the messages added since the last request are read often; all of them are read
+    again by a compaction. Past :data:`_MESSAGES_IN_MEMORY` bytes, the messages a request
+    already sent are written to a temporary file (as JSON: they read back equal), so a
+    session that never compacts does not keep its whole conversation in memory.
+    """
+
+    def __init__(self, keep: bool = True) -> None:
+        self.recent: list[dict[str, Any]] = []
+        #: Whether a compaction may come (else only the messages since the last request
+        #: are kept: nothing reads the others again).
+        self.keep = keep
+        self._spilled = 0
+        self._file: Any = None
+        self._size = 0
+
+    def __len__(self) -> int:
+        return self._spilled + len(self.recent)
+
+    def append(self, message: dict[str, Any], size: int, sent: int) -> None:
+        """Add ``message`` (``size`` bytes of JSON); the first ``sent`` messages were sent."""
+        self.recent.append(message)
+        self._size += size
+        if self._size > _MESSAGES_IN_MEMORY and sent > self._spilled:
+            cut = sent - self._spilled
+            if not self.keep:
+                del self.recent[:cut]
+                self._spilled = sent
+                self._size = 0
+                return
+            if self._file is None:
+                self._file = tempfile.TemporaryFile()  # noqa: SIM115 - lives with the run
+            self._file.write(b"".join(orjson.dumps(m) + b"\n" for m in self.recent[:cut]))
+            del self.recent[:cut]
+            self._spilled = sent
+            self._size = 0
+
+    def since(self, start: int) -> list[dict[str, Any]]:
+        """The messages from ``start`` on (not spilled: later than the last request)."""
+        return self.recent[start - self._spilled :]
+
+    def all(self) -> list[dict[str, Any]]:
+        if self._file is None:
+            return self.recent
+        self._file.seek(0)
+        out = [orjson.loads(line) for line in self._file]
+        self._file.seek(0, 2)
+        return out + self.recent
 
 
 class RunBuilder:
@@ -163,6 +226,9 @@ class RunBuilder:
             is known before the run is made.
         forked_from: The run it was forked from, when the source says (a session that
             ``regista fork … --resume-in`` wrote back into its CLI).
+        compacts: Whether the run may hold a compaction (which replaces the whole
+            conversation since the one before, so it is kept until then); ``False``: it
+            holds none, and the conversation is not kept.
     """
 
     def __init__(
@@ -177,14 +243,20 @@ class RunBuilder:
         instructions: str | None = None,
         import_report: dict[str, Any] | None = None,
         forked_from: dict[str, Any] | None = None,
+        compacts: bool = True,
     ) -> None:
         self.session_id = session_id
         self.provider = provider
         self.instructions = instructions
+        #: The events not taken yet (:meth:`take`).
         self.events: list[dict[str, Any]] = []
+        self._seq = 0
+        #: The cost of the events taken, summed in order (``None``: one is unknown).
+        self._taken_cost: float | None = 0.0
         self.step = 0
         self.turn = -1
-        self.messages: list[dict[str, Any]] = []
+        self._compacts = compacts
+        self._messages = _Conversation(compacts)
         self._pending: list[dict[str, Any]] = []
         self._pending_origin: str | None = None
         self._hasher = _Hasher(0)
@@ -234,13 +306,45 @@ class RunBuilder:
         event = {
             "schema_version": _SCHEMA,
             "session_id": self.session_id,
-            "seq": len(self.events),
+            "seq": self._seq,
             "ts": ts,
             "type": etype,
             **fields,
         }
         self.events.append(event)
+        self._seq += 1
         return event
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        """The conversation since the last compaction."""
+        return self._messages.all()
+
+    @messages.setter
+    def messages(self, value: list[dict[str, Any]]) -> None:
+        self._messages = _Conversation()
+        self._messages.recent = value
+
+    def take(self, upto: int | None = None) -> list[dict[str, Any]]:
+        """The first ``upto`` events not taken yet (default all), which the builder then
+        forgets: a caller that writes them out as they come keeps a run of any length in
+        bounded memory. What was taken can no longer be completed."""
+        events = self.events
+        upto = len(events) if upto is None else upto
+        out = events[:upto]
+        del events[:upto]
+        cost = self._taken_cost
+        for e in out:
+            if cost is not None and e["type"] in _PRICED:
+                c = e.get("cost_usd")
+                cost = None if c is None else cost + c
+        self._taken_cost = cost
+        return out
+
+    @property
+    def seq(self) -> int:
+        """How many events were made."""
+        return self._seq
 
     def new_turn(self) -> None:
         """A person spoke: the following model calls belong to a new turn."""
@@ -266,8 +370,7 @@ class RunBuilder:
         self._pending_origin = None
 
     def _append(self, message: dict[str, Any]) -> None:
-        self.messages.append(message)
-        self._hasher.add(message)
+        self._messages.append(message, self._hasher.add(message), self._prefix)
 
     def model_step(
         self,
@@ -288,7 +391,7 @@ class RunBuilder:
             self.turn = 0
         step = self.step
         self.step += 1
-        new = self.messages[self._prefix :]
+        new = self._messages.since(self._prefix)
         self._emit(
             request_ts,
             LLM_REQUEST,
@@ -305,7 +408,7 @@ class RunBuilder:
             messages=new,
             unknown=[f for f in UNKNOWN_REQUEST_FIELDS if f != "system" or not self.instructions],
         )
-        self._prefix = len(self.messages)
+        self._prefix = len(self._messages)
         usage = Usage.model_validate(response.get("usage") or {})
         price = price_for(model)
         has_usage = response.get("usage") is not None
@@ -406,7 +509,7 @@ class RunBuilder:
         self._flush()
         step = self.step
         self.step += 1
-        replaced = self.messages
+        replaced = self._messages.all()
         self._emit(
             ts,
             CONTEXT_COMPACTION,
@@ -426,7 +529,7 @@ class RunBuilder:
         if usage:
             self.usage = self.usage + Usage.model_validate(usage)
         self.cost = add_costs(self.cost, cost)  # a compaction's cost is its run's
-        self.messages = []
+        self._messages = _Conversation(self._compacts)
         self._hasher = _Hasher(0)
         self._prefix = 0
         for message in after or []:
@@ -467,7 +570,9 @@ class RunBuilder:
         """
         # The run's cost is the sum of its calls' and compactions', whoever wrote them
         # (a call priced late, an importer that emits its own): one unknown makes it unknown.
-        self.cost = total_cost(e.get("cost_usd") for e in self.events if e["type"] in _PRICED)
+        self.cost = total_cost(
+            [self._taken_cost, *(e.get("cost_usd") for e in self.events if e["type"] in _PRICED)]
+        )
         a, b = ts_millis(self.first_ts), ts_millis(self.last_ts)
         if duration_ms is None:
             duration_ms = float(max(b - a, 0)) if a is not None and b is not None else 0.0
@@ -517,7 +622,13 @@ class RunEncoder:
 
     def __init__(self, session_id: str, *, redact: bool | None = None) -> None:
         self._buf = io.BytesIO()
-        self._writer = TraceWriter(f"{session_id}.jsonl", session_id, redact=redact, file=self._buf)
+        self._writer = TraceWriter(
+            f"{session_id}.jsonl",
+            session_id,
+            redact=redact,
+            file=self._buf,
+            referred_kept=_REFERRED_KEPT,
+        )
 
     def encode(self, events: list[dict[str, Any]]) -> bytes:
         """The lines of ``events`` (the next ones of the run)."""

@@ -2,21 +2,30 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import orjson
 
-from regista.errors import NoSuchPathError, TraceError
+from regista.errors import TraceError
 from regista.importers._builder import ImportReport, events_bytes
-from regista.trace.formats import device_error
+from regista.trace.formats import device_error, reading
 from regista.trace.validate import MAX_DEPTH, deeper
+
+if TYPE_CHECKING:
+    from regista.importers._builder import RunBuilder, RunEncoder
 
 __all__ = [
     "TOO_DEEP",
     "Conversion",
     "ImportedRun",
+    "JsonLinesFile",
+    "iter_json_file",
+    "iter_json_lines",
     "read_json_file",
     "read_json_lines",
     "read_source",
@@ -31,21 +40,42 @@ class ImportedRun:
 
     Attributes:
         session_id: The derived (stable) regista session id.
-        events: The trace's events as dicts, in ``seq`` order.
+        events: The trace's events as dicts, in ``seq`` order (those not written out yet,
+            for a run written as it is converted).
         parent: ``{"session_id", "step", "tool_use_id"}`` of the step that started it.
+        builder: The builder that makes it, when it is made a piece at a time.
+        spooled: The file its trace was written to as it was converted (see
+            :meth:`spool`); ``None``: its events are all in ``events``.
     """
 
     session_id: str
     events: list[dict[str, Any]]
     parent: dict[str, Any] | None = None
+    builder: RunBuilder | None = field(default=None, repr=False)
+    spooled: Path | None = None
+    _out: tuple[BinaryIO, RunEncoder] | None = field(default=None, repr=False)
+    _start: dict[str, Any] | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.events:
+            self._start = self.events[0]
+
+    @property
+    def start(self) -> dict[str, Any]:
+        """Its ``session.start`` event (kept when the others were written out)."""
+        return self._start if self._start is not None else self.events[0]
 
     @property
     def steps(self) -> int:
         """Its steps (model calls, tool calls, compactions), as its ``session.end`` (the
         builder's :meth:`~regista.importers._builder.RunBuilder.finish`) counts them."""
+        if self.builder is not None:
+            return self.builder.step
         return int(self.events[-1]["steps"])
 
     def to_bytes(self) -> bytes:
+        if self.spooled is not None:
+            return self.spooled.read_bytes()
         return events_bytes(self.events)
 
     def write_to(self, f: BinaryIO, chunk: int = 256) -> int:
@@ -53,6 +83,9 @@ class ImportedRun:
         bytes object in memory); the bytes written, the same as :meth:`to_bytes`'s."""
         from regista.importers._builder import RunEncoder
 
+        if self.spooled is not None:
+            with open(self.spooled, "rb") as src:
+                return _copy(src, f)
         if not self.events:
             return 0
         enc = RunEncoder(str(self.events[0]["session_id"]))
@@ -62,6 +95,46 @@ class ImportedRun:
             f.write(data)
             n += len(data)
         return n
+
+    def spool(self, folder: Path, n: int) -> None:
+        """Write the trace into a temporary file of ``folder`` from now on, as
+        :meth:`write_out` is called: the events written are no longer kept."""
+        from regista.importers._builder import RunEncoder
+
+        self.spooled = folder / f".{self.session_id}.jsonl.{os.getpid()}.{n}.tmp"
+        self._out = (open(self.spooled, "wb"), RunEncoder(self.session_id))  # noqa: SIM115
+
+    def write_out(self, *, final: bool = False) -> None:
+        """Write the events made since the last call to the spooled file (``final``: the
+        run is complete, the file is closed)."""
+        if self._out is None:
+            return
+        f, encoder = self._out
+        events = self.builder.take() if self.builder is not None else self.events
+        if events:
+            f.write(encoder.encode(events))
+        if self.builder is None:
+            self.events = []
+        if final:
+            f.close()
+            self._out = None
+
+    def unspool(self) -> None:
+        """Remove the spooled file (a conversion given up)."""
+        if self._out is not None:
+            self._out[0].close()
+            self._out = None
+        if self.spooled is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(self.spooled)
+
+
+def _copy(src: BinaryIO, dst: BinaryIO) -> int:
+    n = 0
+    while block := src.read(1 << 20):
+        dst.write(block)
+        n += len(block)
+    return n
 
 
 @dataclass
@@ -95,26 +168,53 @@ def read_source(path: Path) -> bytes:
 TOO_DEEP = f"a value nested more than {MAX_DEPTH} levels deep"
 
 
-_BLOCK = 64 << 20
+_BLOCK = 8 << 20
 
 
 def read_json_file(path: Path, report: ImportReport) -> list[tuple[int, dict[str, Any]]]:
-    """:func:`read_json_lines` of the file ``path``, read a block at a time: the file's
-    bytes and the objects made of them are never in memory together (a 1 GB transcript
-    would need its gigabyte on top of its objects)."""
-    out: list[tuple[int, dict[str, Any]]] = []
-    lineno = 0
-    try:
-        with open(path, "rb") as f:
+    """:func:`read_json_lines` of the file ``path`` (see :func:`iter_json_file`)."""
+    return list(iter_json_file(path, report))
+
+
+def iter_json_file(
+    path: Path, report: ImportReport, wanted: bytearray | None = None
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """:func:`iter_json_lines` of the file ``path``, read a block at a time: only the
+    block being read is in memory, never the whole file (a transcript may be gigabytes)."""
+    return JsonLinesFile(path, report, wanted).read()
+
+
+class JsonLinesFile:
+    """A JSON-lines file read a block at a time, from where the last :meth:`read` ended
+    (a file being written is read again as it grows)."""
+
+    def __init__(self, path: Path, report: ImportReport, wanted: bytearray | None = None) -> None:
+        self.path = path
+        self.report = report
+        self.wanted = wanted
+        #: Where the next read starts: the bytes and lines read so far.
+        self.offset = 0
+        self.lineno = 0
+
+    def read(self, *, last: bool = True) -> Iterator[tuple[int, dict[str, Any]]]:
+        """:func:`iter_json_lines` of what follows; ``last=False``: a last line with no
+        newline is left for the next read (it is still being written)."""
+        path = self.path
+        missing, folder = "no such file", "is a directory, not a transcript file"
+        with reading(path, missing, folder), open(path, "rb") as f:
             if (device := device_error(path, f.fileno())) is not None:
                 raise TraceError(device)
+            f.seek(self.offset)
             rest = b""
             while True:
                 block = f.read(_BLOCK)
                 if not block:
-                    if rest:
-                        out += read_json_lines(rest, path, report, lineno)
-                    return out
+                    if rest and last:
+                        yield from iter_json_lines(
+                            rest, path, self.report, self.lineno, self.wanted
+                        )
+                        self.offset += len(rest)
+                    return
                 buf = rest + block if rest else block
                 cut = buf.rfind(b"\n") + 1
                 if cut == 0:
@@ -122,19 +222,21 @@ def read_json_file(path: Path, report: ImportReport) -> list[tuple[int, dict[str
                     continue
                 piece, rest = buf[:cut], buf[cut:]
                 del buf
-                out += read_json_lines(piece, path, report, lineno)
-                lineno += piece.count(b"\n")
-    except FileNotFoundError:
-        raise NoSuchPathError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise TraceError(f"{path}: is a directory, not a transcript file") from None
-    except OSError as exc:
-        raise TraceError(f"{path}: cannot read ({exc.strerror})") from None
+                yield from iter_json_lines(piece, path, self.report, self.lineno, self.wanted)
+                self.lineno += piece.count(b"\n")
+                self.offset += cut
 
 
 def read_json_lines(
     data: bytes, path: Path, report: ImportReport, first: int = 0
 ) -> list[tuple[int, dict[str, Any]]]:
+    """The JSON objects of a JSON-lines file (see :func:`iter_json_lines`)."""
+    return list(iter_json_lines(data, path, report, first))
+
+
+def iter_json_lines(
+    data: bytes, path: Path, report: ImportReport, first: int = 0, wanted: bytearray | None = None
+) -> Iterator[tuple[int, dict[str, Any]]]:
     """The JSON objects of a JSON-lines file with their (1-based) line numbers.
 
     A line that is not a JSON object, or that nests values more than
@@ -143,8 +245,9 @@ def read_json_lines(
 
     Args:
         first: Lines before ``data`` (it is a later part of the file).
+        wanted: The lines to read, when an earlier reading chose them (``wanted[n]`` for
+            line ``n``): the others are skipped unread, and these are not checked again.
     """
-    out: list[tuple[int, dict[str, Any]]] = []
     loads = orjson.loads
     find = data.find
     view = memoryview(data)  # lines are parsed in place, not copied out first
@@ -158,6 +261,16 @@ def read_json_lines(
         lineno += 1
         line_start, start = start, end + 1
         if end == line_start:
+            continue
+        if wanted is not None:
+            if lineno >= len(wanted) or not wanted[lineno]:
+                continue
+            try:
+                obj = loads(view[line_start:end])
+            except orjson.JSONDecodeError:  # the file changed since (it is being written)
+                continue
+            if type(obj) is dict:
+                yield lineno, obj
             continue
         try:
             obj = loads(view[line_start:end])
@@ -175,8 +288,7 @@ def read_json_lines(
         ) > MAX_DEPTH and deeper(obj, MAX_DEPTH):
             report.bad_lines.append((str(path), lineno, TOO_DEEP))
             continue
-        out.append((lineno, obj))
-    return out
+        yield lineno, obj
 
 
 def report_of(report: ImportReport, limit: int = 50) -> dict[str, Any]:

@@ -12,7 +12,12 @@ See docs/importers.md for what is and is not recorded.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import os
+import tempfile
+from array import array
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -23,9 +28,9 @@ from regista.importers._builder import ImportReport, RunBuilder, derived_session
 from regista.importers._common import (
     Conversion,
     ImportedRun,
-    read_json_file,
-    read_json_lines,
-    read_source,
+    JsonLinesFile,
+    iter_json_file,
+    iter_json_lines,
     report_of,
 )
 from regista.tokens import token_totals
@@ -62,9 +67,6 @@ def looks_like(first: dict[str, Any]) -> bool:
     return kind in _KNOWN_TYPES and (
         "leafUuid" in first or "sessionId" in first or "messageId" in first or "operation" in first
     )
-
-
-Lines = list[tuple[int, dict[str, Any]]]
 
 
 def _text(content: Any) -> str:
@@ -164,6 +166,303 @@ def _is_prompt(obj: dict[str, Any]) -> bool:
     return len(texts) < len(blocks) or bool(asked(_text(texts)))
 
 
+# -- answers written over several lines -----------------------------------------------------
+
+#: The lines of a thread after an answer's first line in which its other lines are looked
+#: for (a transcript that needs more is read again with the window it needs).
+_WINDOW = 64
+
+#: The kinds of lines a conversion reads (the others are counted as skipped, or are titles).
+_CONVERTED = frozenset({"user", "assistant", "system"})
+
+#: A thread's line, with the other lines of its answer when it is an answer's first.
+Item = tuple[dict[str, Any], list[dict[str, Any]] | None]
+
+
+class _Grouper:
+    """A thread's lines in order, each answer's first line with all the lines of its answer.
+
+    Claude Code writes one API response over several lines (one content block each) that
+    share ``message.id``: next to each other, at times around its tool results. An
+    answer's first line is held until ``window`` more lines of its thread have come (or
+    the thread ended), and gets every line of its answer that came by then; every line
+    is still given out in order, the answer's later ones with no lines of their own (they
+    are part of the first's). An answer's line that comes after the answer was given out
+    was missed: :attr:`need` says what window would have caught it (the later lines of
+    an API error are never read: missing them changes nothing).
+
+    Only the message ids seen are kept (one small entry per model call), and the lines
+    of the window.
+    """
+
+    def __init__(self, window: int) -> None:
+        self.window = window
+        #: The window the lines read so far needed, when larger than ``window`` (else 0).
+        self.need = 0
+        self._queue: deque[tuple[int, dict[str, Any], list[dict[str, Any]] | None, Any]] = deque()
+        #: message id -> the index of its first line (``-1 - index``: an API error)
+        self._first: dict[str, int] = {}
+        self._open: dict[str, list[dict[str, Any]]] = {}
+        self._n = 0
+
+    def push(self, obj: dict[str, Any]) -> list[Item]:
+        """Add the next line; the lines now ready, in order."""
+        i = self._n
+        self._n = i + 1
+        group = None
+        mid = None
+        if obj.get("type") == "assistant":
+            message = obj.get("message") or {}
+            mid = message.get("id")
+            if mid:
+                found = self._first.get(mid)
+                if found is None:
+                    error = bool(obj.get("isApiErrorMessage")) or message.get("model") == (
+                        "<synthetic>"
+                    )
+                    self._first[mid] = -1 - i if error else i
+                    group = self._open[mid] = [obj]
+                elif (lines := self._open.get(mid)) is not None:
+                    lines.append(obj)
+                elif found >= 0:
+                    self.need = max(self.need, i - found)
+        self._queue.append((i, obj, group, mid))
+        if group is None and len(self._queue) == 1:
+            self._queue.popleft()
+            return [(obj, None)]
+        return self._ready(False)
+
+    def _complete(self, group: list[dict[str, Any]]) -> bool:
+        if any((line.get("message") or {}).get("stop_reason") for line in group):
+            return True
+        return any(obj.get("type") in ("user", "system") for _, obj, _, _ in self._queue)
+
+    def end(self) -> list[Item]:
+        """The thread ended: the lines held."""
+        return self._ready(True)
+
+    def answered(self) -> list[Item]:
+        """The lines held that wait only for answers already complete: a line of theirs has
+        a stop reason (Claude Code writes it on an answer's last line), or a person's or
+        the system's line came after them. A transcript being written gives them out at
+        once instead of waiting for its next lines."""
+        return self._ready(False, answered=True)
+
+    def _ready(self, end: bool, answered: bool = False) -> list[Item]:
+        out: list[Item] = []
+        queue = self._queue
+        while queue:
+            i, obj, group, mid = queue[0]
+            if group is not None:
+                if (
+                    not end
+                    and i + self.window >= self._n
+                    and not (answered and self._complete(group))
+                ):
+                    break
+                del self._open[mid]
+            queue.popleft()
+            out.append((obj, group))
+        return out
+
+
+# -- what a thread's conversion needs to know first -----------------------------------------
+
+
+class _Facts:
+    """What converting one thread (the session, or a subagent) needs before its first
+    event, gathered in one pass over its lines, which are not kept: its start, task,
+    model and working folders, its title, which tool calls started subagents, and what
+    the conversion will skip or leave unpaired (so the run's ``session.start`` can say it
+    before the rest is written; :meth:`_pair` follows :meth:`_Thread.steps` line for
+    line)."""
+
+    def __init__(self, key: str, meta: dict[str, Any], window: int, report: ImportReport) -> None:
+        self.key = key
+        self.meta = meta
+        self.report = report
+        self.lines = 0
+        self.first_ts: str | None = None
+        self.task: str | None = None
+        self.model: Any = None
+        self.first_user: str | None = None
+        self.fork: Any = None
+        self.agent: str | None = None
+        self.values: dict[str, list[Any]] = {"cwd": [], "gitBranch": [], "version": []}
+        #: (line index, summary, names a message, the message's uuid) of summary lines
+        self.summaries: list[tuple[int, Any, bool, Any]] = []
+        self._leaves: set[str] = set()
+        self.found: set[str] = set()
+        self.owners: dict[str, str] = {}
+        self.prompts: list[tuple[str, str]] = []
+        self.boundaries: list[str] = []
+        self.usage: dict[str, dict[str, Any]] | None = {} if key.startswith("acompact") else None
+        self.notes: list[str] = []
+        self.left_out = 0
+        #: Compaction lines (boundaries and summaries): a thread with none keeps no
+        #: conversation for one.
+        self.compactions = 0
+        #: Where its lines are read again: its own file, or the spill's offsets; which
+        #: lines of the file (by number) are.
+        self.file: Path | None = None
+        self.offsets = array("q")
+        self.wanted: bytearray | None = bytearray()
+        #: Lines the conversion reads (user, assistant and system lines).
+        self.converted = 0
+        #: The window the thread needs, when larger than the one it was read with.
+        self.need = 0
+        self._grouper = _Grouper(window)
+        self._pending: set[str] = set()
+        self._done: set[str] = set()
+
+    def add(self, obj: dict[str, Any], lineno: int = 0) -> None:
+        """Learn from the thread's next line (cleaned; its number in its file)."""
+        i = self.lines
+        self.lines = i + 1
+        if i == 0:
+            self.fork = obj.get("registaFork")
+        if self.first_ts is None and (ts := obj.get("timestamp")):
+            self.first_ts = ts
+        if self.agent is None and (agent := obj.get("agentId")):
+            self.agent = str(agent)
+        for name, values in self.values.items():
+            v = obj.get(name)
+            if v and v not in values:
+                values.append(v)
+        kind = obj.get("type")
+        message = obj.get("message")
+        content = message.get("content") if isinstance(message, dict) else None
+        if kind == "summary":
+            leaf = obj.get("leafUuid")
+            self.summaries.append((i, obj.get("summary"), "leafUuid" in obj, leaf))
+            if isinstance(leaf, str):
+                self._leaves.add(leaf)
+        if self._leaves and (uuid := obj.get("uuid")) in self._leaves:
+            self.found.add(uuid)
+        result = obj.get("toolUseResult")
+        if isinstance(result, dict) and result.get("agentId"):
+            for block in _blocks(content):
+                if block.get("type") == "tool_result":
+                    self.owners.setdefault(str(result["agentId"]), str(block.get("tool_use_id")))
+        if kind == "user":
+            if obj.get("isCompactSummary"):
+                self.compactions += 1
+            if self.first_user is None:
+                self.first_user = _text(content)
+            if self.task is None and _is_prompt(obj):
+                self.task = _text(content)
+            self.left_out += _left_out(content)
+        elif kind == "assistant":
+            if self.model is None and (m := (message or {}).get("model")) and m != "<synthetic>":
+                self.model = m
+            blocks = _blocks(content)
+            for block in blocks:
+                if block.get("type") == "tool_use" and block.get("name") in _SUBAGENT_TOOLS:
+                    inp = block.get("input")
+                    prompt = inp.get("prompt") if isinstance(inp, dict) else None
+                    self.prompts.append((str(block.get("id")), str(prompt or "")))
+            self.left_out += _left_out(content)
+            usage = (message or {}).get("usage")
+            if self.usage is not None and isinstance(usage, dict):
+                _add_usage(self.usage, obj, usage)
+        elif kind == "system":
+            subtype = obj.get("subtype")
+            if subtype == "compact_boundary":
+                self.boundaries.append(f"compact:{obj.get('uuid')}")
+                self.compactions += 1
+            if subtype not in ("compact_boundary", "api_error") and obj.get("level") != "error":
+                self.report.skip(f"system/{subtype}")
+        elif kind != "summary":
+            self.report.skip(str(kind))
+        if kind in _CONVERTED:  # the others are not read again
+            self.converted += 1
+            wanted = self.wanted
+            if wanted is not None:
+                if lineno >= len(wanted):
+                    wanted.extend(bytes(lineno + 1 - len(wanted) + (len(wanted) >> 2)))
+                wanted[lineno] = 1
+            for item in self._grouper.push(obj):
+                self._pair(item)
+
+    def _pair(self, item: Item) -> None:
+        """Which tool results find their call, in the order the conversion meets them."""
+        obj, group = item
+        kind = obj.get("type")
+        if kind == "user":
+            if obj.get("isCompactSummary"):
+                return
+            for block in _blocks((obj.get("message") or {}).get("content")):
+                if block.get("type") != "tool_result":
+                    continue
+                tid = str(block.get("tool_use_id") or "")
+                if tid in self._pending:
+                    self._pending.discard(tid)
+                else:
+                    self.notes.append(
+                        f"a tool result ({tid or 'no id'}) has no tool call in its thread: "
+                        "kept in the conversation only"
+                    )
+        elif kind == "assistant":
+            message = obj.get("message") or {}
+            mid = message.get("id") or f"line:{obj.get('uuid')}"
+            if mid in self._done:
+                return
+            self._done.add(mid)
+            if obj.get("isApiErrorMessage") or message.get("model") == "<synthetic>":
+                return
+            for line in group or [obj]:
+                for block in _blocks((line.get("message") or {}).get("content")):
+                    if block.get("type") == "tool_use":
+                        self._pending.add(str(block.get("id") or ""))
+
+    def close(self, lines: Callable[[], Iterator[dict[str, Any]]]) -> None:
+        """The thread's lines are all read (``lines`` reads them again, when a title
+        names a message written before it)."""
+        for item in self._grouper.end():
+            self._pair(item)
+        self.need = self._grouper.need
+        del self._grouper, self._pending, self._done  # what the pass needed, not the result
+        if self.left_out:
+            n = self.left_out
+            self.notes.append(f"{n} malformed content block{'s' if n > 1 else ''} left out")
+        unresolved = {
+            leaf for _, _, _, leaf in self.summaries if isinstance(leaf, str)
+        } - self.found
+        if unresolved:
+            upto = max(i for i, _, _, leaf in self.summaries if leaf in unresolved)
+            for n, obj in enumerate(lines()):
+                if n >= upto:
+                    break
+                if obj.get("uuid") in unresolved:
+                    self.found.add(obj["uuid"])
+
+    def titles(self) -> list[Any]:
+        """The summary lines that title the thread (naming one of its messages, or none);
+        the last is its title."""
+        return [
+            summary
+            for _, summary, named, leaf in self.summaries
+            if not named or (isinstance(leaf, str) and leaf in self.found)
+        ]
+
+    def usage_total(self, lines: Callable[[], Iterator[dict[str, Any]]]) -> dict[str, Any]:
+        """Token counts of the thread's model calls, each call counted once."""
+        per_call = self.usage
+        if per_call is None:  # not gathered: only a compaction's subagent needs them
+            per_call = {}
+            for obj in lines():
+                usage = (obj.get("message") or {}).get("usage")
+                if obj.get("type") == "assistant" and isinstance(usage, dict):
+                    _add_usage(per_call, obj, usage)
+        return token_totals(per_call.values()).usage_dict()
+
+
+def _add_usage(per_call: dict[str, dict[str, Any]], obj: dict[str, Any], usage: Any) -> None:
+    mid = str((obj.get("message") or {}).get("id") or obj.get("uuid"))
+    if mid not in per_call or _out(usage) >= _out(per_call[mid]):
+        per_call[mid] = usage
+
+
 # -- one thread of lines → one run ---------------------------------------------------------
 
 
@@ -172,122 +471,131 @@ class _Thread:
 
     def __init__(
         self,
-        lines: Lines,
+        facts: _Facts,
+        lines: Iterator[dict[str, Any]],
         *,
         session_id: str,
         metadata: dict[str, Any],
         links: dict[str, dict[str, Any]],
-        groups: dict[str, list[dict[str, Any]]],
+        window: int,
         compact_usage: dict[str, dict[str, Any]] | None = None,
         import_report: dict[str, Any] | None = None,
         forked_from: dict[str, Any] | None = None,
     ) -> None:
         self.lines = lines
         self.links = links
-        self.groups = groups
+        self.window = window
+        self._grouper = _Grouper(window)
+        self._done: set[str] = set()
+        self._last_input_ts: str | None = None
+        self._boundary: dict[str, Any] | None = None
         self.compact_usage = compact_usage or {}
         #: tool_use_id / compaction key -> the step that started a subagent.
         self.started: dict[str, int] = {}
         self.tool_steps: dict[str, tuple[int, str]] = {}
-        first_ts = next((o.get("timestamp") for _, o in lines if o.get("timestamp")), None)
-        task = next((_text(o["message"].get("content")) for _, o in lines if _is_prompt(o)), "")
-        model = next(
-            (
-                m
-                for _, o in lines
-                if o.get("type") == "assistant"
-                and (m := (o.get("message") or {}).get("model"))
-                and m != "<synthetic>"
-            ),
-            "unknown",
-        )
         meta = dict(metadata)
-        for key, field in (("cwd", "cwd"), ("git_branch", "gitBranch"), ("version", "version")):
-            values = _distinct(o.get(field) for _, o in lines)
+        for key, name in (("cwd", "cwd"), ("git_branch", "gitBranch"), ("version", "version")):
+            values = facts.values[name]
             if values:
                 meta[key] = values[0]
                 if len(values) > 1:
                     meta[key + "_changes"] = values
         # A summary line titles the session holding the message it names (``leafUuid``):
         # Claude Code writes those of earlier sessions at the top of a new one's file.
-        uuids = {u for _, o in lines if isinstance(u := o.get("uuid"), str)}
-        titles = [
-            o.get("summary")
-            for _, o in lines
-            if o.get("type") == "summary"
-            and ("leafUuid" not in o or (isinstance(o["leafUuid"], str) and o["leafUuid"] in uuids))
-        ]
+        titles = facts.titles()
         if titles:
             meta["title"] = titles[-1]
         self.b = RunBuilder(
             session_id,
-            task=task,
-            model=str(model),
+            task=facts.task or "",
+            model=str(facts.model or "unknown"),
             provider="anthropic",
-            started=first_ts or "1970-01-01T00:00:00.000Z",
+            started=facts.first_ts or "1970-01-01T00:00:00.000Z",
             metadata=meta,
             import_report=import_report,
             forked_from=forked_from,
+            compacts=facts.compactions > 0,
         )
 
-    def run(self) -> list[dict[str, Any]]:
-        """Convert every line; the run's events."""
-        for _ in self.steps():
-            pass
-        return self.b.events
+    def steps(self, *, live: bool = False) -> Iterator[None]:
+        """Convert the lines one by one (yielding after each); the last closes the run
+        (``live``: the transcript is being written; the run stays open, and
+        :meth:`feed` converts the lines appended later).
 
-    def steps(self) -> Iterator[None]:
-        """Convert the lines one by one (yielding after each); the last closes the run.
-
-        What a line adds is final once the next is asked for, so a reader may write out
-        ``self.b.events`` as they come.
+        What a line adds is final once the next is asked for, so a reader may take the
+        builder's events as they come.
         """
-        groups = self.groups
-        done: set[str] = set()
-        last_input_ts: str | None = None
-        boundary: dict[str, Any] | None = None
-        for _, obj in self.lines:
-            kind = obj.get("type")
-            ts = obj.get("timestamp")
-            summary_line = kind == "user" and obj.get("isCompactSummary")
-            if boundary is not None and kind in ("user", "assistant") and not summary_line:
-                self._compact(boundary, "", None)  # a boundary with no summary after it
-                boundary = None
-            if kind == "user":
-                if obj.get("isCompactSummary"):
-                    summary = _text((obj.get("message") or {}).get("content"))
-                    self._compact(boundary, summary, ts)
-                    boundary = None
-                else:
-                    self._user(obj)
-                last_input_ts = ts or last_input_ts
-            elif kind == "assistant":
-                message = obj.get("message") or {}
-                mid = message.get("id") or f"line:{obj.get('uuid')}"
-                if mid in done:
-                    continue
-                done.add(mid)
-                self._assistant(obj, groups.get(mid) or [obj], last_input_ts)
-                last_input_ts = None
-            elif kind == "system":
-                subtype = obj.get("subtype")
-                if subtype == "compact_boundary":
-                    boundary = obj
-                elif subtype == "api_error" or obj.get("level") == "error":
-                    self.b.error(
-                        message=str(obj.get("content") or subtype or "error"),
-                        error_type=str(subtype or "system_error"),
-                        ts=ts,
-                        step=None,
-                    )
-                # other subtypes are skipped (counted by _survey)
-            # summary lines naming one of its messages are the session's title, kept in the
-            # metadata; other types
-            # are skipped (counted by _survey)
-            yield None
-        if boundary is not None:
-            self._compact(boundary, "", None)
+        for obj in self.lines:
+            for _ in range(self.feed(obj)):
+                yield None
+        if live:
+            self.feed_answered()
+            return
+        for item in self._grouper.end():
+            if self._step(item):
+                yield None
+        if self._boundary is not None:
+            self._compact(self._boundary, "", None)
         self.b.finish()
+
+    def feed(self, obj: dict[str, Any]) -> int:
+        """Convert the next line (and those it released); how many counted."""
+        if obj.get("type") not in _CONVERTED:
+            return 0  # counted as skipped, or a title (see _Facts)
+        n = 0
+        for item in self._grouper.push(obj):
+            n += self._step(item)
+        return n
+
+    def feed_answered(self) -> None:
+        """Convert the lines held for answers already complete (a transcript being written
+        has no next lines yet)."""
+        for item in self._grouper.answered():
+            self._step(item)
+
+    def _step(self, item: Item) -> bool:
+        """Convert one line (an answer's first: the whole answer); whether it counted."""
+        obj, group = item
+        kind = obj.get("type")
+        ts = obj.get("timestamp")
+        summary_line = kind == "user" and obj.get("isCompactSummary")
+        if self._boundary is not None and kind in ("user", "assistant") and not summary_line:
+            self._compact(self._boundary, "", None)  # a boundary with no summary after it
+            self._boundary = None
+        if kind == "user":
+            if obj.get("isCompactSummary"):
+                summary = _text((obj.get("message") or {}).get("content"))
+                self._compact(self._boundary, summary, ts)
+                self._boundary = None
+            else:
+                self._user(obj)
+            self._last_input_ts = ts or self._last_input_ts
+        elif kind == "assistant":
+            if group is None:  # a later line of an answer, or a line with no message id
+                message = obj.get("message") or {}
+                if message.get("id"):
+                    return False
+                mid = f"line:{obj.get('uuid')}"
+                if mid in self._done:
+                    return False
+                self._done.add(mid)
+            self._assistant(obj, group or [obj], self._last_input_ts)
+            self._last_input_ts = None
+        elif kind == "system":
+            subtype = obj.get("subtype")
+            if subtype == "compact_boundary":
+                self._boundary = obj
+            elif subtype == "api_error" or obj.get("level") == "error":
+                self.b.error(
+                    message=str(obj.get("content") or subtype or "error"),
+                    error_type=str(subtype or "system_error"),
+                    ts=ts,
+                    step=None,
+                )
+            # other subtypes are skipped (counted by _Facts)
+        # summary lines naming one of its messages are the session's title, kept in the
+        # metadata; other types are skipped (counted by _Facts)
+        return True
 
     def _user(self, obj: dict[str, Any]) -> None:
         message = obj.get("message") or {}
@@ -421,6 +729,357 @@ def _distinct(values: Iterable[Any]) -> list[Any]:
 # -- a session and its subagents -----------------------------------------------------------
 
 
+class _Spill:
+    """The inline subagents' lines of a session, kept in a temporary file (not in memory)
+    until their runs are converted, after the session's."""
+
+    def __init__(self) -> None:
+        self._file: Any = None
+
+    def add(self, facts: _Facts, obj: dict[str, Any]) -> None:
+        if self._file is None:
+            self._file = tempfile.TemporaryFile()  # noqa: SIM115 - lives with the job
+        self._file.seek(0, os.SEEK_END)
+        facts.offsets.append(self._file.tell())
+        self._file.write(orjson.dumps(obj) + b"\n")
+
+    def lines(self, facts: _Facts) -> Iterator[dict[str, Any]]:
+        f = self._file
+        for offset in facts.offsets:
+            f.seek(offset)
+            yield orjson.loads(f.readline())
+
+
+class _Gathered:
+    """The first pass over a transcript (and its subagents' files): every thread's
+    :class:`_Facts`, each with a way to read its lines again."""
+
+    def __init__(
+        self, path: Path, data: bytes | None, subagents: bool, window: int, live: bool = False
+    ) -> None:
+        self.report = report = ImportReport()
+        self.path = path
+        self.data = data
+        self.live = live
+        self.spill = _Spill()
+        main = self.main = _Facts("", {}, window, report)
+        segs: list[_Facts] = []
+        seg_of: dict[str, int] = {}
+        by_agent: dict[str, _Facts] = {}
+        source_sid: str | None = None
+        first_ts: str | None = None
+        for n, obj in self._raw(report):
+            obj = _clean(obj)
+            if source_sid is None and obj.get("sessionId"):
+                source_sid = str(obj["sessionId"])
+            if first_ts is None and obj.get("timestamp"):
+                first_ts = obj["timestamp"]
+            if not obj.get("isSidechain"):
+                main.add(obj, n)
+                continue
+            # inline subagents: by agent id, else one per chain of parentUuid
+            agent = obj.get("agentId")
+            if agent:
+                facts = by_agent.get(agent)
+                if facts is None:
+                    facts = by_agent[agent] = _Facts(agent, {"layout": "inline"}, window, report)
+            else:
+                parent = obj.get("parentUuid")
+                idx = seg_of.get(parent) if isinstance(parent, str) else None
+                if idx is None:
+                    idx = len(segs)
+                    segs.append(_Facts(f"sidechain-{idx}", {"layout": "inline"}, window, report))
+                facts = segs[idx]
+                if isinstance(obj.get("uuid"), str):
+                    seg_of[obj["uuid"]] = idx
+            facts.wanted = None  # read from the spill
+            facts.add(obj)
+            self.spill.add(facts, obj)
+        self.source_sid = source_sid or path.stem
+        self.first_ts = first_ts
+        inline = [*segs, *by_agent.values()]
+        files: list[_Facts] = []
+        for file in _agent_files(path, self.source_sid) if subagents else []:
+            meta: dict[str, Any] = {"layout": "file", "path": str(file.resolve())}
+            facts = _Facts(file.stem.removeprefix("agent-"), meta, window, report)
+            facts.file = file
+            for n, obj in iter_json_file(file, report):
+                facts.add(_clean(obj), n)
+            sidecar = file.with_suffix(".meta.json")
+            if sidecar.is_file():
+                try:
+                    meta["agent_meta"] = orjson.loads(sidecar.read_bytes())
+                except (orjson.JSONDecodeError, OSError):
+                    report.notes.append(f"{sidecar}: not valid JSON (ignored)")
+            files.append(facts)
+        self.threads = [*inline, *files]
+        for facts in [main, *self.threads]:
+            facts.close(partial(self.lines, facts, True))
+        self.need = max(f.need for f in [main, *self.threads])
+
+    def _raw(
+        self, report: ImportReport, wanted: bytearray | None = None
+    ) -> Iterator[tuple[int, dict[str, Any]]]:
+        if self.data is not None:
+            return iter_json_lines(self.data, self.path, report, 0, wanted)
+        # a last line still being written is read later (by the live job's tail)
+        return JsonLinesFile(self.path, report, wanted).read(last=not self.live)
+
+    def lines(self, facts: _Facts, every: bool = False) -> Iterator[dict[str, Any]]:
+        """The lines of ``facts``'s thread that its conversion reads (``every``: all of
+        them), read again (cleaned). Those it does not read are not even decoded."""
+        wanted = None if every else facts.wanted
+        if facts is self.main:
+            for _, obj in self._raw(ImportReport(), wanted):
+                if not obj.get("isSidechain"):
+                    yield _clean(obj)
+        elif facts.file is not None:
+            for _, obj in iter_json_file(facts.file, ImportReport(), wanted):
+                yield _clean(obj)
+        else:
+            for obj in self.spill.lines(facts):
+                if every or obj.get("type") in _CONVERTED:
+                    yield obj
+
+
+def convert(path: Path, data: bytes | None = None, *, subagents: bool = True) -> Conversion:
+    """Convert the session transcript ``path`` (and its subagents) into runs.
+
+    Args:
+        path: The session's ``.jsonl`` file.
+        data: Its bytes, when already read.
+        subagents: Also convert the subagent files beside it.
+    """
+    return Job(path, data, subagents=subagents).finish()
+
+
+class Job:
+    """One transcript's conversion, done a piece at a time, in memory bounded whatever the
+    transcript's size.
+
+    Making the job reads the transcript (and its subagents' files) once, keeping only what
+    the conversion needs to know before its first event (:class:`_Facts`: the assistant
+    lines of each API call are found again as the conversion reads, see
+    :class:`_Grouper`). The events are then made in file order by :meth:`advance`, reading
+    the lines again, the main run first; each run's events are final as soon as they are
+    made, so a viewer can show them while the rest converts, and a writer can write them
+    out and forget them (``into``). :meth:`finish` converts whatever is left and returns
+    the :class:`Conversion` (the same as :func:`convert`'s).
+
+    Args:
+        path: The session's ``.jsonl`` file.
+        data: Its bytes, when already read (a pipe's).
+        subagents: Also convert the subagent files beside it.
+        into: Write each run's trace into this folder as it is made (a temporary file per
+            run, :attr:`ImportedRun.spooled`), keeping none of its events.
+        live: The transcript is being written: the main run is left open (no
+            ``session.end``), and :meth:`grow` converts the lines appended since.
+
+    Attributes:
+        conv: The conversion; ``conv.runs[0]`` (the main run) grows as the job advances,
+            the subagents' runs are added once the whole job is done.
+        done: Every run is converted.
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        data: bytes | None = None,
+        *,
+        subagents: bool = True,
+        into: Path | None = None,
+        live: bool = False,
+    ) -> None:
+        path = Path(path)
+        if live and data is not None:  # a last line still being written is read later
+            data = data[: data.rfind(b"\n") + 1]
+        window = _WINDOW
+        while True:
+            gathered = _Gathered(path, data, subagents, window, live)
+            if not gathered.need:
+                break
+            window = max(gathered.need, 2 * window)  # an answer's lines lie further apart
+        self.window = window
+        self.into = into
+        #: The main thread's lines, read as the transcript grows (when ``live``).
+        self._tail = JsonLinesFile(path, ImportReport()) if live else None
+        #: Transcript lines read for the main run as it grew (what :meth:`grow` costs).
+        self.parsed = 0
+        self._main: _Thread | None = None
+        self._gathered = g = gathered
+        report = g.report
+        main = g.main
+        main_sid = derived_session_id(g.source_sid, main.first_ts or g.first_ts)
+        origin = {"format": FORMAT, "path": str(path.resolve()), "session_id": g.source_sid}
+
+        # Which tool call (or compaction) started each thread.
+        sids = {f.key: derived_session_id(f"{g.source_sid}:{f.key}", f.first_ts) for f in g.threads}
+        links: dict[str, dict[str, Any]] = {}
+        compact_usage: dict[str, dict[str, Any]] = {}
+        owner: dict[str, str] = {}  # thread key -> tool_use_id / compaction key that started it
+        prompts: list[tuple[str, str]] = []  # (tool_use_id, prompt) of subagent calls, in order
+        for facts in [main, *g.threads]:
+            for agent, tid in facts.owners.items():
+                owner.setdefault(agent, tid)
+            prompts += facts.prompts
+        boundaries = list(main.boundaries)
+        taken = set(owner.values())
+        for facts in g.threads:
+            key = facts.key
+            agent_meta = facts.meta.get("agent_meta")
+            tool_id = agent_meta.get("toolUseId") if isinstance(agent_meta, dict) else None
+            if key not in owner and isinstance(tool_id, str):
+                owner[key] = tool_id
+            if key.startswith("acompact") and key not in owner and boundaries:
+                owner[key] = boundaries.pop(0)
+            if key not in owner:  # older layouts: the subagent's first prompt is the Task prompt
+                prompt = facts.first_user or ""
+                for tid, p in prompts:
+                    if tid not in taken and p and p == prompt:
+                        owner[key] = tid
+                        break
+            if key in owner:
+                taken.add(owner[key])
+                links[owner[key]] = {"session_id": sids[key], "agent_id": key}
+                if owner[key].startswith("compact:"):
+                    compact_usage[owner[key]] = facts.usage_total(partial(g.lines, facts, True))
+        for facts in g.threads:
+            if facts.key not in owner and not facts.key.startswith("sidechain"):
+                report.notes.append(
+                    f"subagent {facts.key}: no tool call starts it (kept as its own run)"
+                )
+        for facts in [main, *g.threads]:
+            report.notes += facts.notes
+
+        # Convert: parents before children, so a child knows its parent's step.
+        self.todo: list[tuple[str, str, _Facts, dict[str, Any]]] = [("", main_sid, main, {})]
+        self.todo += [(f.key, sids[f.key], f, f.meta) for f in g.threads]
+        self.conv = Conversion(format=FORMAT, source=path, report=report)
+        self.main_sid = main_sid
+        self.origin = origin
+        self.owner = owner
+        self.links = links
+        self.compact_usage = compact_usage
+        #: tool_use_id / compaction key -> (run sid, step) of the step that started a thread.
+        self.starts: dict[str, tuple[str, int]] = {}
+        self.done = False
+        self._next = 0
+        self._main_done = 0  # lines of the main thread converted
+        self._current: tuple[_Thread, str, dict[str, Any] | None, Iterator[None]] | None = None
+
+    @property
+    def source(self) -> Path:
+        return self.conv.source
+
+    @property
+    def main_progress(self) -> float:
+        """How much of the main run is converted, from 0 to 1."""
+        if self._next > 0:
+            return 1.0
+        return min(self._main_done / max(self.todo[0][2].converted, 1), 1.0)
+
+    def _open(self, n: int) -> None:
+        key, sid, facts, meta = self.todo[n]
+        parent: dict[str, Any] | None = None
+        if key and key in self.owner:
+            run_sid, step = self.starts.get(self.owner[key], (self.main_sid, -1))
+            parent = {"session_id": run_sid, "step": step, "tool_use_id": self.owner[key]}
+        thread_meta: dict[str, Any] = {
+            "imported_from": {**self.origin, **({"agent_id": key} if key else {})}
+        }
+        thread_meta.update({k: v for k, v in meta.items() if k != "layout"} if key else {})
+        if key:
+            thread_meta["subagent_layout"] = meta.get("layout")
+        if parent is not None:
+            thread_meta["parent"] = parent
+        live = not key and self._tail is not None
+        thread = _Thread(
+            facts,
+            self._tail_lines() if live else self._gathered.lines(facts),
+            session_id=sid,
+            metadata=thread_meta,
+            links=self.links,
+            window=self.window,
+            compact_usage=self.compact_usage,
+            import_report=None if key else report_of(self.conv.report),
+            forked_from=None if key else _fork_link(facts.fork),
+        )
+        run = ImportedRun(sid, thread.b.events, parent, builder=thread.b)
+        if self.into is not None and (parent is None or parent["step"] >= 0):
+            # a run whose parent step is not known yet is written once it is
+            run.spool(self.into, len(self.conv.runs))
+        self.conv.runs.append(run)
+        if not key:
+            self._main = thread
+        self._current = (thread, sid, parent, thread.steps(live=live))
+
+    def advance(self, lines: int) -> bool:
+        """Convert about ``lines`` more transcript lines; returns :attr:`done`."""
+        while lines > 0 and not self.done:
+            if self._current is None:
+                self._open(self._next)
+            assert self._current is not None
+            thread, sid, _, steps = self._current
+            for _ in steps:
+                lines -= 1
+                if self._next == 0:
+                    self._main_done += 1
+                if lines <= 0:
+                    break
+            else:
+                self.starts.update({k: (sid, step) for k, step in thread.started.items()})
+                self._current = None
+                self._next += 1
+                if self._next == len(self.todo):
+                    _fix_parent_steps(self.conv, self.starts)
+                    self.done = True
+        if self.into is not None:
+            last = len(self.conv.runs) - 1
+            for n, run in enumerate(self.conv.runs):
+                if self.done and run.spooled is None:
+                    run.spool(self.into, n)
+                run.write_out(final=n < last or self._current is None)
+        return self.done
+
+    def _tail_lines(self) -> Iterator[dict[str, Any]]:
+        assert self._tail is not None
+        for _, obj in self._tail.read(last=False):
+            self.parsed += 1
+            if not obj.get("isSidechain"):
+                yield _clean(obj)
+
+    def grow(self) -> None:
+        """Convert the lines a transcript being written (``live``) was appended since it
+        was last read, and only those: the main run's new events follow the ones made
+        (its start, and the subagents' runs, stay those of the first reading)."""
+        thread = self._main
+        assert thread is not None and self.done
+        for obj in self._tail_lines():
+            thread.feed(obj)
+        thread.feed_answered()
+
+    def finish(self) -> Conversion:
+        """Convert what is left; the whole conversion."""
+        while not self.done:
+            self.advance(1 << 30 if self.into is None else 256)
+        return self.conv
+
+    def discard(self) -> None:
+        """Remove what was written into ``into`` (a conversion given up)."""
+        for run in self.conv.runs:
+            run.unspool()
+
+
+def _fork_link(link: Any) -> dict[str, Any] | None:
+    """The run a session was forked from, when ``regista fork … --resume-in claude`` wrote
+    it (``registaFork`` on its first line, ``link``): its ``forked_from``."""
+    if isinstance(link, dict) and isinstance(link.get("session_id"), str):
+        at = link.get("at_step")
+        if isinstance(at, int) and not isinstance(at, bool) and at >= 0:
+            return link
+    return None
+
+
 def _agent_files(path: Path, source_sid: str) -> list[Path]:
     """Subagent transcripts of the session ``path``: nested and flat layouts."""
     found: list[Path] = []
@@ -446,314 +1105,6 @@ def _first_session_id(path: Path) -> str | None:
     except OSError:
         return None
     return None
-
-
-def _segments(lines: Lines) -> list[Lines]:
-    """Inline sidechain lines grouped into one list per subagent run."""
-    by_agent: dict[str, Lines] = {}
-    seg_of: dict[str, int] = {}
-    segs: list[Lines] = []
-    for item in lines:
-        obj = item[1]
-        agent = obj.get("agentId")
-        if agent:
-            by_agent.setdefault(str(agent), []).append(item)
-            continue
-        parent = obj.get("parentUuid")
-        idx = seg_of.get(parent) if isinstance(parent, str) else None
-        if idx is None:
-            idx = len(segs)
-            segs.append([])
-        segs[idx].append(item)
-        if isinstance(obj.get("uuid"), str):
-            seg_of[obj["uuid"]] = idx
-    return segs + list(by_agent.values())
-
-
-def _first_prompt(lines: Lines) -> str:
-    for _, obj in lines:
-        if obj.get("type") == "user":
-            return _text((obj.get("message") or {}).get("content"))
-    return ""
-
-
-def _first_ts(lines: Lines) -> str | None:
-    return next((o.get("timestamp") for _, o in lines if o.get("timestamp")), None)
-
-
-def _survey(lines: Lines, report: ImportReport) -> dict[str, list[dict[str, Any]]]:
-    """One cheap pass over a thread's lines, before any event is made.
-
-    Returns its assistant lines grouped by message id, and counts in ``report`` what the
-    conversion will skip or leave unpaired (so the run's ``session.start`` can say it
-    before the rest is written). It follows :meth:`_Thread.steps` line for line.
-    """
-    groups: dict[str, list[dict[str, Any]]] = {}
-    for _, obj in lines:
-        if obj.get("type") == "assistant":
-            mid = (obj.get("message") or {}).get("id")
-            if mid:
-                groups.setdefault(mid, []).append(obj)
-    pending: set[str] = set()
-    done: set[str] = set()
-    left_out = 0
-    for _, obj in lines:
-        kind = obj.get("type")
-        if kind in ("user", "assistant"):
-            message = obj.get("message")
-            left_out += _left_out(message.get("content")) if isinstance(message, dict) else 0
-        if kind == "user":
-            if obj.get("isCompactSummary"):
-                continue
-            for block in _blocks((obj.get("message") or {}).get("content")):
-                if block.get("type") != "tool_result":
-                    continue
-                tid = str(block.get("tool_use_id") or "")
-                if tid in pending:
-                    pending.discard(tid)
-                else:
-                    report.notes.append(
-                        f"a tool result ({tid or 'no id'}) has no tool call in its thread: "
-                        "kept in the conversation only"
-                    )
-        elif kind == "assistant":
-            message = obj.get("message") or {}
-            mid = message.get("id") or f"line:{obj.get('uuid')}"
-            if mid in done:
-                continue
-            done.add(mid)
-            if obj.get("isApiErrorMessage") or message.get("model") == "<synthetic>":
-                continue
-            for line in groups.get(mid) or [obj]:
-                for block in _blocks((line.get("message") or {}).get("content")):
-                    if block.get("type") == "tool_use":
-                        pending.add(str(block.get("id") or ""))
-        elif kind == "system":
-            subtype = obj.get("subtype")
-            if subtype not in ("compact_boundary", "api_error") and obj.get("level") != "error":
-                report.skip(f"system/{subtype}")
-        elif kind != "summary":
-            report.skip(str(kind))
-    if left_out:
-        report.notes.append(
-            f"{left_out} malformed content block{'s' if left_out > 1 else ''} left out"
-        )
-    return groups
-
-
-def convert(path: Path, data: bytes | None = None, *, subagents: bool = True) -> Conversion:
-    """Convert the session transcript ``path`` (and its subagents) into runs.
-
-    Args:
-        path: The session's ``.jsonl`` file.
-        data: Its bytes, when already read.
-        subagents: Also convert the subagent files beside it.
-    """
-    return Job(path, data, subagents=subagents).finish()
-
-
-class Job:
-    """One transcript's conversion, done a piece at a time.
-
-    Making the job reads the transcript (and its subagents' files) and works out everything
-    that needs the whole of it: the assistant lines of each API call, which tool call
-    started which subagent, what will be skipped. The events are then made in file order
-    by :meth:`advance`, the main run first; the main run's events are final as soon as they
-    are made, so a viewer can show them while the rest converts. :meth:`finish` converts
-    whatever is left and returns the :class:`Conversion` (the same as :func:`convert`'s).
-
-    Attributes:
-        conv: The conversion; ``conv.runs[0]`` (the main run) grows as the job advances,
-            the subagents' runs are added once the whole job is done.
-        done: Every run is converted.
-    """
-
-    def __init__(self, path: Path, data: bytes | None = None, *, subagents: bool = True) -> None:
-        path = Path(path)
-        report = ImportReport()
-        parsed = (
-            read_json_file(path, report) if data is None else read_json_lines(data, path, report)
-        )
-        lines = [(n, _clean(o)) for n, o in parsed]
-        del parsed
-        source_sid = next((str(o["sessionId"]) for _, o in lines if o.get("sessionId")), path.stem)
-        main_lines = [it for it in lines if not it[1].get("isSidechain")]
-        side_lines = [it for it in lines if it[1].get("isSidechain")]
-        main_sid = derived_session_id(source_sid, _first_ts(main_lines) or _first_ts(lines))
-        origin = {"format": FORMAT, "path": str(path.resolve()), "session_id": source_sid}
-
-        # Every thread to convert: (key, lines, metadata); the main session first.
-        threads: list[tuple[str, Lines, dict[str, Any]]] = []
-        for n, seg in enumerate(_segments(side_lines)):
-            agent = next((str(o["agentId"]) for _, o in seg if o.get("agentId")), None)
-            threads.append((agent or f"sidechain-{n}", seg, {"layout": "inline"}))
-        for file in _agent_files(path, source_sid) if subagents else []:
-            sub = [(n, _clean(o)) for n, o in read_json_lines(read_source(file), file, report)]
-            agent = file.stem.removeprefix("agent-")
-            meta: dict[str, Any] = {"layout": "file", "path": str(file.resolve())}
-            sidecar = file.with_suffix(".meta.json")
-            if sidecar.is_file():
-                try:
-                    meta["agent_meta"] = orjson.loads(sidecar.read_bytes())
-                except (orjson.JSONDecodeError, OSError):
-                    report.notes.append(f"{sidecar}: not valid JSON (ignored)")
-            threads.append((agent, sub, meta))
-
-        # Which tool call (or compaction) started each thread.
-        sids = {
-            key: derived_session_id(f"{source_sid}:{key}", _first_ts(ls)) for key, ls, _ in threads
-        }
-        links: dict[str, dict[str, Any]] = {}
-        compact_usage: dict[str, dict[str, Any]] = {}
-        owner: dict[str, str] = {}  # thread key -> tool_use_id / compaction key that started it
-        prompts: list[tuple[str, str]] = []  # (tool_use_id, prompt) of subagent calls, in order
-        boundaries: list[str] = []
-        for _, ls, _ in [("", main_lines, {}), *threads]:
-            for _, obj in ls:
-                result = obj.get("toolUseResult")
-                if isinstance(result, dict) and result.get("agentId"):
-                    for block in _blocks((obj.get("message") or {}).get("content")):
-                        if block.get("type") == "tool_result":
-                            owner.setdefault(str(result["agentId"]), str(block.get("tool_use_id")))
-                if obj.get("type") == "assistant":
-                    for block in _blocks((obj.get("message") or {}).get("content")):
-                        if block.get("type") == "tool_use" and block.get("name") in _SUBAGENT_TOOLS:
-                            inp = block.get("input")
-                            prompt = inp.get("prompt") if isinstance(inp, dict) else None
-                            prompts.append((str(block.get("id")), str(prompt or "")))
-        for _, obj in main_lines:
-            if obj.get("type") == "system" and obj.get("subtype") == "compact_boundary":
-                boundaries.append(f"compact:{obj.get('uuid')}")
-        taken = set(owner.values())
-        for key, ls, meta in threads:
-            agent_meta = meta.get("agent_meta")
-            tool_id = agent_meta.get("toolUseId") if isinstance(agent_meta, dict) else None
-            if key not in owner and isinstance(tool_id, str):
-                owner[key] = tool_id
-            if key.startswith("acompact") and key not in owner and boundaries:
-                owner[key] = boundaries.pop(0)
-            if key not in owner:  # older layouts: the subagent's first prompt is the Task prompt
-                prompt = _first_prompt(ls)
-                for tid, p in prompts:
-                    if tid not in taken and p and p == prompt:
-                        owner[key] = tid
-                        break
-            if key in owner:
-                taken.add(owner[key])
-                links[owner[key]] = {"session_id": sids[key], "agent_id": key}
-                if owner[key].startswith("compact:"):
-                    compact_usage[owner[key]] = _usage_of(ls)
-        for key, _ls, _ in threads:
-            if key not in owner and not key.startswith("sidechain"):
-                report.notes.append(f"subagent {key}: no tool call starts it (kept as its own run)")
-
-        # Convert: parents before children, so a child knows its parent's step.
-        self.todo: list[tuple[str, str, Lines, dict[str, Any]]] = [("", main_sid, main_lines, {})]
-        self.todo += [(k, sids[k], ls, m) for k, ls, m in threads]
-        self.groups = [_survey(ls, report) for _, _, ls, _ in self.todo]
-        self.conv = Conversion(format=FORMAT, source=path, report=report)
-        self.main_sid = main_sid
-        self.origin = origin
-        self.owner = owner
-        self.links = links
-        self.compact_usage = compact_usage
-        #: tool_use_id / compaction key -> (run sid, step) of the step that started a thread.
-        self.starts: dict[str, tuple[str, int]] = {}
-        self.done = False
-        self._next = 0
-        self._main_done = 0  # lines of the main thread converted
-        self._current: tuple[_Thread, str, dict[str, Any] | None, Iterator[None]] | None = None
-
-    @property
-    def source(self) -> Path:
-        return self.conv.source
-
-    @property
-    def main_progress(self) -> float:
-        """How much of the main run is converted, from 0 to 1."""
-        if self._next > 0:
-            return 1.0
-        return min(self._main_done / max(len(self.todo[0][2]), 1), 1.0)
-
-    def _open(self, n: int) -> None:
-        key, sid, ls, meta = self.todo[n]
-        parent: dict[str, Any] | None = None
-        if key and key in self.owner:
-            run_sid, step = self.starts.get(self.owner[key], (self.main_sid, -1))
-            parent = {"session_id": run_sid, "step": step, "tool_use_id": self.owner[key]}
-        thread_meta: dict[str, Any] = {
-            "imported_from": {**self.origin, **({"agent_id": key} if key else {})}
-        }
-        thread_meta.update({k: v for k, v in meta.items() if k != "layout"} if key else {})
-        if key:
-            thread_meta["subagent_layout"] = meta.get("layout")
-        if parent is not None:
-            thread_meta["parent"] = parent
-        thread = _Thread(
-            ls,
-            session_id=sid,
-            metadata=thread_meta,
-            links=self.links,
-            groups=self.groups[n],
-            compact_usage=self.compact_usage,
-            import_report=None if key else report_of(self.conv.report),
-            forked_from=None if key else fork_link(ls),
-        )
-        self.conv.runs.append(ImportedRun(sid, thread.b.events, parent))
-        self._current = (thread, sid, parent, thread.steps())
-
-    def advance(self, lines: int) -> bool:
-        """Convert about ``lines`` more transcript lines; returns :attr:`done`."""
-        while lines > 0 and not self.done:
-            if self._current is None:
-                self._open(self._next)
-            assert self._current is not None
-            thread, sid, _, steps = self._current
-            for _ in steps:
-                lines -= 1
-                if self._next == 0:
-                    self._main_done += 1
-                if lines <= 0:
-                    break
-            else:
-                self.starts.update({k: (sid, step) for k, step in thread.started.items()})
-                self._current = None
-                self._next += 1
-                if self._next == len(self.todo):
-                    _fix_parent_steps(self.conv, self.starts)
-                    self.done = True
-        return self.done
-
-    def finish(self) -> Conversion:
-        """Convert what is left; the whole conversion."""
-        while not self.done:
-            self.advance(1 << 30)
-        return self.conv
-
-
-def fork_link(lines: Lines) -> dict[str, Any] | None:
-    """The run a session was forked from, when ``regista fork … --resume-in claude`` wrote
-    it (``registaFork`` on its first line): its ``forked_from``."""
-    for _, obj in lines[:1]:
-        link = obj.get("registaFork")
-        if isinstance(link, dict) and isinstance(link.get("session_id"), str):
-            at = link.get("at_step")
-            if isinstance(at, int) and not isinstance(at, bool) and at >= 0:
-                return link
-    return None
-
-
-def _usage_of(lines: Lines) -> dict[str, Any]:
-    """Token counts of a thread's model calls, each call counted once."""
-    per_call: dict[str, dict[str, Any]] = {}
-    for _, obj in lines:
-        msg = obj.get("message") or {}
-        usage = msg.get("usage")
-        if obj.get("type") == "assistant" and isinstance(usage, dict):
-            mid = str(msg.get("id") or obj.get("uuid"))
-            if mid not in per_call or _out(usage) >= _out(per_call[mid]):
-                per_call[mid] = usage
-    return token_totals(per_call.values()).usage_dict()
 
 
 def _fix_parent_steps(conv: Conversion, starts: dict[str, tuple[str, int]]) -> None:

@@ -41,6 +41,7 @@ from typing import Any
 import orjson
 
 from regista.errors import UserError
+from regista.store.homes import claude_home, codex_home
 
 __all__ = [
     "TOOLS",
@@ -75,18 +76,6 @@ _CODEX_OUTPUTS = frozenset(
     {"reasoning", "function_call", "custom_tool_call", "local_shell_call", "web_search_call"}
 )
 _CODEX_RESULTS = frozenset({"function_call_output", "custom_tool_call_output"})
-
-
-def claude_home() -> Path:
-    """Claude Code's configuration folder: ``$CLAUDE_CONFIG_DIR``, else ``~/.claude``."""
-    env = os.environ.get("CLAUDE_CONFIG_DIR")
-    return Path(env) if env else Path.home() / ".claude"
-
-
-def codex_home() -> Path:
-    """Codex's home: ``$CODEX_HOME``, else ``~/.codex``."""
-    env = os.environ.get("CODEX_HOME")
-    return Path(env) if env else Path.home() / ".codex"
 
 
 def project_folder(cwd: str) -> str:

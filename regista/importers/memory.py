@@ -14,11 +14,11 @@ transcript is converted (asking for one finishes the conversion first).
 
 A transcript written less than :data:`LIVE_S` ago is a session still going on
 (:func:`follow`): its run is written without a ``session.end``, and each time the
-index scans a transcript that grew, the transcript is converted again and the events
-past those already written are appended, so a viewer follows it as it follows a trace
-being written. A model answer still being written (the transcript ends in its lines) is
-held back until the next line comes; a run's ``session.start`` is the one of the first
-conversion.
+index scans a transcript that grew, the lines appended since (and only those) are
+converted and their events appended, so a viewer follows it as it follows a trace being
+written. A model answer still being written (its lines have no stop reason yet) is held
+back until its last line comes; a run's ``session.start``, and its subagents' runs, are
+those of the first conversion (a Codex rollout is converted again whole as it grows).
 """
 
 from __future__ import annotations
@@ -259,6 +259,11 @@ class Streaming:
             stamp = _stamp(self.job.source)
             if not self.live or not self.done or self._fd < 0 or stamp == self.stamp:
                 return False
+            grow = getattr(self.job, "grow", None)
+            if grow is not None:  # converts only what was appended
+                self.stamp = stamp
+                grow()
+                return self._write_new(True) > 0
             from regista.importers import convert
             from regista.importers._common import read_source
 
@@ -281,14 +286,21 @@ class Streaming:
         runs = self.job.conv.runs
         if not runs:
             return 0
-        events = runs[0].events
+        run = runs[0]
+        # a run made a piece at a time hands out what is new and forgets it
+        events = run.builder.events if run.builder is not None else run.events
         upto = len(events)
         if self.live:  # until the end, the last answer read may still be growing
-            upto = _settled(events, self._open or not finished)
-        new = events[self._written : upto]
+            # (a run made a piece at a time holds an answer back until it is complete)
+            upto = _settled(events, run.builder is None and (self._open or not finished))
+        if run.builder is not None:
+            new = run.builder.take(upto)
+            self._written += len(new)
+        else:
+            new = events[self._written : upto]
+            self._written = upto
         if not new:
             return 0
-        self._written = upto
         data = self._encoder.encode(new)
         write_all(self._fd, data)
         return len(data)
@@ -347,7 +359,7 @@ class StreamedIndex(TraceIndex):
         return reached_end and converted
 
 
-def follow(path: Path, data: bytes, fmt: str | None) -> StreamedIndex | None:
+def follow(path: Path, data: bytes | None, fmt: str | None) -> StreamedIndex | None:
     """An index that follows the transcript ``path`` (its bytes ``data``, format
     ``fmt``) if it was written less than :data:`LIVE_S` ago; else ``None``."""
     if fmt not in ("claude-code", "codex"):
@@ -362,7 +374,7 @@ def follow(path: Path, data: bytes, fmt: str | None) -> StreamedIndex | None:
     if fmt == "claude-code":
         from regista.importers.claude_code import Job
 
-        job = Job(Path(path), data)
+        job = Job(Path(path), data, live=True)
     else:
         from regista.importers import convert
 

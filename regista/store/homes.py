@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,8 +27,8 @@ __all__ = [
 LIBRARY_ENV = "REGISTA_LIBRARY"
 
 
-def _home() -> Path:
-    return Path(os.environ.get("HOME") or Path.home())
+def _home(env: Mapping[str, str] | None = None) -> Path:
+    return Path((os.environ if env is None else env).get("HOME") or Path.home())
 
 
 def default_library() -> Path:
@@ -61,16 +62,18 @@ def library_or(folder: str | Path | None, library: bool = False) -> str | Path |
     return None
 
 
-def claude_home() -> Path:
-    """``$CLAUDE_CONFIG_DIR``, else ``~/.claude``."""
-    env = os.environ.get("CLAUDE_CONFIG_DIR")
-    return Path(env).expanduser() if env else _home() / ".claude"
+def claude_home(env: Mapping[str, str] | None = None) -> Path:
+    """Claude Code's configuration folder: ``$CLAUDE_CONFIG_DIR``, else ``~/.claude``
+    (read from ``env``, default this process's environment)."""
+    folder = (os.environ if env is None else env).get("CLAUDE_CONFIG_DIR")
+    return Path(folder).expanduser() if folder else _home(env) / ".claude"
 
 
-def codex_home() -> Path:
-    """``$CODEX_HOME``, else ``~/.codex``."""
-    env = os.environ.get("CODEX_HOME")
-    return Path(env).expanduser() if env else _home() / ".codex"
+def codex_home(env: Mapping[str, str] | None = None) -> Path:
+    """Codex's home: ``$CODEX_HOME``, else ``~/.codex`` (read from ``env``, default this
+    process's environment)."""
+    folder = (os.environ if env is None else env).get("CODEX_HOME")
+    return Path(folder).expanduser() if folder else _home(env) / ".codex"
 
 
 @dataclass(frozen=True)

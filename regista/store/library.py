@@ -369,7 +369,7 @@ class Library:
         log: Callable[[str], None] | None,
         now: Callable[[], float],
     ) -> None:
-        from regista.importers import convert, write_runs
+        from regista.importers import import_runs
 
         t0 = time.perf_counter()
         copies = {p: self._keep(disk[p]) for p in it.files if p in disk}
@@ -380,13 +380,13 @@ class Library:
         steps: int | None = None
         try:
             _check_format(Path(it.path), it.tool)
-            conv = convert(it.tool, Path(it.path))
-            written = write_runs(conv, self.folder / it.tool)
+            # a Claude Code session is written as it converts (in bounded memory)
+            conv, written = import_runs(it.tool, Path(it.path), self.folder / it.tool)
             steps = conv.main.steps
-            start = conv.main.events[0]
+            start = conv.main.start
             session_id, started = conv.main.session_id, start.get("ts")
             for run in conv.runs:
-                meta = run.events[0].get("metadata") or {}
+                meta = run.start.get("metadata") or {}
                 for src in (meta.get("path"), (meta.get("imported_from") or {}).get("path")):
                     if isinstance(src, str):
                         read.add(src)

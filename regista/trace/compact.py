@@ -79,22 +79,43 @@ class RequestEncoder:
     A tool result whose content would nest too deeply inside a request (see
     :data:`REFERABLE_DEPTH`) is never referred to: the request's line then holds it, and
     is refused as too deep, as the whole request would be.
+
+    ``referred_kept``: a trace whose requests each hold only the messages added since the
+    one before (an import) refers to a result once; only the last ``referred_kept``
+    results referred to stay referable (a result not referred to yet always does), so
+    the results of a long session are not all kept until its end.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, referred_kept: int | None = None) -> None:
         self._system: Any = _MISSING
         self._tools: Any = _MISSING
         #: The JSON of the ``tools`` written last (``None``: not made yet).
         self._context: bytes | None = None
         self._results: dict[str, Any] = {}
         self._pending: tuple[Any, Any, bytes | None] = (_MISSING, _MISSING, None)
+        #: How many results already referred to stay referable (``None``: all of them).
+        self._kept = referred_kept
+        #: Ids of the results referred to, the latest last.
+        self._referred: dict[str, None] = {}
+        self._pending_refs: list[str] = []
 
     def commit(self) -> None:
         """The line :meth:`encode` made last is on disk (a failed write is not)."""
         self._system, self._tools, self._context = self._pending
+        if self._kept is not None and self._pending_refs:
+            referred = self._referred
+            for uid in self._pending_refs:
+                referred.pop(uid, None)
+                referred[uid] = None
+            while len(referred) > self._kept:
+                oldest = next(iter(referred))
+                del referred[oldest]
+                self._results.pop(oldest, None)
+        self._pending_refs = []
 
     def note_result(self, tool_use_id: str, content: Any) -> None:
         """A ``tool.result`` line was written."""
+        self._referred.pop(tool_use_id, None)  # not referred to yet: kept until it is
         if type(content) is str or deeper(content, REFERABLE_DEPTH) is False:
             self._results[tool_use_id] = content
         else:  # nor may an earlier result with this id be referred to: it is not the latest
@@ -113,10 +134,12 @@ class RequestEncoder:
             if same:
                 del out["system"], out["tools"]
             self._pending = (system, tools, context)
+        self._pending_refs = []
         if self._results:
             refer = self._refer(line["messages"], self._results)
             if refer is not None:
                 out["messages"], out["result_refs"] = refer
+                self._pending_refs = refer[1]
         return out
 
     def _same_context(self, system: Any, tools: Any) -> tuple[bool, bytes | None]:

@@ -21,7 +21,7 @@ import contextlib
 import os
 import stat
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -58,8 +58,9 @@ HEAD_BYTES = 64 * 1024
 
 #: A format's conversion: the file's path and bytes to the trace bytes of its main run.
 Convert = Callable[[Path, bytes], bytes]
-#: A format's lazy index of the file's main run, from its path and bytes.
-OpenIndex = Callable[[Path, bytes], "TraceIndex"]
+#: A format's lazy index of the file's main run, from its path and bytes (``None``: not
+#: read, the file is read as the index needs it).
+OpenIndex = Callable[[Path, bytes | None], "TraceIndex"]
 
 
 @dataclass(frozen=True)
@@ -180,7 +181,7 @@ def claiming(data: bytes) -> TraceFormat | None:
 class OpenedRun:
     """A file opened as a run: its format, and the bytes already read when it is not a
     regista trace read in place (a pipe's, which can be read only once; another tool's
-    session, which is converted)."""
+    session whose first lines did not tell its format)."""
 
     path: Path
     format: TraceFormat
@@ -190,7 +191,7 @@ class OpenedRun:
     @property
     def in_place(self) -> bool:
         """Whether it is a regista trace that readers open by its path (a file, not a pipe)."""
-        return self.data is None
+        return self.data is None and self.format is REGISTA
 
     def trace_bytes(self) -> bytes:
         """The trace of the main run (another tool's session converted in memory)."""
@@ -218,7 +219,6 @@ class OpenedRun:
         if self.in_place:
             return TraceIndex(self.path)
         if self.format.open_index is not None:
-            assert self.data is not None
             return self.format.open_index(self.path, self.data)
         return TraceIndex(memory_file(self.path.name, self.trace_bytes()))
 
@@ -229,8 +229,10 @@ def open_run(path: str | Path) -> OpenedRun:
     :mod:`regista.importers` is imported; ``regista.open_run`` imports them).
 
     The format is told once, from the content, never the name: a regista trace on disk by
-    its first line (nothing else is read); anything else is read whole (as its conversion
-    would) and each format is asked, in order. A file that no format claims, or that
+    its first line (nothing else is read); another tool's session by its first lines
+    when they tell (its conversion reads the rest, as it needs: a transcript of
+    gigabytes is never in memory whole); anything else is read whole and each format is
+    asked, in order. A file that no format claims, or that
     cannot be read, opens as a regista trace, whose reader says what is wrong with it.
 
     Raises:
@@ -247,6 +249,10 @@ def open_run(path: str | Path) -> OpenedRun:
         head = read_head(path)
         if not head or is_regista_trace(head) or compressed_error(path, head) is not None:
             return OpenedRun(path, REGISTA)
+        if len(head) >= HEAD_BYTES:
+            fmt = claiming(head)
+            if fmt is not None and fmt.convert is not None and fmt.open_index is not None:
+                return OpenedRun(path, fmt)
         data = head if len(head) < HEAD_BYTES else _read_whole(path)
     fmt = claiming(data)
     if fmt is None or fmt.convert is None:
@@ -263,11 +269,19 @@ def _read_whole(path: Path) -> bytes:
 def read_whole(path: Path, missing: str, folder: str) -> bytes:
     """The bytes of a file, with one clear error when it cannot be read: ``missing`` and
     ``folder`` say what it was meant to be (a trace, a transcript)."""
+    with reading(path, missing, folder), open(path, "rb") as f:
+        if (device := device_error(path, f.fileno())) is not None:
+            raise TraceError(device)
+        return f.read()
+
+
+@contextlib.contextmanager
+def reading(path: Path, missing: str, folder: str) -> Iterator[None]:
+    """Reading ``path`` in the block: an error that stops it is one clear
+    :class:`TraceError` (:class:`NoSuchPathError` when it does not exist); ``missing``
+    and ``folder`` say what it was meant to be (a trace, a transcript)."""
     try:
-        with open(path, "rb") as f:
-            if (device := device_error(path, f.fileno())) is not None:
-                raise TraceError(device)
-            return f.read()
+        yield
     except FileNotFoundError:
         raise NoSuchPathError(f"{path}: {missing}") from None
     except IsADirectoryError:

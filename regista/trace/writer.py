@@ -97,6 +97,8 @@ class TraceWriter:
             ``None``: the process default (on, unless ``regista --no-redact``).
         file: Write to this open binary file instead (e.g. an ``io.BytesIO``: a trace
             made in memory); ``path`` then only names it in messages.
+        referred_kept: How many tool results already referred to by a request stay
+            referable (see :class:`~regista.trace.compact.RequestEncoder`).
     """
 
     def __init__(
@@ -108,6 +110,7 @@ class TraceWriter:
         clock: Callable[[], str] | None = None,
         redact: bool | None = None,
         file: BinaryIO | None = None,
+        referred_kept: int | None = None,
     ) -> None:
         self.path = Path(path)
         self.redact = redact_default() if redact is None else redact
@@ -119,7 +122,7 @@ class TraceWriter:
         self._seq = 0
         self._size = 0
         self._listeners: list[Any] = []
-        self._requests = RequestEncoder()
+        self._requests = RequestEncoder(referred_kept)
         #: The millisecond (or the clock's ``ts``) of the last line, and its ``,"ts":…`` (the
         #: default clock's is :func:`~regista.trace.events.now_ts`'s text).
         self._ms = -1

@@ -174,6 +174,18 @@ class CCSession:
         return path
 
 
+def inline_subagent(
+    s: CCSession, prompt: str, answer: str, *, start: int, agent_id: str | None = None
+) -> None:
+    """An inline subagent's lines (its prompt and one answer) written into ``s``'s file;
+    ``start`` numbers its lines apart from the session's."""
+    child = CCSession(sidechain=True, agent_id=agent_id)
+    child._n = start
+    child.prompt(prompt)
+    child.answer(text(answer))
+    s.lines.extend(child.lines)
+
+
 def text(t: str) -> dict[str, Any]:
     return {"type": "text", "text": t}
 

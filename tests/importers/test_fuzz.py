@@ -11,7 +11,7 @@ from regista.errors import RegistaError
 from regista.importers import convert
 from regista.trace.reader import Trace
 
-from .cc_fixtures import CCSession, basic_session, text, tool_use
+from .cc_fixtures import basic_session, inline_subagent, text, tool_use
 from .codex_fixtures import basic_rollout, codex_0171_rollout, spawning_rollout
 from .fuzzing import CASES, mutate, rng_for
 
@@ -21,11 +21,7 @@ def _claude_code_seed() -> bytes:
     s.compact("Summary so far.")
     s.prompt("Now explore", isMeta=False)
     s.answer(tool_use("toolu_T9", "Task", prompt="look around", description="d"))
-    child = CCSession(sidechain=True)
-    child._n = 50
-    child.prompt("look around")
-    child.answer(text("nothing here"))
-    s.lines.extend(child.lines)
+    inline_subagent(s, "look around", "nothing here", start=50)
     s.tool_result("toolu_T9", [text("nothing here")])
     return s.data()
 

@@ -113,3 +113,30 @@ def test_a_first_line_whose_type_is_no_name_is_no_format(
         assert main(["show", str(path)]) == 1
         err = capsys.readouterr().err
         assert err.startswith("regista: ") and "Traceback" not in err
+
+
+def test_a_transcript_longer_than_its_head_is_never_read_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its first lines tell its format; the conversion reads the rest a block at a time."""
+    import regista.importers.memory as memory
+    import regista.trace.formats as formats
+    from regista.importers import convert
+
+    path = basic_session().write(tmp_path / "s.jsonl")
+    then = os.path.getmtime(path) - 2 * memory.LIVE_S
+    os.utime(path, (then, then))
+    monkeypatch.setattr(formats, "HEAD_BYTES", 256)  # the file is longer than its head
+
+    def whole(_: Path) -> bytes:
+        raise AssertionError("read whole")
+
+    monkeypatch.setattr(formats, "_read_whole", whole)
+    monkeypatch.setattr(memory, "RUNS", memory.InMemoryRuns())
+    run = open_run(path)
+    assert run.format.name == "claude-code" and run.data is None and not run.in_place
+    index = run.index()
+    while not index.scan(100):
+        pass
+    assert Path(index.path).read_bytes() == convert("claude-code", path).main.to_bytes()
+    index.close()

@@ -53,16 +53,22 @@ async def _grown(pilot: Any, screen: BrowserScreen, before: int) -> None:
     await settle(pilot)
 
 
-async def test_a_claude_code_session_is_followed_step_by_step(tmp_path: Path) -> None:
-    s = CCSession()
-    s.prompt("The refund test fails. Can you fix it?")
+def _followed(tmp_path: Path, s: CCSession) -> tuple[Path, Appender, StreamedIndex, RegistaApp]:
+    """The debugger on ``s``'s transcript as written so far, following it; what appends
+    what ``s`` wrote next."""
     path = tmp_path / f"{s.session_id}.jsonl"
     path.write_bytes(b"")
     write = Appender(path, s.lines)
     write()
     index, notice = open_index(path)
     assert isinstance(index, StreamedIndex) and index.follows
-    app = RegistaApp(index, notice=notice, settle_s=0)
+    return path, write, index, RegistaApp(index, notice=notice, settle_s=0)
+
+
+async def test_a_claude_code_session_is_followed_step_by_step(tmp_path: Path) -> None:
+    s = CCSession()
+    s.prompt("The refund test fails. Can you fix it?")
+    path, write, index, app = _followed(tmp_path, s)
     async with app.run_test(size=(120, 30)) as pilot:
         await settle(pilot)
         screen = app.screen
@@ -177,3 +183,30 @@ async def test_a_transcript_not_written_for_a_minute_opens_finished(tmp_path: Pa
     assert not getattr(index, "follows", False)
     assert index.end is not None and index.end.stop_reason == "transcript_end"
     index.close()
+
+
+async def test_a_transcript_appended_to_shows_each_step_converting_only_the_new_lines(
+    tmp_path: Path,
+) -> None:
+    """A session written a few exchanges at a time: the screen shows every step the
+    whole file has, and each growth reads only the lines appended."""
+    s = CCSession()
+    s.prompt("Read the modules one by one")
+    _, write, index, app = _followed(tmp_path, s)
+    job = index.streaming.job
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, BrowserScreen)
+        await until(pilot, lambda: screen._following, "the screen follows the transcript")
+        for n in range(4):
+            before = len(s.lines)
+            s.answer(tool_use(f"toolu_{n}", "Read", file_path=f"m{n}.py"), stop_reason="tool_use")
+            s.tool_result(f"toolu_{n}", f"x = {n}\n")
+            parsed = job.parsed
+            write()
+            want = 2 * (n + 1)
+            await until(pilot, lambda want=want: len(index.steps) == want, "the exchange shows")
+            assert job.parsed - parsed == len(s.lines) - before  # only the appended lines
+        assert _kinds(index) == ["model", "tool"] * 4 and all(st.complete for st in index.steps)
+        assert index.end is None and "running" in text_of(app, "#header")
