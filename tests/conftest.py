@@ -58,8 +58,10 @@ from conformance.report import (  # the conformance matrix, printed at the end
 from fakes.anthropic_server import FakeAnthropicServer
 
 __all__ = [
+    "pytest_addoption",
     "pytest_collection_modifyitems",
     "pytest_configure",
+    "pytest_report_header",
     "pytest_sessionfinish",
     "pytest_sessionstart",
     "pytest_terminal_summary",
@@ -129,13 +131,54 @@ def _parts(module: Path) -> list[str]:
     return parts
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+#: The parts that start real programs (the CLIs and frameworks of the conformance matrix, and
+#: regista's own command line and agent programs, each a new Python process): ``pytest`` with
+#: no arguments leaves them out, so that the default run takes minutes on two cores; ``--all``
+#: runs them too, as CI does, and so does naming files or choosing parts with ``-m``.
+_REAL_PROGRAMS = ("clients", "subprocess")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--all",
+        action="store_true",
+        help="run every part of the suite, the real programs too (what CI runs): "
+        + ", ".join(_REAL_PROGRAMS),
+    )
+
+
+def _default_run(config: pytest.Config) -> bool:
+    """``pytest`` alone: no ``--all``, no ``-m``, no files or tests named."""
+    return (
+        not config.getoption("--all")
+        and not config.option.markexpr
+        and config.args_source == pytest.Config.ArgsSource.TESTPATHS
+    )
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    if _default_run(config):
+        return (
+            "regista: the default run leaves out the tests that start real programs ("
+            + ", ".join(_REAL_PROGRAMS)
+            + "); pytest --all runs every part (CI does)"
+        )
+    return None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         parts = _parts(item.path)
         for name in parts:
             item.add_marker(name)
         if parts:
             item.add_marker("slow")
+    if _default_run(config):
+        kept = [i for i in items if not any(i.get_closest_marker(m) for m in _REAL_PROGRAMS)]
+        if len(kept) < len(items):
+            left = set(kept)
+            config.hook.pytest_deselected(items=[i for i in items if i not in left])
+            items[:] = kept
 
 
 def pytest_configure(config: pytest.Config) -> None:
