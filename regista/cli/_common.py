@@ -9,23 +9,36 @@ from typing import Any
 from regista.errors import UserError
 from regista.vocab import cost_amount
 
-__all__ = ["out", "read_arg", "result_lines"]
+__all__ = ["literal_arg", "out", "read_arg", "read_text_file", "result_lines"]
 
 
 def read_arg(value: str) -> str:
-    """``TEXT`` as is, or the contents of ``@file``."""
+    """``TEXT`` as is, or the contents of ``@file``; ``@@TEXT`` is ``@TEXT`` as is (a text
+    that begins with ``@``: see :func:`literal_arg`)."""
+    if value.startswith("@@"):
+        return value[1:]
     if value.startswith("@"):
-        path = Path(value[1:])
-        try:
-            return path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise UserError(f"cannot read {path}: {exc.strerror}") from None
-        except UnicodeDecodeError as exc:
-            raise UserError(
-                f"cannot read {path}: it is not UTF-8 text (byte {exc.object[exc.start]:#04x} "
-                f"at offset {exc.start})"
-            ) from None
+        return read_text_file(value[1:])
     return value
+
+
+def read_text_file(name: str) -> str:
+    """The UTF-8 text of the file ``name``, or one clear error."""
+    path = Path(name)
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UserError(f"cannot read {path}: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise UserError(
+            f"cannot read {path}: it is not UTF-8 text (byte {exc.object[exc.start]:#04x} "
+            f"at offset {exc.start})"
+        ) from None
+
+
+def literal_arg(text: str) -> str:
+    """``text`` as an argument that :func:`read_arg` gives back as it is."""
+    return "@" + text if text.startswith("@") else text
 
 
 def result_lines(result: Any, what: str) -> list[str]:

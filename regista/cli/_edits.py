@@ -115,6 +115,7 @@ def fork_argv(
     (a :class:`~regista.fork.ToolResultEdit` or :class:`~regista.fork.ModelAnswerEdit`;
     ``None``: a rewind to ``step``): what the TUI tells a person to run. ``resume_in``
     (``claude`` / ``codex``): the line that writes the fork back into that CLI instead."""
+    from regista.cli._common import literal_arg
     from regista.fork import ModelAnswerEdit
 
     tail = ["--resume-in", resume_in] if resume_in else ["--trace-dir", trace_dir]
@@ -130,7 +131,7 @@ def fork_argv(
         content = edit.content
         argv += [
             "--tool-result",
-            content if isinstance(content, str) else orjson.dumps(content).decode(),
+            literal_arg(content if isinstance(content, str) else orjson.dumps(content).decode()),
         ]
         argv += ["--error"] if edit.is_error else []
     return [*argv, *tail]

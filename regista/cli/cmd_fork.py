@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from regista.cli._common import out, read_arg, result_lines
+from regista.cli._common import out, read_arg, read_text_file, result_lines
 from regista.cli._edits import EditsAction, parse_edits_file
 from regista.cli.fork_cli import add_resume_in, fork_back
 from regista.errors import ReplayDivergence, UserError
@@ -46,7 +46,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--tool-result",
         action=EditsAction,
         metavar="TEXT|@file",
-        help="new result for the tool step given by the last --at",
+        help="new result for the tool step given by the last --at (@@TEXT: a text that "
+        "begins with @)",
     )
     p.add_argument(
         "--answer",
@@ -110,7 +111,7 @@ def _edits_of(args: argparse.Namespace) -> list[tuple[int, Any]]:
     if plan and args.edits:
         raise UserError("give the edits with --at or with --edits, not both")
     if args.edits:
-        return parse_edits_file(read_arg("@" + args.edits), args.edits)
+        return parse_edits_file(read_text_file(args.edits), args.edits)
     if not plan:
         raise UserError("give an edit: --at N with --tool-result TEXT or --answer TEXT")
     edits: list[tuple[int, Any]] = []

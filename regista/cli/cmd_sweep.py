@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from regista.cli._common import out, read_arg
+from regista.cli._common import out, read_arg, read_text_file
 from regista.errors import UserError
 
 #: Exit code of a sweep cut short by Ctrl+C (as a shell says of SIGINT).
@@ -85,7 +85,7 @@ def _variants(args: argparse.Namespace) -> list[Any]:
     flags: list[tuple[str, str]] = getattr(args, "variant_flags", None) or []
     out: list[Any] = []
     if args.variants:
-        out += parse_variants_file(read_arg("@" + args.variants), args.variants, args.at)
+        out += parse_variants_file(read_text_file(args.variants), args.variants, args.at)
     if flags and args.at is None:
         raise UserError("give the step the variants edit: --at N")
     for flag, value in flags:

@@ -177,3 +177,14 @@ def test_edits_file_fuzz() -> None:
             assert str(exc).startswith("edits.json: ") and "\n" not in str(exc)
         else:
             assert all(isinstance(step, int) for step, _ in edits)
+
+
+@pytest.mark.parametrize("text", ["@home/notes.txt: not found", "@@", "@", "plain", "a@b"])
+def test_the_printed_fork_line_gives_back_a_tool_result_that_begins_with_at(text: str) -> None:
+    """The debugger prints the ``regista fork`` line of an edit to paste: a new result that
+    begins with ``@`` must come back as that text, not as the name of a file to read."""
+    from regista.cli._common import read_arg
+    from regista.cli._edits import fork_argv
+
+    argv = fork_argv("t.jsonl", 3, ToolResultEdit(text), "traces")
+    assert read_arg(argv[argv.index("--tool-result") + 1]) == text
