@@ -3,8 +3,9 @@
 ``regista show TRACE --by tool|model|turn|subagent`` prints it, the share page and the
 debugger show the same table. A step's numbers are defined once
 (:func:`step_numbers`): its tokens and cost are those of the model answers and compactions
-it holds (an unknown price stays unknown), its time the span the export gives it
-(:func:`~regista.trace.otel_spans.step_span`).
+it holds (an unknown price stays unknown), its time :func:`took_ms`, the one definition of
+how long a step (and a run) took that every view gives, and its place in time
+(:func:`step_time`, :func:`run_span`), which the export's spans and the waterfalls draw.
 
 How steps are grouped:
 
@@ -26,8 +27,10 @@ it so).
 from __future__ import annotations
 
 import contextlib
+import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -39,9 +42,15 @@ __all__ = [
     "Group",
     "StepNumbers",
     "breakdown",
+    "ns_of",
+    "run_ms",
+    "run_span",
+    "step_ms",
     "step_numbers",
+    "step_time",
     "subagent_of",
     "tokens_and_cost",
+    "took_ms",
 ]
 
 #: What a breakdown can group by.
@@ -55,18 +64,126 @@ class StepNumbers:
     Attributes:
         tokens: The tokens of its model answers and compactions.
         cost: Their cost in US dollars (``None``: a price is unknown).
-        span: When it started and ended, in nanoseconds since the epoch (``None``: its
-            times are not times).
+        ms: How long it took, in milliseconds (:func:`took_ms`; ``None``: its times are
+            not times).
+        span: When it started and ended, in nanoseconds since the epoch
+            (:func:`step_time`; ``None``: its times are not times).
     """
 
     tokens: Tokens
     cost: float | None
-    span: tuple[int, int] | None
+    ms: float | None
+    span: tuple[int, int] | None = None
 
-    @property
-    def ms(self) -> float | None:
-        """How long it took, in milliseconds."""
-        return None if self.span is None else (self.span[1] - self.span[0]) / 1e6
+
+# -- time --------------------------------------------------------------------------------
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def ns_of(ts: Any) -> int | None:
+    """A recorded time (an event's ``ts``, ISO 8601; without a zone, UTC) in nanoseconds
+    since the epoch, or ``None`` when it is not a time."""
+    try:
+        dt = datetime.fromisoformat(str(ts).replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=UTC)
+    return (dt - _EPOCH) // timedelta(microseconds=1) * 1000
+
+
+def took_ms(first: Any, closing: Any, last: Any, *, ran: bool = True) -> float | None:
+    """How long a step or a run took, in milliseconds: the one definition every view gives
+    (``show``, ``show --json``, ``--by``, the debugger, share, MCP, ``/v1/runs``, the
+    export's spans). See docs/readers.md, "How long a step took".
+
+    - A step that ran nothing (``ran`` false: a denied tool call) took 0.
+    - Else what its closing event recorded (``duration_ms`` of the model's answer, the
+      tool's result, the compaction, the run's ``session.end``), where that is a positive
+      number: the writer measured the call itself (a proxy writes a call's request and
+      answer at one time, when the answer has come; a human's approval before a tool ran
+      is not the tool's time).
+    - Else the time from its first event to its closing one (to its last, when it has no
+      closing event: cut short), from their recorded times: an importer's or an older
+      writer's steps, which recorded no duration (0, the field's default: no call measured
+      takes 0.000 ms).
+    - ``None``: those times are not times.
+
+    To the µs (3 decimals), so that every view gives the same number.
+
+    Args:
+        first: The step's first event (the run's ``session.start``).
+        closing: Its closing event, or ``None`` (cut short).
+        last: Its last event.
+    """
+    if not ran:
+        return 0.0
+    if closing is not None:
+        ms: Any = getattr(closing, "duration_ms", None)
+        if type(ms) in (float, int) and 0 < ms < math.inf:
+            return round(float(ms), 3)
+    a, b = ns_of(first.ts), ns_of((closing if closing is not None else last).ts)
+    if a is None or b is None:
+        return None
+    return round(max(b - a, 0) / 1e6, 3)
+
+
+def _placed(end_event: Any, ms: float | None) -> tuple[int, int] | None:
+    """Where a step stands in time, in nanoseconds since the epoch (``None``: its times are
+    not times): it ends at ``end_event`` (its closing event, its last when cut short),
+    written when what it measured had ended, and starts ``ms`` (:func:`took_ms`) before,
+    never before the epoch. Where no duration was recorded, that is its first event."""
+    end = ns_of(end_event.ts)
+    if end is None or ms is None:
+        return None
+    return max(0, end - round(ms * 1e6)), end
+
+
+def _step_events(step: Any) -> tuple[Any, Any, Any, bool]:
+    """A :class:`~regista.trace.steps.Step`'s first, closing and last events, and whether
+    it ran (a denied tool call did not)."""
+    if step.kind == "tool":
+        return step.events[0], step.result, step.events[-1], not step.denied
+    closing = step.response_event if step.kind == "model" else step.compaction
+    return step.events[0], closing, step.events[-1], True
+
+
+def step_ms(step: Any) -> float | None:
+    """How long a :class:`~regista.trace.steps.Step` took (:func:`took_ms`)."""
+    first, closing, last, ran = _step_events(step)
+    return took_ms(first, closing, last, ran=ran)
+
+
+def step_time(step: Any) -> tuple[float | None, tuple[int, int] | None]:
+    """How long a :class:`~regista.trace.steps.Step` took (:func:`took_ms`) and when, in
+    nanoseconds since the epoch: the one place in time the export's spans and the
+    waterfalls draw (it ends at its closing event, its last when cut short, and starts as
+    long before as it took)."""
+    first, closing, last, ran = _step_events(step)
+    ms = took_ms(first, closing, last, ran=ran)
+    return ms, _placed(closing if closing is not None else last, ms)
+
+
+def run_span(trace: Any, spans: Iterable[tuple[int, int] | None] = ()) -> tuple[int, int] | None:
+    """When a run started and ended, in nanoseconds since the epoch (``None``: its times
+    are not times): it lasts :func:`took_ms` of its ``session.start``, ``session.end`` and
+    last event, from the earliest of its first event and its steps' starts (``spans``: a
+    proxy writes ``session.start`` when the first call's answer has come)."""
+    events = trace.events
+    ms = took_ms(events[0], trace.end, events[-1])
+    start = ns_of(events[0].ts)
+    if ms is None or start is None:
+        return None
+    start = min([start, *(s[0] for s in spans if s is not None)])
+    return start, start + round(ms * 1e6)
+
+
+def run_ms(trace: Any) -> float | None:
+    """How long a run (a :class:`~regista.trace.reader.Trace` or a listing) took:
+    :func:`took_ms` of its ``session.start``, ``session.end`` and last event."""
+    events = trace.events
+    return took_ms(events[0], trace.end, events[-1])
 
 
 def tokens_and_cost(events: Iterable[Any]) -> tuple[Tokens, float | None]:
@@ -90,16 +207,8 @@ def tokens_and_cost(events: Iterable[Any]) -> tuple[Tokens, float | None]:
 
 def step_numbers(step: Any) -> StepNumbers:
     """The tokens, cost and time of one :class:`~regista.trace.steps.Step`."""
-    from regista.errors import RegistaError
-    from regista.trace.otel_spans import step_span, ts_ns
-
     tokens, cost = tokens_and_cost(step.events)
-    span: tuple[int, int] | None
-    try:
-        span = step_span(step, ts_ns)
-    except RegistaError:
-        span = None
-    return StepNumbers(tokens, cost, span)
+    return StepNumbers(tokens, cost, *step_time(step))
 
 
 @dataclass
@@ -233,4 +342,4 @@ def _run_numbers(steps: list[Any]) -> StepNumbers:
         tokens = tokens + n.tokens
         total = add_costs(total, n.cost)
         ms += n.ms or 0.0
-    return StepNumbers(tokens, total, (0, int(ms * 1e6)))
+    return StepNumbers(tokens, total, ms)

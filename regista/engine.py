@@ -24,7 +24,7 @@ import regista.importers  # noqa: F401
 if TYPE_CHECKING:
     from regista import samples
     from regista._gc import paused_gc
-    from regista.breakdown import BY, breakdown, subagent_of, tokens_and_cost
+    from regista.breakdown import BY, breakdown, step_ms, subagent_of, tokens_and_cost
     from regista.cli._edits import fork_argv
     from regista.cli.sdk_child import fork_child
     from regista.defaults import DEFAULT_TRACE_DIR, trace_path
@@ -160,6 +160,7 @@ __all__ = [
     "short_repr",
     "split_changes",
     "step_line",
+    "step_ms",
     "step_summary",
     "structural_diff",
     "subagent_link",
@@ -181,6 +182,7 @@ _LAZY = {
     "BY": "regista.breakdown",
     "breakdown": "regista.breakdown",
     "subagent_of": "regista.breakdown",
+    "step_ms": "regista.breakdown",
     "tokens_and_cost": "regista.breakdown",
     "fork_argv": "regista.cli._edits",
     "fork_child": "regista.cli.sdk_child",

@@ -39,24 +39,19 @@ class Row:
 
 def row_of(step: Step, model_label: str | None = None) -> Row:
     """The timeline row of ``step``; ``model_label`` replaces the model name (``scripted``)."""
-    from regista.engine import tokens_and_cost, tokens_of
+    from regista.engine import step_ms, tokens_and_cost, tokens_of
 
     tokens: int | None = None
-    duration: float | None = None
+    # how long it took, as every view says (a denied call never ran: it shows none)
+    duration = None if step.denied else step_ms(step)
     if step.kind == "model":
         ev = step.response_event
         if ev is not None:
             tokens = tokens_of(ev.response.get("usage")).total  # cache included
-            duration = ev.duration_ms
-    elif step.kind == "tool":
-        res = step.result
-        # a denied call never ran: it has no duration
-        duration = res.duration_ms if res is not None and not step.denied else None
-    else:
+    elif step.kind == "compaction":
         comp = step.compaction
         if comp is not None:
             tokens = tokens_of(comp.usage).total
-            duration = comp.duration_ms
     title = step.title
     if step.kind == "model" and model_label:
         title = model_label

@@ -95,8 +95,7 @@ def runs_by(runs: list[RunInfo], by: str) -> list[Any]:
     for r in runs:
         key = {"project": r.project, "day": r.started[:10], "model": r.model}[by] or "?"
         group = groups.setdefault(key, Group(key))
-        ms = r.duration_ms or 0.0
-        group.add(StepNumbers(r.tokens, r.cost_usd if r.complete else None, (0, int(ms * 1e6))))
+        group.add(StepNumbers(r.tokens, r.cost_usd if r.complete else None, r.duration_ms))
     order = list(groups.values())
     if by == "day":
         order.sort(key=lambda g: g.key, reverse=True)

@@ -11,6 +11,7 @@ from operator import add, not_, sub
 from typing import TYPE_CHECKING, Any, cast
 
 from regista._gc import paused_gc
+from regista.breakdown import run_ms
 from regista.cli.show_pass import Glance, StepsPass
 from regista.errors import TraceWarning
 from regista.trace.listing import Listing
@@ -143,7 +144,7 @@ def facts(s: Glance, trace: Trace | Listing) -> dict[str, Any]:
     """``show --json``: the run's facts, with its cost and tokens as every view gives them."""
     from regista.trace.reader import cost_and_tokens
 
-    end = trace.end
+    took = run_ms(trace)
     return {
         "session_id": s.session_id,
         "task": s.task,
@@ -158,7 +159,7 @@ def facts(s: Glance, trace: Trace | Listing) -> dict[str, Any]:
         "denials": s.denials,
         "compactions": s.compactions,
         **cost_and_tokens(s),
-        "duration_ms": end.duration_ms if end is not None else None,
+        "duration_ms": took,
         "output": s.output,
     }
 
@@ -264,8 +265,9 @@ def header(
     row("Outcome", _outcome(s), markup=True)
     row("Tokens", s.tokens.text())
     row("Cost", _cost(s))
-    if end is not None and end.duration_ms:
-        row("Duration", f"{end.duration_ms / 1000:.2f} s")
+    took = run_ms(trace)
+    if took:
+        row("Duration", f"{took / 1000:.2f} s")
     if s.output:
         row("Output", _short(s.output, width))
     if end is not None and end.error:

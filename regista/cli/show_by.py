@@ -45,7 +45,7 @@ def print_groups(
     steps (or runs) each holds."""
     total = Group(total_name)
     for g in groups:
-        total.add(StepNumbers(g.tokens, g.cost, (0, int(g.ms * 1e6))), steps=g.steps)
+        total.add(StepNumbers(g.tokens, g.cost, g.ms), steps=g.steps)
     if json_out:
         counted = count.lower()
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from regista.breakdown import took_ms
 from regista.pricing import total_cost
 from regista.tokens import Tokens, token_totals, tokens_of
 from regista.trace.names import (
@@ -80,11 +81,12 @@ class Row:
         "denied",
         "error",
         "failed",
+        "first",
         "gist",
         "index",
         "kind",
+        "last",
         "model",
-        "ms",
         "origin",
         "response",
         "result",
@@ -93,18 +95,28 @@ class Row:
         "tool",
     )
 
-    def __init__(self, index: int, kind: StepKind) -> None:
+    def __init__(self, index: int, kind: StepKind, first: Any) -> None:
         self.index, self.kind = index, kind
+        # its first event, and its last one as far as a step cut short needs it (for its time)
+        self.first = self.last = first
         self.response = self.call = self.result = self.compaction = self.error = None
         self.model: str | None = None  # of the request
         self.scripted = False  # answered by an offline model
         self.tool: str | None = None
-        self.ms: float | None = None  # of the response, else the result, else the compaction
         self.failed = False  # an error result
         self.denied: bool | None = None  # no decision yet
         self.origin: str | None = None  # who answered: the first response, result or compaction
         self.tokens = ""
         self.gist: str | None = None
+
+    @property
+    def ms(self) -> float | None:
+        """How long the step took (:func:`regista.breakdown.took_ms`)."""
+        kind = self.kind
+        closing = (
+            self.response if kind == "model" else self.result if kind == "tool" else self.compaction
+        )
+        return took_ms(self.first, closing, self.last, ran=not self.denied)
 
     def whole_gist(self) -> str:
         """The gist in full."""
@@ -140,7 +152,8 @@ class Row:
             complete = True
         denied = bool(self.denied)
         # A denied tool never ran.
-        ms = "" if denied or self.ms is None else ms_text(self.ms)
+        took = None if denied else self.ms
+        ms = "" if took is None else ms_text(took)
         is_error = self.error is not None or self.failed
         origin = self.origin or "live"
         plain = complete and not denied and not is_error and origin == "live" and not mixed
@@ -175,7 +188,7 @@ class StepsPass:
             if row is None and n is not None:
                 kind = STEP_KINDS.get(what)
                 if kind is not None:
-                    row = rows[n] = Row(n, kind)
+                    row = rows[n] = Row(n, kind, ev)
             # What the summary adds up comes from every event; a row reads the first event
             # of each kind in its step.
             if what == LLM_RESPONSE:
@@ -188,7 +201,6 @@ class StepsPass:
                 if row is not None and row.response is None:
                     row.response = ev
                     row.origin = row.origin or ev.source
-                    row.ms = ev.duration_ms
                     if row.kind == "model":
                         row.scripted = ev.provider == "scripted"
                         row.tokens = tokens_text(usage)
@@ -198,8 +210,6 @@ class StepsPass:
                     row.result = ev
                     row.origin = row.origin or ev.source
                     row.failed = ev.is_error
-                    if row.response is None:
-                        row.ms = ev.duration_ms
                     if row.kind == "tool":  # its call opened it
                         row.gist = tool_gist(row.call, ev, limit)
             elif what == TOOL_CALL:
@@ -209,8 +219,10 @@ class StepsPass:
                     row.tool = ev.name
             elif what == PERMISSION_DECISION:
                 denials += not ev.allowed
-                if row is not None and row.denied is None:
-                    row.denied = not ev.allowed
+                if row is not None:
+                    row.last = ev
+                    if row.denied is None:
+                        row.denied = not ev.allowed
             elif what == LLM_REQUEST:
                 if row is not None and row.model is None:
                     row.model = ev.model
@@ -224,15 +236,15 @@ class StepsPass:
                 if row is not None and row.compaction is None:
                     row.compaction = ev
                     row.origin = row.origin or ev.source
-                    if row.response is None and row.result is None:
-                        row.ms = ev.duration_ms
                     if row.kind == "compaction":
                         row.tokens = tokens_text(usage)
                         row.gist = compaction_gist(ev, limit)
             elif what == ERROR:
                 error_steps.append(n)
-                if row is not None and row.error is None:
-                    row.error = ev
+                if row is not None:
+                    row.last = ev
+                    if row.error is None:
+                        row.error = ev
         #: The steps in order.
         self.rows = [rows[k] for k in sorted(rows)]
         tokens = token_totals(usages)

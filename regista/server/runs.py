@@ -15,6 +15,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
+from regista.breakdown import run_ms
 from regista.errors import RegistaError
 from regista.server.context import ServerContext
 from regista.trace.reader import cost_and_tokens
@@ -39,7 +40,7 @@ def _summary(trace: Any) -> dict[str, Any]:
         "errors": s.errors,
         "denials": s.denials,
         **cost_and_tokens(s),
-        "duration_ms": trace.end.duration_ms if trace.end is not None else None,
+        "duration_ms": run_ms(trace),
         "output": s.output,
         "replay_of": s.replay_of,
         "forked_from": s.forked_from,

@@ -22,14 +22,21 @@ from typing import Any
 
 import orjson
 
-from regista.breakdown import BY, StepNumbers, breakdown, step_numbers, subagent_of
+from regista.breakdown import (
+    BY,
+    StepNumbers,
+    breakdown,
+    run_ms,
+    run_span,
+    step_numbers,
+    subagent_of,
+)
 from regista.diff.structural import structural_diff
-from regista.errors import RegistaError, UserError
+from regista.errors import UserError
 from regista.loops import RepeatFinder, waste
 from regista.savings import Savings
 from regista.tokens import Tokens, tokens_of
 from regista.trace.events import ContextCompaction, LlmRequestEvent, LlmResponseEvent
-from regista.trace.otel_spans import ts_ns
 from regista.trace.reader import Trace, cost_and_tokens
 from regista.types import LlmRequest
 from regista.vocab import outcome_text, step_status
@@ -90,11 +97,13 @@ def _run_data(trace: Trace) -> dict[str, Any]:
         prev = request
     steps = []
     details = []
-    t0 = _ms(trace.start)
+    all_steps = trace.steps()
+    numbered = [step_numbers(st) for st in all_steps]
+    placed = run_span(trace, [n.span for n in numbered])
+    t0 = placed[0] / 1e6 if placed is not None else None
     finder = RepeatFinder()
     took: dict[int, tuple[Tokens, float | None]] = {}
-    for st in trace.steps():
-        numbers = step_numbers(st)
+    for st, numbers in zip(all_steps, numbered, strict=True):
         resp = st.response_event
         span = _span_ms(numbers, t0)
         cost = numbers.cost
@@ -136,7 +145,7 @@ def _run_data(trace: Trace) -> dict[str, Any]:
         "errors": s.errors,
         "denials": s.denials,
         **cost_and_tokens(s),
-        "duration_ms": end.duration_ms if end else None,
+        "duration_ms": run_ms(trace),
         "output": s.output,
         "error": end.error if end else None,
         "replay_of": s.replay_of,
@@ -149,7 +158,6 @@ def _run_data(trace: Trace) -> dict[str, Any]:
         "file": trace.path.name if trace.path else None,
         "repeats": waste(finder.repeats, took.__getitem__),
     }
-    all_steps = trace.steps()
     by = {
         key: [g.as_dict() for g in breakdown(all_steps, key, subagent=subagent_of(trace.path))]
         for key in BY
@@ -157,18 +165,10 @@ def _run_data(trace: Trace) -> dict[str, Any]:
     return {"header": header, "steps": steps, "details": details, "by": by}
 
 
-def _ms(event: Any) -> float | None:
-    """An event's time in milliseconds since the epoch (``None``: not a time)."""
-    try:
-        return ts_ns(event) / 1e6
-    except RegistaError:
-        return None
-
-
 def _span_ms(numbers: StepNumbers, t0: float | None) -> tuple[float, float] | None:
     """The step's start and end in milliseconds from the session's start, as the export's
-    spans place it (:func:`~regista.breakdown.step_numbers`); ``None`` when a time in it
-    is not one."""
+    spans place it (:func:`~regista.breakdown.step_numbers`), ``t0`` the run's start
+    (:func:`~regista.breakdown.run_span`); ``None`` when a time in it is not one."""
     if t0 is None or numbers.span is None:
         return None
     start, end = numbers.span

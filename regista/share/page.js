@@ -248,13 +248,16 @@
   var WF_ROWS = 400;
   function waterfall(run, label) {
     var steps = run.steps;
-    var total = 0;
+    // The axis runs from the run's start for as long as the run took (a step may end later
+    // only in an odd trace); the caption says the run's time, as the header does.
+    var took = run.header.duration_ms;
+    var total = took || 0;
     steps.forEach(function (s) { if (s.end !== null && s.end !== undefined && s.end > total) total = s.end; });
     var box = el("section", "waterfall");
     box.id = "waterfall" + (label ? "-" + label.toLowerCase() : "");
     var table = el("table", "wf");
     var rep = run.header.repeats;
-    var what = (label ? label + " · " : "") + "Where the time went: one bar per step, " + secs(total) + " in all";
+    var what = (label ? label + " · " : "") + "Where the time went: one bar per step, " + secs(took == null ? total : took) + " in all";
     if (rep) what += " · " + rep.count + " repeated step" + (rep.count > 1 ? "s" : "") + " (↻) took " +
       num(rep.tokens ? rep.tokens.total : 0) + " tokens, " + cost(rep.cost_usd);
     table.appendChild(el("caption", null, what));
@@ -270,7 +273,8 @@
       var name = el("td", "l", (s.status === "error" ? "✗ " : s.status === "denied" ? "⊘ " : "") + (s.repeat ? "↻ " : "") + s.label);
       tr.appendChild(name);
       var track = el("td", "track");
-      var dur = s.end !== null && s.end !== undefined ? s.end - s.start : null;
+      // A step's time is its ms (the one every view gives); start and end place it.
+      var dur = s.start !== null && s.start !== undefined ? s.ms : null;
       var tip = "step " + s.i + " · " + s.kind + " · " + s.status + " · " + (dur === null ? "time unknown" : secs(dur)) +
         (s.tokens ? " · tokens " + tokens(s.tokens) : "") + " · " + cost(s.cost) + (s.repeat ? " · " + s.repeat.text : "");
       if (dur !== null && total > 0) {

@@ -93,7 +93,7 @@ class RunsTools:
         return [_clip(r.to_dict(), 500) for r in runs[: max(1, min(limit, 1000))]]
 
     def run_summary(self, run: str, offset: int = 0) -> dict[str, Any]:
-        from regista.breakdown import step_numbers
+        from regista.breakdown import run_ms, step_numbers
         from regista.diff.steps import step_summary
         from regista.loops import find_repeats, waste
         from regista.pricing import round_cost
@@ -126,6 +126,7 @@ class RunsTools:
                 "errors": s.errors,
                 "denials": s.denials,
                 **cost_and_tokens(s),
+                "duration_ms": run_ms(trace),
                 "replay_of": s.replay_of,
                 "forked_from": s.forked_from,
                 "repeats": waste(repeats, lambda n: (numbers[n].tokens, numbers[n].cost)),
@@ -137,7 +138,7 @@ class RunsTools:
                         "status": step_status(st),
                         "tokens": numbers[st.index].tokens.total,
                         "cost_usd": round_cost(numbers[st.index].cost),
-                        "duration_ms": _ms(numbers[st.index].ms),
+                        "duration_ms": numbers[st.index].ms,
                         **(
                             {"repeat": repeat_of[st.index].describe()}
                             if st.index in repeat_of
@@ -179,10 +180,6 @@ class RunsTools:
             return [_clip(h.to_dict(), 2000) for h in index.search(words, max(1, min(limit, 50)))]
 
 
-def _ms(value: float | None) -> float | None:
-    return None if value is None else round(value, 3)
-
-
 def step_facts(trace: Any, step: Any, steps: list[Any]) -> dict[str, Any]:
     """What ``get_step`` answers: a step's facts (how it went, its tokens, cost and time,
     whether it repeats an earlier one) and its content as a model reads it (the answer's
@@ -203,7 +200,7 @@ def step_facts(trace: Any, step: Any, steps: list[Any]) -> dict[str, Any]:
         "source": step.source,
         "tokens": numbers.tokens.as_dict(),
         "cost_usd": round_cost(numbers.cost),
-        "duration_ms": _ms(numbers.ms),
+        "duration_ms": numbers.ms,
     }
     repeat = next((r for r in find_repeats(steps) if r.step == step.index), None)
     if repeat is not None:

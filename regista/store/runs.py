@@ -326,8 +326,6 @@ def read_run(path: Path) -> RunInfo:
             run.tokens = tokens_of(usage) if isinstance(usage, dict) else Tokens()
         except ValueError:  # an odd usage: the listing shows none rather than fail
             run.tokens = Tokens()
-        ms = end.get("duration_ms")
-        run.duration_ms = float(ms) if isinstance(ms, int | float) else None
         run.error = end.get("error") if isinstance(end.get("error"), str) else None
         replay = end.get("replay")
         if isinstance(replay, dict):
@@ -336,7 +334,22 @@ def read_run(path: Path) -> RunInfo:
     else:
         run.steps = steps_so_far if steps_so_far is not None else 0
         _so_far(run)
+    run.duration_ms = _took(start, end, run.complete)
     return run
+
+
+def _took(start: dict[str, Any], last: dict[str, Any] | None, ended: bool) -> float | None:
+    """How long a run took (:func:`regista.breakdown.took_ms`) from its first line and its
+    last (its ``session.end`` when ``ended``)."""
+    from types import SimpleNamespace
+
+    from regista.breakdown import took_ms
+
+    if last is None:  # the last line is not one: a view that reads the whole run says
+        return None
+    first = SimpleNamespace(ts=start.get("ts"))
+    tail = SimpleNamespace(ts=last.get("ts"), duration_ms=last.get("duration_ms"))
+    return took_ms(first, tail if ended else None, tail)
 
 
 def _so_far(run: RunInfo) -> None:

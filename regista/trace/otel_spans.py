@@ -14,14 +14,13 @@ Shape::
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
 from typing import Any, Literal, cast
 
 import orjson
 
+from regista.breakdown import ns_of, run_span, step_time
 from regista.errors import TraceFormatError
 from regista.tokens import tokens_of
 from regista.trace.events import ErrorEvent, SessionStart
@@ -75,8 +74,6 @@ _PARAMS: dict[str, tuple[str, type | tuple[type, ...]]] = {
     "stop_sequences": ("gen_ai.request.stop_sequences", list),
 }
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-
 
 @dataclass
 class SpanEventSpec:
@@ -123,15 +120,11 @@ def provider_name(provider: str) -> str:
 
 def ts_ns(event: Any, trace: Trace | None = None) -> int:
     """An event's recorded ``ts`` in nanoseconds since the epoch (an error names ``trace``)."""
-    raw = str(event.ts)
-    try:
-        dt = datetime.fromisoformat(raw.replace("Z", "+00:00"))
-    except ValueError:
+    ns = ns_of(event.ts)
+    if ns is None:
         path = (trace.path if trace is not None else None) or "<memory>"
-        raise TraceFormatError(path, event.seq + 1, f"invalid ts {raw!r}") from None
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=UTC)
-    return (dt - _EPOCH) // timedelta(microseconds=1) * 1000
+        raise TraceFormatError(path, event.seq + 1, f"invalid ts {event.ts!r}")
+    return ns
 
 
 def _set(attrs: dict[str, AttrValue], key: str, value: Any) -> None:
@@ -533,11 +526,14 @@ class _Builder:
                 )
                 _io(attrs, "output", summary.output, False)
         children = self.turns()
-        last = end if end is not None else self.trace.events[-1]
-        end_ns = max([self.ns(last), *(c.end_ns for c in children)])
-        # As a step's: never shorter than the run is recorded to have taken (a loop starts
-        # its clock a moment before it writes session.start).
-        start_ns = _start(min([self.ns(start), *(c.start_ns for c in children)]), end_ns, end)
+        # As long as the run took (regista.breakdown.took_ms), from its first event or its
+        # first step's start, whichever is earlier.
+        placed = run_span(self.trace, [(c.start_ns, c.end_ns) for c in children])
+        if placed is None:
+            self.ns(start)
+            self.ns(self.trace.events[-1])
+            raise AssertionError("a run without a time")  # pragma: no cover
+        start_ns, end_ns = placed
         span = SpanSpec(
             f"invoke_agent {name or 'regista'}",
             "internal",
@@ -564,42 +560,16 @@ class _Builder:
 
 
 def step_span(step: Step, ns: Callable[[Any], int]) -> tuple[int, int]:
-    """When a step started and ended, in the unit of ``ns`` (an event's time): the one
-    definition of a step's place in time, which the export's spans and the share page's
-    waterfall both draw.
-
-    A step ends at its closing event (the response, the tool result; the last event of a
-    step cut short); a compaction at its own event. It starts at its first event, or at its
-    end less the duration the closing event recorded where that is earlier (see
-    :func:`_start`); a denied tool call ran nothing, so only its events count."""
-    if step.kind == "compaction" and step.compaction is not None:
-        end = ns(step.compaction)
-        return _less(end, step.compaction.duration_ms), end
-    if step.kind == "tool":
-        closing: Any = step.result
-        opener: Any = step.tool_call
-    else:
-        closing, opener = step.response_event, step.request_event
-    end = ns(closing if closing is not None else step.events[-1])
-    first = ns(opener if opener is not None else step.events[0])
-    return _start(first, end, None if step.kind == "tool" and step.denied else closing), end
-
-
-def _start(start: int, end: int, closing: Any) -> int:
-    """When a step's span starts: its first event's time, or ``end`` less the duration its
-    closing event recorded where that is earlier. A proxy writes a call's request and
-    response together, when the response has come: they share one time, and the
-    recorded duration is all that says how long the call took."""
-    return min(start, _less(end, getattr(closing, "duration_ms", None) or 0.0))
-
-
-def _less(end: int, ms: float) -> int:
-    """``end`` less a recorded duration of ``ms`` milliseconds, never before the epoch
-    (OTLP times are unsigned nanoseconds, and OpenTelemetry cannot print a time millions of
-    years back); a duration that is not a positive number (a corrupt trace) counts as 0."""
-    if not math.isfinite(ms) or ms <= 0:
-        return end
-    return max(0, end - int(ms * 1_000_000))
+    """When a step started and ended, in the unit of ``ns`` (an event's time, which raises
+    on one that is not a time): :func:`regista.breakdown.step_span`, the one definition of
+    a step's place in time, which the export's spans and the share page's waterfall both
+    draw (it ends at its closing event and lasts :func:`regista.breakdown.took_ms`)."""
+    _, span = step_time(step)
+    if span is None:
+        for ev in step.events:
+            ns(ev)  # names the event whose time is not one
+        raise AssertionError("a span without a time")  # pragma: no cover
+    return span
 
 
 def _first_line(text: str, limit: int = 200) -> str:

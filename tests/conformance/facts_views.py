@@ -44,6 +44,8 @@ class Seen:
     step_tokens: tuple[int | None, ...] | None = None
     step_tokens_short: tuple[str | None, ...] | None = None
     step_ms: tuple[float | None, ...] | None = None
+    #: The time of all the steps (a ``--by`` table's total).
+    steps_ms: float | None = None
     step_usage: tuple[Tokens | None, ...] | None = None
     step_cost: tuple[float | None, ...] | None = None
 
@@ -184,7 +186,24 @@ def show_text(path: Path) -> Seen:
     )
 
 
+def show_by(path: Path) -> Seen:
+    """``regista show --by turn --json``: the steps' time in all."""
+    d = json.loads(_cli("show", str(path), "--by", "turn", "--json"))
+    return Seen(steps_ms=d["total"]["ms"])
+
+
 # -- runs --------------------------------------------------------------------------------------
+
+
+def runs_by(path: Path) -> Seen:
+    """``regista runs --by model``'s groups (:func:`regista.cli.cmd_runs.runs_by`) of this
+    run alone: its time."""
+    from regista.cli.cmd_runs import runs_by as by
+    from regista.store.runs import list_runs
+
+    (run,) = [r for r in list_runs(path.parent).runs if r.path == path]
+    (group,) = by([run], "model")
+    return Seen(duration_ms=group.as_dict()["ms"])
 
 
 def runs_json(path: Path) -> Seen:
@@ -226,7 +245,7 @@ def mcp(path: Path) -> Seen:
     sid = path.stem
     (listed,) = [r for r in tools.list_runs(limit=1000) if r["session_id"] == sid]
     s = tools.run_summary(sid)
-    for key in ("status", "cost_usd", "cost_basis", "tokens", "steps"):
+    for key in ("status", "cost_usd", "cost_basis", "tokens", "steps", "duration_ms"):
         assert listed[key] == s[key], (key, listed[key], s[key])
     kinds, errors, tokens, costs, ms = [], [], [], [], []
     for st in s["step_list"]:
@@ -245,7 +264,7 @@ def mcp(path: Path) -> Seen:
         kinds=tuple(kinds), outcome=s["status"], errors=s["errors"], step_errors=tuple(errors),
         tokens=_tokens(s["tokens"]), cost_usd=cost, cost_known=known, turns=s["turns"],
         tool_calls=s["tool_calls"], steps=s["steps"], step_tokens=tuple(tokens),
-        step_cost=tuple(costs), step_ms=tuple(ms),
+        step_cost=tuple(costs), step_ms=tuple(ms), duration_ms=s["duration_ms"],
     )  # fmt: skip
 
 
@@ -287,6 +306,7 @@ def share(path: Path) -> Seen:
         tool_calls=h["tool_calls"], steps=h["steps"], duration_ms=h["duration_ms"],
         step_ms=tuple(s["ms"] for s in data["steps"]),
         step_cost=tuple(s["cost"] for s in data["steps"]),
+        steps_ms=sum(g["ms"] for g in data["by"]["tool"]),
     )  # fmt: skip
 
 
@@ -431,8 +451,10 @@ def diff(path: Path) -> Seen:
 VIEWS = {
     "show": show_text,
     "show --json": show_json,
+    "show --by": show_by,
     "runs": runs_text,
     "runs --json": runs_json,
+    "runs --by": runs_by,
     "tui": tui,
     "share": share,
     "mcp": mcp,

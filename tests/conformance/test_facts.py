@@ -3,11 +3,13 @@ every view.
 
 A session is generated (:mod:`.facts_session`), written by each writer (:mod:`.facts_writers`:
 regista's loop, the SDK proxy, the Claude Code and Codex importers, the OTLP receiver), and
-read through each view (:mod:`.facts_views`: ``show``, ``show --json``, ``runs``, ``runs
---json``, the TUI's header and timeline, share, MCP, ``/v1/runs``, ``export``, ``diff``). The
-facts each view shows must be the session's: the kind of each step, the outcome, the errors,
-the tokens (cache reads, 5-minute and 1-hour writes, reasoning), the cost or "unknown", the
-turns a person typed, and the durations the trace recorded.
+read through each view (:mod:`.facts_views`: ``show``, ``show --json``, ``show --by``,
+``runs``, ``runs --json``, ``runs --by``, the TUI's header and timeline, share, MCP,
+``/v1/runs``, ``export``, ``diff``). The facts each view shows must be the session's: the
+kind of each step, the outcome, the errors, the tokens (cache reads, 5-minute and 1-hour
+writes, reasoning), the cost or "unknown", the turns a person typed, and how long each step
+and the run took (one definition, computed again here from the trace's lines: every view
+gives the same number, as far as it rounds it).
 
 ``REGISTA_FUZZ_ITERATIONS`` sets how many sessions each writer gets (default 3);
 ``REGISTA_FUZZ_SEED`` gives other ones.
@@ -51,30 +53,62 @@ def _step_cost(session: Session) -> tuple[float | None, ...]:
     return tuple(out)
 
 
-def recorded_durations(path: Path) -> tuple[float | None, tuple[float | None, ...]]:
-    """The run's duration and each step's, as its trace recorded them."""
-    from regista.trace.reader import Trace
+_OPENERS = {"llm.request": "model", "tool.call": "tool", "context.compaction": "compaction"}
+_CLOSERS = {"model": "llm.response", "tool": "tool.result", "compaction": "context.compaction"}
 
-    trace = Trace.load(path)
-    steps: list[float | None] = []
-    for st in trace.steps():
-        if st.kind == "model":
-            ev = st.response_event
-            steps.append(ev.duration_ms if ev is not None else None)
-        elif st.kind == "tool":
-            res = st.result
-            steps.append(res.duration_ms if res is not None and not st.denied else None)
-        else:
-            comp = st.compaction
-            steps.append(comp.duration_ms if comp is not None else None)
-    return (trace.end.duration_ms if trace.end is not None else None), tuple(steps)
+
+def _ns(ts: str) -> int:
+    from datetime import UTC, datetime
+
+    dt = datetime.fromisoformat(ts.replace("Z", "+00:00"))
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=UTC)
+    return round(dt.timestamp() * 1e6) * 1000
+
+
+def _took(first: dict[str, Any], closing: dict[str, Any] | None, last: dict[str, Any]) -> float:
+    ms = (closing or {}).get("duration_ms")
+    if isinstance(ms, int | float) and ms > 0:
+        return float(ms)
+    return max(_ns((closing or last)["ts"]) - _ns(first["ts"]), 0) / 1e6
+
+
+def expected_durations(path: Path) -> tuple[float, tuple[float, ...]]:
+    """The run's duration and each step's, from the trace's lines (docs/readers.md, "How
+    long a step took"): what the closing event recorded where it is a positive number, else
+    the time from the first event to the closing one (the last, when cut short); a denied
+    tool call ran nothing. A run's closing event is its ``session.end``."""
+    import orjson
+
+    events = [orjson.loads(line) for line in path.read_bytes().splitlines() if line.strip()]
+    steps: dict[int, list[dict[str, Any]]] = {}
+    kinds: dict[int, str] = {}
+    for ev in events:
+        n = ev.get("step")
+        if n is None:
+            continue
+        if n not in kinds and ev["type"] in _OPENERS:
+            kinds[n] = _OPENERS[ev["type"]]
+        if n in kinds:
+            steps.setdefault(n, []).append(ev)
+    out = []
+    for n in sorted(steps):
+        evs = steps[n]
+        if any(e["type"] == "permission.decision" and not e["allowed"] for e in evs):
+            out.append(0.0)
+            continue
+        closing = next((e for e in evs if e["type"] == _CLOSERS[kinds[n]]), None)
+        out.append(_took(evs[0], closing, evs[-1]))
+    end = events[-1] if events[-1]["type"] == "session.end" else None
+    return _took(events[0], end, events[-1]), tuple(out)
 
 
 def mismatches(
-    seen: Seen, want: Facts, session: Session, durations: Any, late: float = 0.0
+    seen: Seen, want: Facts, session: Session, durations: Any, within: tuple[float, float]
 ) -> list[str]:
-    """Each fact ``seen`` shows that is not the session's (``late``: how much longer than
-    its recorded duration a view may show a step, in ms; see :data:`LATE`)."""
+    """Each fact ``seen`` shows that is not the session's (``within``: how far a step's and
+    the run's time may be from its definition, in ms, as the view rounds it: see
+    :data:`ROUNDED`)."""
     run_ms, step_ms = durations
     usage = _step_usage(session)
     expect: dict[str, Any] = {
@@ -101,10 +135,11 @@ def mismatches(
             if not ok:
                 out.append(f"cost_usd: {value!r}, want {want.cost_usd!r}")
         elif name == "duration_ms":
-            if run_ms is None and late:  # a span of an unfinished run: from its events
-                continue
-            if run_ms is None or not -10 <= value - run_ms <= 10 + late:
-                out.append(f"duration_ms: {value!r}, recorded {run_ms!r}")
+            if not abs(value - run_ms) <= within[1]:
+                out.append(f"duration_ms: {value!r}, want {run_ms!r}")
+        elif name == "steps_ms":
+            if not abs(value - sum(step_ms)) <= within[0] * len(step_ms) + 0.001:
+                out.append(f"steps_ms: {value!r}, want {sum(step_ms)!r}")
         elif name == "step_cost":
             want_costs = _step_cost(session)
             ok = len(value) == len(want_costs)
@@ -118,12 +153,11 @@ def mismatches(
             if not ok:
                 out.append(f"step_cost: {value!r}, want {want_costs!r}")
         elif name == "step_ms":
-            want_ms = tuple(ms or 0.0 for ms in step_ms)
-            got = tuple(ms or 0.0 for ms in value)
-            if len(got) != len(want_ms) or any(
-                not -1.5 <= a - b <= 1.5 + late for a, b in zip(got, want_ms, strict=True)
+            got = tuple(ms or 0.0 for ms in value)  # a denied call: none shown, 0 taken
+            if len(got) != len(step_ms) or any(
+                not abs(a - b) <= within[0] for a, b in zip(got, step_ms, strict=True)
             ):
-                out.append(f"step_ms: {got!r}, recorded {want_ms!r}")
+                out.append(f"step_ms: {got!r}, want {step_ms!r}")
         elif name == "cost_text" and value.startswith("$") and want.cost_usd is not None:
             # printed to the 1/10,000: a sum added in another order may round the other way
             if abs(float(value[1:]) - want.cost_usd) > 0.00005 + 1e-9:
@@ -133,13 +167,12 @@ def mismatches(
     return out
 
 
-#: A span runs from its step's first recorded time to its last, and never less than the
-#: recorded duration: for a live call, the request is written a moment before the call
-#: goes out (and a session's end a moment after its last answer), so ``export`` may show a
-#: step (and a run) a few ms longer than the duration measured around the call itself.
-#: Share and MCP give a step's time as its span too (``regista.breakdown.step_numbers``),
-#: while ``show``'s and the TUI's ms columns give the recorded duration.
-LATE = {"export": 500.0, "share": 500.0, "mcp": 500.0}
+#: How far each view's times may be from their definition (a step's, the run's), in ms: as
+#: the view rounds them (``show`` prints a step's whole ms and the run's 1/100 s). Every
+#: other view gives the value to the µs (:func:`regista.breakdown.took_ms`; the export's
+#: spans are whole ns of it).
+ROUNDED = {"show": (0.5, 5.0)}
+EXACT = (0.0011, 0.0011)
 
 
 def cut_short(path: Path) -> None:
@@ -182,16 +215,16 @@ def test_every_view_gives_the_session_s_facts(
             want = session.expected("in_progress" if variant == "cut" else OUTCOME[writer])
         if variant == "cut":
             cut_short(path)
-        durations = recorded_durations(path)
+        durations = expected_durations(path)
         problems = []
         if writer == "otlp":  # the recorded times are the spans': each step lasts its span
             spans = otlp_body(session)["resourceSpans"][0]["scopeSpans"][0]["spans"][1:]
             span_ms = tuple((int(x["endTimeUnixNano"]) - int(x["startTimeUnixNano"])) / 1e6
                             for x in spans)  # fmt: skip
-            if span_ms != durations[1]:
-                problems.append(f"recorded step ms: {durations[1]!r}, spans {span_ms!r}")
+            if not all(math.isclose(a, b) for a, b in zip(span_ms, durations[1], strict=True)):
+                problems.append(f"step ms: {durations[1]!r}, spans {span_ms!r}")
         for view, read in VIEWS.items():
             seen = read(path)
-            late = LATE.get(view, 0.0)
-            problems += [f"{view}: {p}" for p in mismatches(seen, want, session, durations, late)]
+            within = ROUNDED.get(view, EXACT)
+            problems += [f"{view}: {p}" for p in mismatches(seen, want, session, durations, within)]
     assert not problems, f"{writer} session {n} ({session.model}):\n" + "\n".join(problems)

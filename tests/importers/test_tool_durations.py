@@ -50,7 +50,8 @@ def _claude_code_expected(lines: list[dict[str, Any]]) -> dict[str, float]:
 
 
 def _codex_expected(lines: list[dict[str, Any]]) -> dict[str, float]:
-    """call_id -> the duration the output states, else from the answer to the output."""
+    """call_id -> the duration the output states (a positive one), else from the answer to
+    the output."""
     called: dict[str, str] = {}
     last_out = ""
     out: dict[str, float] = {}
@@ -63,8 +64,15 @@ def _codex_expected(lines: list[dict[str, Any]]) -> dict[str, float]:
             for cid in [c for c, v in called.items() if not v]:
                 called[cid] = last_out
             text = p["output"]
-            if '"duration_seconds"' in text:
-                out[p["call_id"]] = orjson.loads(text)["metadata"]["duration_seconds"] * 1000
+            # a stated 0 s (an apply_patch) is no duration measured: the step lasts from
+            # the call to its output, as where none is stated (docs/readers.md)
+            stated = (
+                orjson.loads(text)["metadata"]["duration_seconds"]
+                if '"duration_seconds"' in text
+                else 0
+            )
+            if stated > 0:
+                out[p["call_id"]] = stated * 1000
             else:
                 out[p["call_id"]] = _ms(called[p["call_id"]], line["timestamp"])
     return out

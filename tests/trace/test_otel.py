@@ -108,11 +108,18 @@ def test_spans_carry_the_recorded_timestamps(small_trace: Path) -> None:
         ns(LlmRequestEvent, step=0),
         ns(LlmResponseEvent, step=0),
     )
+    # A tool span ends at its result and lasts what the result recorded (the tool's run,
+    # not the writing of the calls and decisions before it): docs/readers.md.
     ok = tool_span(spans, "toolu_ok")
+    result = next(
+        e for e in trace.events if isinstance(e, ToolResult) and e.tool_use_id == "toolu_ok"
+    )
+    assert result.duration_ms > 0
     assert (ok.start_time, ok.end_time) == (
-        ns(ToolCall, tool_use_id="toolu_ok"),
+        ns(ToolResult, tool_use_id="toolu_ok") - round(result.duration_ms * 1e6),
         ns(ToolResult, tool_use_id="toolu_ok"),
     )
+    assert ok.start_time >= ns(ToolCall, tool_use_id="toolu_ok")
     turn0 = one(spans, "turn 0")
     assert turn0.start_time == chat0.start_time
     assert turn0.end_time == max(

@@ -112,7 +112,7 @@ def _model(step: Step, limit: int, model_label: str | None) -> list[RenderableTy
         stop_text = f"stop_reason {stop} · " if stop else ""
         detail = (
             f"{model} · {stop_text}{tokens} · "
-            f"{cost_text(resp.cost_usd)} · {resp.duration_ms:.0f} ms · {resp.source}"
+            f"{cost_text(resp.cost_usd)} · {_took(step)} · {resp.source}"
         )
         out.append(_heading("Response", detail))
         for block in resp.response.get("content") or []:
@@ -134,6 +134,14 @@ def _model(step: Step, limit: int, model_label: str | None) -> list[RenderableTy
     return out
 
 
+def _took(step: Step) -> str:
+    """How long the step took, as every view says (``regista.breakdown.took_ms``)."""
+    from regista.engine import step_ms
+
+    ms = step_ms(step)
+    return "time unknown" if ms is None else f"{ms:.0f} ms"
+
+
 def _tool(step: Step, limit: int) -> list[RenderableType]:
     out: list[RenderableType] = []
     call, dec, res = step.tool_call, step.decision, step.result
@@ -150,7 +158,7 @@ def _tool(step: Step, limit: int) -> list[RenderableType]:
         out.append(Text("No result was recorded for this call.", "yellow"))
         return out
     denied = dec is not None and not dec.allowed
-    detail = f"{res.source} · " + ("not run" if denied else f"{res.duration_ms:.0f} ms")
+    detail = f"{res.source} · " + ("not run" if denied else _took(step))
     head = _heading("Result", detail)
     if res.is_error:
         head.append("  error", "bold red")
@@ -176,7 +184,7 @@ def _compaction(step: Step, limit: int) -> list[RenderableType]:
     # The summarising call is a model call of the run: its tokens and cost are the run's.
     detail = (
         f"{comp.tokens_before} tokens before · {comp.provider} · {tokens} · "
-        f"{cost_text(comp.cost_usd)} · {comp.duration_ms:.0f} ms"
+        f"{cost_text(comp.cost_usd)} · {_took(step)}"
     )
     out: list[RenderableType] = [
         _heading("Compaction", detail),
