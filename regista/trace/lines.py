@@ -38,7 +38,13 @@ from regista.trace.formats import (
 )
 from regista.trace.listing import listed, modelled
 from regista.trace.migrations import migrate
-from regista.trace.names import CONTEXT_COMPACTION, LLM_REQUEST, SCHEMA_VERSION, SESSION_START
+from regista.trace.names import (
+    CONTEXT_COMPACTION,
+    LLM_REQUEST,
+    SCHEMA_VERSION,
+    SESSION_START,
+    TOOL_RESULT,
+)
 from regista.trace.validate import MAX_DEPTH, NOTHING_NESTED, check_event, too_deep
 
 __all__ = [
@@ -119,7 +125,8 @@ def parse_line(
     if tools is not None:
         event.__dict__["tools"] = tools
         event.__pydantic_fields_set__.add("tools")
-    if kind not in NOTHING_NESTED:
+    # A tool result whose content is text (most events of a trace) has nothing nested.
+    if kind not in NOTHING_NESTED and (kind != TOOL_RESULT or type(event.content) is not str):
         problem = check_event(event, tools=tools is None)
         if problem is not None:
             raise TraceFormatError(path, lineno, f"invalid {event.type!r} event: {problem}")
