@@ -120,8 +120,13 @@ def parse_line(
             tools = decoder.validated_tools(data.get("tools"))
             if tools is not None:
                 del data["tools"]  # validated and checked with the line that wrote them
-    event = _event_of(data, path, lineno, light)
-    _check_step(event, path, lineno)
+    # _event_of and _check_step, in line: this runs for every line of a trace
+    event = listed(data) if light else modelled(data)
+    if event is None:
+        event = _validated(data, path, lineno)
+    step = getattr(event, "step", None)
+    if type(step) is int and step < 0:
+        _check_step(event, path, lineno)
     if tools is not None:
         event.__dict__["tools"] = tools
         event.__pydantic_fields_set__.add("tools")
@@ -153,6 +158,11 @@ def _event_of(data: dict[str, Any], path: Path, lineno: int, light: bool) -> Any
     event = listed(data) if light else modelled(data)
     if event is not None:
         return event
+    return _validated(data, path, lineno)
+
+
+def _validated(data: dict[str, Any], path: Path, lineno: int) -> Any:
+    """The model of line ``lineno`` (decoded as ``data``), validated."""
     try:
         return _validate(data)
     except ValueError as exc:  # pydantic's ValidationError

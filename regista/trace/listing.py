@@ -292,9 +292,9 @@ def modelled(data: dict[str, Any]) -> Any:
                     return None
     event: Any = _new(kind.model)
     _set(event, "__dict__", data)
-    _set(event, "__pydantic_fields_set__", set(keys))
-    _set(event, "__pydantic_extra__", {})
-    _set(event, "__pydantic_private__", None)
+    _set_fields_set(event, set(keys))
+    _set_extra(event, {})
+    _set_private(event, None)
     return event
 
 
@@ -357,9 +357,19 @@ def _constant(value: Any) -> Any:
 
 _CONSTANT = frozenset((NoneType, bool, int, float, str))
 _MODELS: dict[str, _Model] = {}
+_set_fields_set: Any = None
+_set_extra: Any = None
+_set_private: Any = None
 
 
 def _know_models() -> dict[str, _Model]:
+    global _set_fields_set, _set_extra, _set_private
+    from pydantic import BaseModel
+
+    slots = vars(BaseModel)  # the models' slots, set through their descriptors
+    _set_fields_set = slots["__pydantic_fields_set__"].__set__
+    _set_extra = slots["__pydantic_extra__"].__set__
+    _set_private = slots["__pydantic_private__"].__set__
     from regista.trace.events import (
         ContextCompaction,
         ErrorEvent,
