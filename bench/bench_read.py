@@ -6,7 +6,9 @@ file read and split included): what any reader of the trace must at least pay. T
 measured interleaved with the floor (floor, row, floor, row, …) and reported as medians:
 
 - ``open+summary``: ``read_summary(path)`` (what ``Trace.load(path).summary()`` says);
-- ``full decode``: every step of the trace, decoded and validated;
+- ``full decode``: every step of the trace, decoded and validated (the clock stops before
+  the trace is dropped);
+- ``free decoded``: dropping that trace, until its memory is freed (a collection included);
 - ``regista show``: the command in a new process, output to a pipe (the floor here is
   ``python -c 'orjson.loads of every line'`` in a new process too);
 - ``diff_runs``: two 10k-step runs, loading included (floor: ``orjson.loads`` of both);
@@ -59,8 +61,10 @@ def _cpu() -> float:
 def _timed(fn: Callable[[], object]) -> float:
     gc.collect()
     t = _cpu()
-    fn()
-    return _cpu() - t
+    kept = fn()
+    took = _cpu() - t
+    del kept  # a decoded trace is freed after the clock stops: ``free`` times that apart
+    return took
 
 
 def interleaved(row: Callable[[], object], base: Callable[[], object], repeat: int) -> str:
@@ -86,11 +90,27 @@ def row_summary(path: Path) -> Callable[[], object]:
 def row_decode(path: Path) -> Callable[[], object]:
     from regista.trace.reader import Trace
 
-    def decode() -> None:
-        for step in Trace.load(path).steps():
+    def decode() -> Trace:
+        trace = Trace.load(path)
+        for step in trace.steps():
             step.events  # noqa: B018
+        return trace  # kept until the clock stops
 
     return decode
+
+
+def row_free(path: Path, repeat: int) -> str:
+    """CPU seconds to free a decoded trace once dropped (a collection included: a trace
+    whose objects made reference cycles is freed only by the cyclic collector)."""
+    decode, times = row_decode(path), []
+    for _ in range(repeat):
+        trace = decode()
+        gc.collect()
+        t = _cpu()
+        del trace
+        gc.collect()
+        times.append(_cpu() - t)
+    return f"{statistics.median(times):7.3f} s   (CPU time, median of {repeat})"
 
 
 def row_show(path: Path) -> tuple[Callable[[], object], Callable[[], object]]:
@@ -194,6 +214,7 @@ def main() -> None:
         print(f"  {'open+summary':16}", interleaved(row_summary(path), base, args.repeat))
     if "decode" in only:
         print(f"  {'full decode':16}", interleaved(row_decode(path), base, args.repeat))
+        print(f"  {'free decoded':16}", row_free(path, args.repeat))
     if "show" in only:
         show, show_floor = row_show(path)
         print(f"  {'regista show':16}", interleaved(show, show_floor, args.repeat))

@@ -35,7 +35,7 @@ ROWS = {
     ),
     "decode": (
         "from regista.trace.reader import Trace\nimport regista.trace.events\n#\n"
-        "[s.events for s in Trace.load(P).steps()]"
+        "T = Trace.load(P)\n[s.events for s in T.steps()]"
     ),
 }
 CHILD = """

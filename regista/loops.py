@@ -122,10 +122,10 @@ class RepeatFinder:
         if call is None:
             return []
         found: list[Repeat] = []
-        what = _short(f"{call.name} {orjson.dumps(call.input).decode(errors='replace')}")
         key = _digest([call.name, call.input])
         first = self._calls.setdefault(key, step.index)
         if first != step.index:
+            what = _short(f"{call.name} {orjson.dumps(call.input).decode(errors='replace')}")
             found.append(Repeat(step.index, "repeated_call", first, what))
         result = step.result
         if result is not None and result.is_error:

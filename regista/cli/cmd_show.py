@@ -133,11 +133,28 @@ def print_repeats(console: Any, found: dict[str, Any] | None, width: int | None)
         f"[bold]Repeats[/]   {n} step{'s' if n != 1 else ''} repeat earlier ones: "
         f"{tokens.total:,} tokens · {cost_amount(found['cost_usd'])}"
     )
+    # A run that loops may repeat tens of thousands of steps: a line that rich would print
+    # as it is (one cell a character, no emoji code, no wider than the console) is framed
+    # in the style rich gives it, and all go out in one write; rich prints the others.
+    from rich._emoji_replace import _emoji_replace
+
+    with console.capture() as capture:
+        console.print("\0", style="yellow", soft_wrap=True)
+    before, _, after = capture.get().partition("\0")
+    out: list[str] = []
     for r in found["repeats"]:
         line = f"{REPEAT_KINDS[r['kind']].format(first=r['first'])}: {r['what']}"
         head = f"{r['step']:>4} ↻ "
         room = None if width is None else max(10, width - len(head))
-        console.print(head + escape(_short(line, room)), style="yellow", soft_wrap=width is None)
+        text = head + _short(line, room)
+        if _NARROW(text) and (width is None or len(text) <= width) and _emoji_replace(text) == text:
+            out.append(before + text + after)
+            continue
+        with console.capture() as capture:
+            console.print(head + escape(text[len(head) :]), style="yellow", soft_wrap=width is None)
+        out.append(capture.get())
+    console.file.write("".join(out))
+    console.file.flush()
 
 
 def facts(s: Glance, trace: Trace | Listing) -> dict[str, Any]:

@@ -66,7 +66,7 @@ _HEAD = 512
 _CHUNK = 4 * 1024 * 1024
 # Traces written by regista are compact JSON; tolerate white space from other writers.
 _TYPE = re.compile(rb'"type"\s*:\s*"([a-z.]+)"')
-_STEP = re.compile(rb'"step"\s*:\s*(\d+)')
+_STEP = re.compile(rb'"step"\s*:\s*(-?\d+)')
 _NAME = re.compile(rb'"name"\s*:\s*"((?:[^"\\]|\\.){0,200})"')
 _TOOL_USE_ID = re.compile(rb'"tool_use_id"\s*:\s*("(?:[^"\\]|\\.){0,200}")')
 # A compact request writes ``system`` (and ``tools``) right after ``model`` when it has them.
@@ -342,6 +342,8 @@ class TraceIndex:
                 self._loose_errors += etype == _B_ERROR
                 return
             number = int(sm.group(1))
+            if number < 0:  # refused, as the reader refuses it
+                self._decode_line(offset, length, lineno)
             pos = self._by_number.get(number)
             if pos is None:
                 kind = _OPENS.get(etype)

@@ -36,9 +36,15 @@ from regista.trace.formats import (
     device_error,
     is_regista_trace,
 )
-from regista.trace.listing import listed
+from regista.trace.listing import listed, modelled
 from regista.trace.migrations import migrate
-from regista.trace.names import CONTEXT_COMPACTION, LLM_REQUEST, SCHEMA_VERSION, SESSION_START
+from regista.trace.names import (
+    CONTEXT_COMPACTION,
+    LLM_REQUEST,
+    SCHEMA_VERSION,
+    SESSION_START,
+    TOOL_RESULT,
+)
 from regista.trace.validate import MAX_DEPTH, NOTHING_NESTED, check_event, too_deep
 
 __all__ = [
@@ -114,11 +120,18 @@ def parse_line(
             tools = decoder.validated_tools(data.get("tools"))
             if tools is not None:
                 del data["tools"]  # validated and checked with the line that wrote them
-    event = _event_of(data, path, lineno, light)
+    # _event_of and _check_step, in line: this runs for every line of a trace
+    event = listed(data) if light else modelled(data)
+    if event is None:
+        event = _validated(data, path, lineno)
+    step = getattr(event, "step", None)
+    if type(step) is int and step < 0:
+        _check_step(event, path, lineno)
     if tools is not None:
         event.__dict__["tools"] = tools
         event.__pydantic_fields_set__.add("tools")
-    if kind not in NOTHING_NESTED:
+    # A tool result whose content is text (most events of a trace) has nothing nested.
+    if kind not in NOTHING_NESTED and (kind != TOOL_RESULT or type(event.content) is not str):
         problem = check_event(event, tools=tools is None)
         if problem is not None:
             raise TraceFormatError(path, lineno, f"invalid {event.type!r} event: {problem}")
@@ -127,13 +140,29 @@ def parse_line(
     return event
 
 
+def _check_step(event: Any, path: Path, lineno: int) -> None:
+    """Refuse a step number below 0 (steps are numbered from 0; every reader refuses it,
+    the debugger's index in these words too)."""
+    step = getattr(event, "step", None)
+    if type(step) is int and step < 0:
+        raise TraceFormatError(path, lineno, f"invalid {event.type!r} event: {NEGATIVE_STEP}")
+
+
+#: What is said of a step number below 0.
+NEGATIVE_STEP = "step: must not be negative"
+
+
 def _event_of(data: dict[str, Any], path: Path, lineno: int, light: bool) -> Any:
-    """The event of line ``lineno`` (decoded as ``data``): a listed view when ``light`` and
-    validation has nothing to do, else its model."""
-    if light:
-        event = listed(data)
-        if event is not None:
-            return event
+    """The event of line ``lineno`` (decoded as ``data``): when validation has nothing to
+    do, a listed view (``light``) or its model built as it is; else its model, validated."""
+    event = listed(data) if light else modelled(data)
+    if event is not None:
+        return event
+    return _validated(data, path, lineno)
+
+
+def _validated(data: dict[str, Any], path: Path, lineno: int) -> Any:
+    """The model of line ``lineno`` (decoded as ``data``), validated."""
     try:
         return _validate(data)
     except ValueError as exc:  # pydantic's ValidationError
@@ -233,6 +262,7 @@ def _without_messages(data: dict[str, Any], path: Path, lineno: int, light: bool
     if data["type"] == LLM_REQUEST:
         data["messages"] = []
     event = _event_of(data, path, lineno, light)
+    _check_step(event, path, lineno)
     problem = check_event(event, messages=False)
     if problem is not None:
         raise TraceFormatError(path, lineno, f"invalid {event.type!r} event: {problem}")

@@ -34,7 +34,7 @@ from regista.trace.names import (
     TOOL_RESULT,
 )
 
-__all__ = ["FIELDS", "LEFT_OUT", "Listed", "Listing", "listed"]
+__all__ = ["FIELDS", "LEFT_OUT", "Listed", "Listing", "listed", "modelled"]
 
 
 class Listed:
@@ -254,6 +254,148 @@ def listed(data: dict[str, Any]) -> Listed | None:
     event = _new(Listed)
     _set(event, "__dict__", data)
     return event
+
+
+def modelled(data: dict[str, Any]) -> Any:
+    """``data`` (a decoded, migrated and completed line) as its event model, built without
+    pydantic when validation would leave every value as it is (as :func:`listed` judges:
+    each field of its exact type, no extra key, no missing field but those whose default
+    is a constant or an empty list or object); else ``None`` (validate it).
+
+    The model is what ``EventAdapter.validate_python(data)`` gives (its fields in the
+    same order, the same fields set, no extra): a test keeps the two equal. Its nested
+    values are the decoded ones rather than copies, read-only as every loaded event's.
+    """
+    name = data.get("type")
+    kind = (_MODELS or _know_models()).get(name) if type(name) is str else None
+    if kind is None:
+        return None
+    keys = tuple(data)
+    plan = kind.plans.get(keys)
+    if plan is None:
+        plan = kind.plans[keys] = kind.plan(keys)
+    if plan is not True:  # some fields left out, or written in another order
+        if plan is False:
+            return None
+        data = {name: data[name] if present else fill() for name, present, fill in plan}
+    values = tuple(data.values())  # the model's fields, in its order
+    if tuple(map(type, values)) not in kind.seen and not kind.new_types(values):
+        return None
+    for i, allowed in kind.literals:
+        if values[i] not in allowed:  # a str: its type was checked
+            return None
+    for i in kind.lists:
+        value = values[i]
+        if type(value) is list:
+            for item in value:
+                if type(item) is not dict:
+                    return None
+    event: Any = _new(kind.model)
+    _set(event, "__dict__", data)
+    _set_fields_set(event, set(keys))
+    _set_extra(event, {})
+    _set_private(event, None)
+    return event
+
+
+class _Model:
+    """What :func:`modelled` knows of one kind of event: its model, its fields' types
+    (from :data:`FIELDS`), and what to do with each order of keys met (``plans``)."""
+
+    __slots__ = ("lists", "literals", "model", "plans", "seen", "types")
+
+    def __init__(self, kind: str, model: type) -> None:
+        self.model = model
+        fields = FIELDS[kind]
+        self.types = tuple(f[1] for f in fields)
+        #: The value types of lines found to need no conversion, field by field.
+        self.seen: set[tuple[type, ...]] = set()
+        #: ``(index, allowed values)`` of the fields whose value is one of a
+        #: ``Literal``'s (but ``type``, the kind itself).
+        self.literals = [
+            (i, f[2]) for i, f in enumerate(fields) if f[2] is not None and f[0] != "type"
+        ]
+        #: The indexes of the fields whose lists must hold only objects.
+        self.lists = [i for i, f in enumerate(fields) if f[3]]
+        #: For each tuple of keys met: ``True`` (the model's fields in its order: the
+        #: dict is the model's), ``False`` (validate), or how to build the model's dict:
+        #: ``(name, present, default factory)`` per field.
+        self.plans: dict[tuple[str, ...], Any] = {}
+
+    def new_types(self, values: tuple[Any, ...]) -> bool:
+        """Whether ``values``' types (not met before) need no conversion."""
+        key = tuple(map(type, values))
+        if not all(t in ok for t, ok in zip(key, self.types, strict=True)):
+            return False
+        self.seen.add(key)
+        return True
+
+    def plan(self, keys: tuple[str, ...]) -> Any:
+        fields = self.model.model_fields  # type: ignore[attr-defined]
+        if keys == tuple(fields):
+            return True
+        if not set(keys) <= set(fields):
+            return False  # extra fields: pydantic keeps them apart
+        plan: list[tuple[str, bool, Any]] = []
+        for name, info in fields.items():
+            if name in keys:
+                plan.append((name, True, None))
+                continue
+            factory = info.default_factory
+            if factory is list or factory is dict:
+                plan.append((name, False, factory))
+            elif factory is None and type(info.default) in _CONSTANT:
+                plan.append((name, False, _constant(info.default)))
+            else:
+                return False  # no default (refused), or one made anew (a timestamp)
+        return tuple(plan)
+
+
+def _constant(value: Any) -> Any:
+    return lambda: value
+
+
+_CONSTANT = frozenset((NoneType, bool, int, float, str))
+_MODELS: dict[str, _Model] = {}
+_set_fields_set: Any = None
+_set_extra: Any = None
+_set_private: Any = None
+
+
+def _know_models() -> dict[str, _Model]:
+    global _set_fields_set, _set_extra, _set_private
+    from pydantic import BaseModel
+
+    slots = vars(BaseModel)  # the models' slots, set through their descriptors
+    _set_fields_set = slots["__pydantic_fields_set__"].__set__
+    _set_extra = slots["__pydantic_extra__"].__set__
+    _set_private = slots["__pydantic_private__"].__set__
+    from regista.trace.events import (
+        ContextCompaction,
+        ErrorEvent,
+        LlmRequestEvent,
+        LlmResponseEvent,
+        PermissionDecision,
+        SessionEnd,
+        SessionStart,
+        ToolCall,
+        ToolResult,
+    )
+
+    for model in (
+        SessionStart,
+        LlmRequestEvent,
+        LlmResponseEvent,
+        ToolCall,
+        PermissionDecision,
+        ToolResult,
+        ContextCompaction,
+        ErrorEvent,
+        SessionEnd,
+    ):
+        kind = model.model_fields["type"].default
+        _MODELS[kind] = _Model(kind, model)
+    return _MODELS
 
 
 class Listing:

@@ -140,7 +140,6 @@ class Trace:
     def __init__(self, events: list[Any], path: Path | None = None, *, truncated: bool = False):
         self.events = events
         self.path = path
-        self._request_cache: dict[int, LlmRequest] = {}
         #: True when a half-written last line was dropped.
         self.truncated = truncated
 
@@ -209,8 +208,8 @@ class Trace:
         return [ev for ev in self.events if isinstance(ev, LlmRequestEvent)]
 
     @cached_property
-    def _request_pos(self) -> dict[int, int]:
-        return {ev.seq: i for i, ev in enumerate(self._request_events)}
+    def _requests(self) -> _Requests:
+        return _Requests(self._request_events)
 
     def iter_requests(self) -> Iterator[tuple[LlmRequestEvent, LlmRequest]]:
         """Every ``llm.request`` event with its full rebuilt request, in order (one pass)."""
@@ -226,26 +225,7 @@ class Trace:
         A request stores only its new messages; the rest comes from the requests before it,
         back to the last one that started afresh (the first, or one after a compaction).
         """
-        cached = self._request_cache.get(event.seq)
-        if cached is not None:
-            return cached
-        pos = self._request_pos[event.seq]
-        chain: list[LlmRequestEvent] = []
-        j = pos
-        while True:
-            ev = self._request_events[j]
-            chain.append(ev)
-            if ev.messages_prefix == 0 or j == 0:
-                break
-            j -= 1
-        messages: list[dict[str, Any]] = []
-        for ev in reversed(chain):
-            messages = messages[: ev.messages_prefix] + ev.messages
-        request = _full_request(event, messages)
-        if len(self._request_cache) >= 64:
-            self._request_cache.pop(next(iter(self._request_cache)))
-        self._request_cache[event.seq] = request
-        return request
+        return self._requests.request_for(event)
 
     def llm_calls(self) -> list[tuple[LlmRequest, LlmResponse]]:
         """(request, response) pairs of the agent's model calls, in order.
@@ -278,7 +258,10 @@ class Trace:
     @cached_property
     def _steps(self) -> list[Step]:
         with paused_gc():  # tens of thousands of long-lived steps: nothing to collect
-            return build_steps(self.events, self.request_for)
+            # The steps rebuild requests through what the trace holds, not through the
+            # trace: they make no reference cycle with it, so a trace dropped is freed at
+            # once (a cycle leaves its million objects to a full collection: seconds).
+            return build_steps(self.events, self._requests.request_for)
 
     def request_hashes(self) -> list[str]:
         """The chain of request hashes (model calls and compactions) in order."""
@@ -344,6 +327,41 @@ class Trace:
 
     def __repr__(self) -> str:
         return f"<Trace {self.session_id} events={len(self.events)} path={self.path}>"
+
+
+class _Requests:
+    """Rebuilds the full requests of a trace's ``llm.request`` events (``events``, in
+    order); holds no reference to the trace (see ``Trace._steps``)."""
+
+    __slots__ = ("cache", "events", "pos")
+
+    def __init__(self, events: list[LlmRequestEvent]) -> None:
+        self.events = events
+        self.pos = {ev.seq: i for i, ev in enumerate(events)}
+        self.cache: dict[int, LlmRequest] = {}
+
+    def request_for(self, event: LlmRequestEvent) -> LlmRequest:
+        """See :meth:`Trace.request_for`."""
+        cached = self.cache.get(event.seq)
+        if cached is not None:
+            return cached
+        pos = self.pos[event.seq]
+        chain: list[LlmRequestEvent] = []
+        j = pos
+        while True:
+            ev = self.events[j]
+            chain.append(ev)
+            if ev.messages_prefix == 0 or j == 0:
+                break
+            j -= 1
+        messages: list[dict[str, Any]] = []
+        for ev in reversed(chain):
+            messages = messages[: ev.messages_prefix] + ev.messages
+        request = _full_request(event, messages)
+        if len(self.cache) >= 64:
+            self.cache.pop(next(iter(self.cache)))
+        self.cache[event.seq] = request
+        return request
 
 
 def _failed(step: Step) -> bool:

@@ -4,6 +4,7 @@ denied call has no duration."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from builders import answer, simple_agent
@@ -54,3 +55,60 @@ def test_a_denied_call_has_no_duration(capsys: pytest.CaptureFixture[str]) -> No
     denied = rows[8]
     assert denied.rstrip().endswith("denied")
     assert "750" not in denied and "750" in rows[9]
+
+
+def test_repeats_print_as_rich_prints_each_line() -> None:
+    """``print_repeats`` frames the lines rich would print as they are and lets rich print
+    the others (emoji codes, wide characters, markup, control characters, long lines):
+    the bytes are those of one ``console.print`` a line, in colour and without."""
+    import io
+
+    from rich.console import Console
+    from rich.markup import escape
+
+    from regista.cli.cmd_show import _short, print_repeats
+
+    whats = [
+        'run_tests {"selector":"tests/test_a.py"}',
+        "say :smile: and :thumbs_up: and :not_an_emoji:",
+        "日本語のツール出力 " * 8,
+        "[bold]markup[/] stays [as] written \\[x]",
+        "bell\x07 and escape\x1b[31m red",
+        "x" * 300,
+        "",
+    ]
+    found = {
+        "count": len(whats),
+        "tokens": {"input": 3, "output": 4, "total": 7},
+        "cost_usd": None,
+        "repeats": [
+            {"step": 10 + i, "kind": "repeated_call", "first": i, "what": what}
+            for i, what in enumerate(whats)
+        ],
+    }
+    from regista.loops import REPEAT_KINDS
+
+    for width in (60, 120, None):
+        for terminal in (False, True):
+
+            def console(buf: io.StringIO, width: int | None = width, t: bool = terminal) -> Any:
+                return Console(
+                    file=buf,
+                    width=width or 80,
+                    highlight=False,
+                    force_terminal=t,
+                    color_system="standard" if t else None,
+                )
+
+            fast, slow = io.StringIO(), io.StringIO()
+            print_repeats(console(fast), found, width)
+            ref = console(slow)
+            ref.print("[bold]Repeats[/]   7 steps repeat earlier ones: 7 tokens · unknown")
+            for r in found["repeats"]:
+                line = f"{REPEAT_KINDS[r['kind']].format(first=r['first'])}: {r['what']}"
+                head = f"{r['step']:>4} ↻ "
+                room = None if width is None else max(10, width - len(head))
+                ref.print(
+                    head + escape(_short(line, room)), style="yellow", soft_wrap=width is None
+                )
+            assert fast.getvalue() == slow.getvalue(), (width, terminal)

@@ -170,3 +170,66 @@ def test_show_of_a_clean_trace_imports_no_models() -> None:
     out = fresh_python(code)
     assert "compaction" in out  # the table was printed
     assert out.rstrip().endswith("[]")
+
+
+def _model_state(ev: Any) -> tuple[Any, ...]:
+    """Everything a validated model holds: its class, its fields in order, the fields set,
+    the extra and private values."""
+    return (
+        type(ev),
+        list(ev.__dict__.items()),
+        ev.__pydantic_fields_set__,
+        ev.__pydantic_extra__,
+        ev.__pydantic_private__,
+    )
+
+
+def test_a_model_built_without_pydantic_is_the_one_it_validates() -> None:
+    """Seeded: every line of the samples, and lines with one field changed (a type pydantic
+    converts or refuses, a field missing, extra or out of order). ``modelled`` gives the
+    model ``EventAdapter`` validates, or ``None`` (the reader then validates it)."""
+    from pydantic import ValidationError
+
+    from regista.trace.events import EventAdapter
+    from regista.trace.listing import modelled
+
+    rng = random.Random(int(os.environ.get("REGISTA_FUZZ_SEED", "1212")) + 37)
+    n = int(os.environ.get("REGISTA_FUZZ_ITERATIONS", "150"))
+    from regista.trace.compact import RequestDecoder
+
+    lines = []
+    for path in SAMPLES:  # completed as the reader completes them (compact requests)
+        decoder = RequestDecoder()
+        for raw in path.read_bytes().splitlines():
+            lines.append(orjson.loads(raw))
+            decoder.resolve(lines[-1])
+    changed = [_line_changes(rng, rng.choice(lines)) for _ in range(n * 10)]
+    built = 0
+    for i, line in enumerate([*lines, *changed]):
+        try:
+            want: Any = _model_state(EventAdapter.validate_python(orjson.loads(orjson.dumps(line))))
+        except ValidationError:
+            want = None
+        got = modelled(orjson.loads(orjson.dumps(line)))
+        if got is None:
+            assert i >= len(lines), line  # a line regista wrote is never left to pydantic
+            continue
+        if "ts" not in line:  # stamped when validated: never built without pydantic
+            raise AssertionError(line)
+        assert _model_state(got) == want, line
+        assert got.model_dump_json() == EventAdapter.validate_python(line).model_dump_json()
+        built += 1
+    assert built > len(lines) + n  # many changed lines are built too, not only refused
+
+
+def test_the_reader_reads_the_same_events_with_and_without_pydantic(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from regista.trace import lines
+
+    fast = [Trace.load(p) for p in SAMPLES]
+    monkeypatch.setattr(lines, "modelled", lambda data: None)
+    for trace, path in zip(fast, SAMPLES, strict=True):
+        slow = Trace.load(path)
+        assert [_model_state(ev) for ev in trace.events] == [_model_state(ev) for ev in slow.events]
+        assert trace.summary() == slow.summary()

@@ -148,3 +148,25 @@ def test_error_counts_do_not_count_one_failure_twice(tmp_path: Path, path: Path)
     trace = Trace.load(path)
     assert sum(1 for ev in trace.events if isinstance(ev, ToolResult) and ev.is_error) == 1
     assert trace.summary().errors == 1
+
+
+def test_a_dropped_trace_is_freed_without_the_cyclic_collector() -> None:
+    """A trace and its steps make no reference cycle: dropped, reference counting frees it
+    (a cycle left a big trace's million objects to a full collection: seconds)."""
+    import gc
+    import weakref
+
+    from files import SAMPLES, found
+
+    gc.disable()
+    try:
+        for path in found(SAMPLES):
+            trace = Trace.load(path)
+            for step in trace.steps():
+                _ = (step.request, step.response, step.title, step.complete, step.is_error)
+            _ = (trace.summary(), list(trace.iter_requests()), trace.llm_calls())
+            refs = [weakref.ref(trace), *map(weakref.ref, trace.steps())]
+            del trace, step
+            assert [r for r in refs if r() is not None] == [], path
+    finally:
+        gc.enable()

@@ -1,0 +1,71 @@
+"""A step number below 0 is refused by every reader, with the reference's words.
+
+Steps are numbered from 0; no writer makes a negative one. The debugger's index found step
+numbers with ``\\d+`` and took ``"step":-1`` for an event of no step, while ``Trace`` made a
+step -1 of it: the two said different things of the same file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from regista.errors import TraceFormatError
+from regista.trace.index import TraceIndex, read_summary
+from regista.trace.listing import Listing
+from regista.trace.reader import Trace
+
+SAMPLE = Path(__file__).parents[2] / "sample_traces" / "refund_happy.jsonl"
+
+
+def _with_step(tmp_path: Path, lineno: int, step: int) -> Path:
+    """The sample with line ``lineno`` (1-based) of step 1 given number ``step``."""
+    lines = SAMPLE.read_bytes().split(b"\n")
+    assert b'"step":1,' in lines[lineno - 1]
+    lines[lineno - 1] = lines[lineno - 1].replace(b'"step":1,', b'"step":%d,' % step, 1)
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(b"\n".join(lines))
+    return path
+
+
+def _index_error(path: Path) -> str:
+    index = TraceIndex(path)
+    try:
+        with pytest.raises(TraceFormatError) as err:
+            while not index.scan():
+                pass
+            index.summary()
+    finally:
+        index.close()
+    return str(err.value)
+
+
+@pytest.mark.parametrize("lineno", [4, 5, 6])  # a tool step's call, decision and result
+def test_a_negative_step_is_refused_by_every_reader(tmp_path: Path, lineno: int) -> None:
+    path = _with_step(tmp_path, lineno, -1)
+    with pytest.raises(TraceFormatError) as err:
+        Trace.load(path)
+    said = str(err.value)
+    assert f":{lineno}:" in said and "step: must not be negative" in said
+    for messages in (True, False):
+        with pytest.raises(TraceFormatError) as again:
+            Trace.load(path, messages=messages)
+        assert str(again.value) == said
+    with pytest.raises(TraceFormatError) as listed:
+        Listing.load(path)
+    assert str(listed.value) == said
+    assert _index_error(path) == said
+    with pytest.raises(TraceFormatError) as summed:
+        read_summary(path)
+    assert str(summed.value) == said
+
+
+def test_step_zero_and_up_read_as_before(tmp_path: Path) -> None:
+    path = _with_step(tmp_path, 4, 1)
+    trace = Trace.load(path)
+    index = TraceIndex(path)
+    try:
+        assert index.scan()
+        assert [e.index for e in index.steps] == [s.index for s in trace.steps()]
+    finally:
+        index.close()
