@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from realistic_cc import _Gen
+from realistic_cc import _Gen, write_lines
 
 _CWD = "/home/ann/src/shop"
 
@@ -228,13 +228,4 @@ def rollout_lines(mb: float, seed: int = 7) -> list[bytes]:
 def write_rollout(path: Path, mb: float, seed: int = 7) -> Path:
     """Write a rollout of about ``mb`` MB to ``path`` (kept when it is already there),
     written as it is made."""
-    if path.is_file():
-        return path
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    g = _Gen(seed)
-    with open(tmp, "wb") as f:
-        for line in _lines(g, g.uuid(), int(mb * 1_000_000)):
-            f.write(line + b"\n")
-    tmp.rename(path)
-    return path
+    return write_lines(path, mb, seed, _lines)

@@ -135,27 +135,50 @@ class PieceJob:
     handed out as they are made (and written out, with ``into``): what the Claude Code
     and Codex conversions share.
 
-    A format makes :attr:`conv` and :attr:`todo` (one ``(key, session id, …)`` per run,
-    the main run first, parents before children) and says how to start a run
-    (:meth:`_open`: it adds the run to ``conv.runs`` and returns its steps, one per
-    transcript line converted).
+    A format reads the transcript first (:meth:`_start`: it makes :attr:`conv` and
+    :attr:`todo`, one ``(key, session id, …)`` per run, the main run first, parents before
+    children) and says how to start a run (:meth:`_open`: it adds the run to
+    ``conv.runs`` and returns its steps, one per transcript line converted).
+
+    Args:
+        path: The transcript.
+        data: Its bytes, when already read (a pipe's).
+        subagents: Also convert its subagents' transcripts.
+        into: Write each run's trace into this folder as it is made (a temporary file per
+            run, :attr:`ImportedRun.spooled`), keeping none of its events.
+        live: The transcript is being written: the main run is left open (no
+            ``session.end``), and :meth:`grow` converts the lines appended since.
 
     Attributes:
         conv: The conversion; ``conv.runs[0]`` (the main run) grows as the job advances.
-        into: Write each run's trace into this folder as it is made (a temporary file per
-            run, :attr:`ImportedRun.spooled`), keeping none of its events.
         done: Every run is converted.
     """
 
     conv: Conversion
     todo: list[Any]
-    into: Path | None
 
-    def __init__(self) -> None:
+    def __init__(
+        self,
+        path: Path,
+        data: bytes | None = None,
+        *,
+        subagents: bool = True,
+        into: Path | None = None,
+        live: bool = False,
+    ) -> None:
+        if live and data is not None:  # a last line still being written is read later
+            data = data[: data.rfind(b"\n") + 1]
+        self.into = into
+        self.live = live
         self.done = False
         self._next = 0
         self._main_done = 0  # lines of the main run converted
         self._current: Iterator[None] | None = None
+        self._start(Path(path), data, subagents)
+
+    def _start(self, path: Path, data: bytes | None, subagents: bool) -> None:
+        """Read the transcript: make :attr:`conv` and :attr:`todo`."""
+        raise NotImplementedError
 
     @property
     def source(self) -> Path:

@@ -867,33 +867,13 @@ class Job(PieceJob):
     out and forget them (``into``). :meth:`finish` converts whatever is left and returns
     the :class:`Conversion` (the same as :func:`convert`'s).
 
-    Args:
-        path: The session's ``.jsonl`` file.
-        data: Its bytes, when already read (a pipe's).
-        subagents: Also convert the subagent files beside it.
-        into: Write each run's trace into this folder as it is made (a temporary file per
-            run, :attr:`ImportedRun.spooled`), keeping none of its events.
-        live: The transcript is being written: the main run is left open (no
-            ``session.end``), and :meth:`grow` converts the lines appended since.
-
-    Attributes:
-        conv: The conversion; ``conv.runs[0]`` (the main run) grows as the job advances,
-            the subagents' runs are added once the whole job is done.
-        done: Every run is converted.
+    Its arguments are :class:`~regista.importers._common.PieceJob`'s (``path``: the
+    session's ``.jsonl`` file; ``subagents``: the subagent files beside it). The
+    subagents' runs are added to ``conv.runs`` once the main run is done.
     """
 
-    def __init__(
-        self,
-        path: Path,
-        data: bytes | None = None,
-        *,
-        subagents: bool = True,
-        into: Path | None = None,
-        live: bool = False,
-    ) -> None:
-        path = Path(path)
-        if live and data is not None:  # a last line still being written is read later
-            data = data[: data.rfind(b"\n") + 1]
+    def _start(self, path: Path, data: bytes | None, subagents: bool) -> None:
+        live = self.live
         window = _WINDOW
         while True:
             gathered = _Gathered(path, data, subagents, window, live)
@@ -901,7 +881,6 @@ class Job(PieceJob):
                 break
             window = max(gathered.need, 2 * window)  # an answer's lines lie further apart
         self.window = window
-        self.into = into
         #: The main thread's lines, read as the transcript grows (when ``live``).
         self._tail = JsonLinesFile(path, ImportReport()) if live else None
         #: Transcript lines read for the main run as it grew (what :meth:`grow` costs).
@@ -963,7 +942,6 @@ class Job(PieceJob):
         #: tool_use_id / compaction key -> (run sid, step) of the step that started a thread.
         self.starts: dict[str, tuple[str, int]] = {}
         self._thread: tuple[_Thread, str] | None = None
-        super().__init__()
 
     def _main_lines(self) -> int:
         return int(self.todo[0][2].converted)

@@ -770,32 +770,14 @@ class Job(PieceJob):
     file order by :meth:`advance`, reading the records again, parents before children,
     each run's as it goes (see :class:`~regista.importers._common.PieceJob`).
 
-    Args:
-        path: The ``rollout-*.jsonl`` file.
-        data: Its bytes, when already read (a pipe's).
-        subagents: Also convert the rollouts of the subagents it spawned.
-        into: Write each run's trace into this folder as it is made.
-        live: The rollout is being written: the main run is left open (no
-            ``session.end``), and :meth:`grow` converts the records appended since.
+    Its arguments are :class:`~regista.importers._common.PieceJob`'s (``path``: the
+    ``rollout-*.jsonl`` file; ``subagents``: the rollouts of the subagents it spawned).
     """
 
-    def __init__(
-        self,
-        path: Path,
-        data: bytes | None = None,
-        *,
-        subagents: bool = True,
-        into: Path | None = None,
-        live: bool = False,
-    ) -> None:
-        path = Path(path)
-        if live and data is not None:  # a last line still being written is read later
-            data = data[: data.rfind(b"\n") + 1]
-        self.into = into
-        self.live = live
+    def _start(self, path: Path, data: bytes | None, subagents: bool) -> None:
         report = ImportReport()
         self.conv = Conversion(format=FORMAT, source=path, report=report)
-        main = _Survey(path, data, live=live)
+        main = _Survey(path, data, live=self.live)
         report.bad_lines += main.report.bad_lines
         #: (key, session id, survey, (links, the parent's index, the call that started it))
         self.todo: list[tuple[str, str, _Survey, tuple[Any, ...]]] = []
@@ -803,7 +785,6 @@ class Job(PieceJob):
         self._started: dict[int, dict[str, int]] = {}
         self._rollout: _Rollout | None = None
         self._main: _Rollout | None = None
-        super().__init__()
 
     def _plan(
         self,
