@@ -61,6 +61,21 @@ def _looks_document(head: bytes) -> bool:
     return stripped.startswith(b"{") and b"\n{" not in stripped[:4096].rstrip()
 
 
+def _first_line_is_json(head: bytes) -> bool:
+    """Whether the first line of a file starting with ``head`` (longer than it) is a JSON
+    value of its own: the file is then JSON lines, not one document (which would end
+    there); a first line longer than ``head`` is not known to be."""
+    stripped = head.lstrip()
+    end = stripped.find(b"\n")
+    if end < 0:
+        return False
+    try:
+        orjson.loads(stripped[:end])
+    except orjson.JSONDecodeError:
+        return False
+    return True
+
+
 def _document(data: bytes, path: Path, report: ImportReport) -> list[Item] | None:
     """The records of the first CLI's single JSON document, if ``data`` is one."""
     if not _looks_document(data):
@@ -104,10 +119,12 @@ class _Source:
         if data is None and is_pipe(path):
             data = read_source(path)
         head = data if data is not None else read_source(path, HEAD_BYTES)
-        if data is None and len(head) == HEAD_BYTES and len(head.lstrip()) < 4096:
-            head = data = read_source(path)  # spaces first: told from the whole file
+        if data is None and len(head) < HEAD_BYTES:
+            data = head  # a small file: read whole
+            if live:  # a last line still being written is read later
+                data = data[: data.rfind(b"\n") + 1]
         self.doc: list[Item] | None = None
-        if _looks_document(head):
+        if _looks_document(head) and (data is not None or not _first_line_is_json(head)):
             data = data if data is not None else read_source(path)
             self.doc = _document(data, path, report)
         self.data = None if self.doc is not None else data

@@ -210,3 +210,38 @@ async def test_a_transcript_appended_to_shows_each_step_converting_only_the_new_
             assert job.parsed - parsed == len(s.lines) - before  # only the appended lines
         assert _kinds(index) == ["model", "tool"] * 4 and all(st.complete for st in index.steps)
         assert index.end is None and "running" in text_of(app, "#header")
+
+
+async def test_a_codex_rollout_appended_to_shows_each_step_converting_only_the_new_lines(
+    tmp_path: Path,
+) -> None:
+    """A rollout written a few exchanges at a time: the screen shows every step the whole
+    file has, and each growth reads only the lines appended."""
+    r = Rollout()
+    r.meta()
+    r.turn()
+    r.user("Read the modules one by one")
+    path = tmp_path / rollout_name(r.thread_id)
+    write = Appender(path, r.lines)
+    write()
+    index, notice = open_index(path)
+    assert isinstance(index, StreamedIndex) and index.follows
+    job = index.streaming.job
+    app = RegistaApp(index, notice=notice, settle_s=0)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, BrowserScreen)
+        await until(pilot, lambda: screen._following, "the screen follows the rollout")
+        for n in range(4):
+            before = len(r.lines)
+            r.call(f"call_{n}", "shell", command=["cat", f"m{n}.py"])
+            r.tokens(1000 * (n + 1), 1000 * n, 20)
+            r.output(f"call_{n}", f"Exit code: 0\nOutput:\nx = {n}")
+            parsed = job.parsed
+            write()
+            want = 2 * (n + 1)
+            await until(pilot, lambda want=want: len(index.steps) == want, "the exchange shows")
+            assert job.parsed - parsed == len(r.lines) - before  # only the appended lines
+        assert _kinds(index) == ["model", "tool"] * 4 and all(st.complete for st in index.steps)
+        assert index.end is None and "running" in text_of(app, "#header")
