@@ -242,6 +242,7 @@ def _child(src: str, path: Path, out: Path, old: Path | None = None) -> tuple[in
         capture_output=True,
         text=True,
         env=env,
+        cwd=old or out,  # ``-c`` puts the working folder first on the path
     )
     if done.returncode:
         raise SystemExit(done.stderr[-2000:])

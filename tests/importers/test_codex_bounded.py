@@ -5,18 +5,15 @@ fixtures, realistic and seeded fuzzed rollouts)."""
 
 from __future__ import annotations
 
-import hashlib
 import random
 import sys
-import warnings
 from collections.abc import Callable
 from pathlib import Path
 
 import orjson
 import pytest
 
-from regista.errors import RegistaError
-from regista.importers import _builder, _common, convert, import_runs
+from regista.importers import _builder, _common
 
 from .codex_fixtures import (
     CHILD,
@@ -27,6 +24,7 @@ from .codex_fixtures import (
     spawning_rollout,
     subagent_rollout,
 )
+from .digests import digest, print_digests
 from .fuzzing import mutate
 from .test_fuzz import _codex_seed
 
@@ -120,27 +118,6 @@ def _cases(root: Path) -> dict[str, Callable[[], Path]]:
         data = mutate(rng, spawning)
         cases[f"subagent~{n}"] = lambda n=n, data=data: tree(f"subagent~{n}", data)
     return cases
-
-
-def _digest(path: Path, root: Path, written: bool = False) -> str:
-    """The digest of the conversion of ``path`` (``written``: of the traces
-    ``regista import`` writes, each written as it converts)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            if written:
-                conv, files = import_runs("codex", path, path.parent / "traces")
-                traces = [f.read_bytes() for f in files]
-            else:
-                conv = convert("codex", path)
-                traces = [run.to_bytes() for run in conv.runs]
-        except RegistaError as exc:
-            return "error: " + str(exc).replace(str(root), "<root>")
-    h = hashlib.sha256()
-    for run, data in zip(conv.runs, traces, strict=True):
-        h.update(run.session_id.encode() + b"\n" + data.replace(str(root).encode(), b"<root>"))
-    h.update("\n".join(conv.report.lines()).replace(str(root), "<root>").encode())
-    return h.hexdigest()[:20]
 
 
 EXPECTED: dict[str, str] = {
@@ -250,15 +227,10 @@ def test_conversions_are_those_of_the_whole_file_conversion(
         monkeypatch.setattr(_common, "_BLOCK", 1)
         monkeypatch.setattr(_common, "_WRITE_EVERY", 1)
         monkeypatch.setattr(_builder, "_MESSAGES_IN_MEMORY", 2000)
-    got = {
-        name: _digest(make(), tmp_path, written=small) for name, make in _cases(tmp_path).items()
-    }
+    cases = _cases(tmp_path)
+    got = {name: digest("codex", make(), tmp_path, written=small) for name, make in cases.items()}
     assert got == EXPECTED
 
 
 if __name__ == "__main__":  # print the digests (after a deliberate change of the output)
-    import tempfile
-
-    with tempfile.TemporaryDirectory() as d:
-        out = {name: _digest(make(), Path(d)) for name, make in _cases(Path(d)).items()}
-    print(orjson.dumps(out, option=orjson.OPT_INDENT_2).decode())
+    print_digests("codex", _cases)
