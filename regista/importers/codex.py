@@ -47,8 +47,10 @@ _SKIP_EVENTS = {
     "context_compacted",
     "collab_agent_spawn_end",  # read by _Spawned
 }
-#: The events the conversion reads.
-_EVENTS = {"token_count", "exec_command_end", "turn_aborted"}
+#: The events the conversion reads (the others are counted, or read by the first pass).
+_EVENTS = {"token_count", "turn_aborted", "task_complete"}
+#: The other records the conversion reads.
+_READ = {"response_item", "turn_context", "compacted", "token_usage_record"}
 _SPAWN_TOOL = "spawn_agent"
 _THREAD_ID = re.compile(r"[0-9A-Za-z-]{1,64}")
 
@@ -133,20 +135,24 @@ class _Source:
         self.parsed = 0
         self._tail: JsonLinesFile | None = None
         self._any = False  # a record was read (the bare era's header is the first)
+        self.lineno = 0
 
-    def items(self, report: ImportReport) -> Iterator[Item]:
-        """Every record, from the start."""
+    def items(self, report: ImportReport, wanted: bytearray | None = None) -> Iterator[Item]:
+        """Every record, from the start (:attr:`lineno`: the line of the last one), or
+        those of the lines ``wanted`` (``wanted[n]`` for line ``n``; the others are not
+        decoded)."""
         if self.doc is not None:
             yield from self.doc
             return
         if self.data is not None:
-            lines = iter_json_lines(self.data, self.path, report)
+            lines = iter_json_lines(self.data, self.path, report, 0, wanted)
         else:
-            lines = JsonLinesFile(self.path, report).read(last=not self.live)
+            lines = JsonLinesFile(self.path, report, wanted).read(last=not self.live)
         first = [True]
-        for _, obj in lines:
+        for lineno, obj in lines:
             item = _item(obj, report, first)
             if item is not None:
+                self.lineno = lineno
                 yield item
 
     def appended(self) -> Iterator[Item]:
@@ -363,8 +369,14 @@ class _Survey:
         pending: list[str] = []
         results: dict[str, int] = {}  # call_id -> the latest of its results, numbered
         paired = 0
+        #: The lines the conversion reads (``None``: all, a document's).
+        self.wanted: bytearray | None = bytearray() if self.source.doc is None else None
         for ts, kind, p in self.source.items(report):
             self.records += 1
+            if self.wanted is not None and (
+                kind in _READ or (kind == "event_msg" and str(p.get("type")) in _EVENTS)
+            ):
+                self._want(self.source.lineno)
             if self.first_ts is None and ts:
                 self.first_ts = ts
             self.spawned.add(kind, p)
@@ -401,8 +413,8 @@ class _Survey:
                     k = results.get(str(p.get("call_id")))
                     if k is not None and isinstance(p.get("exit_code"), int):
                         self.patches[k] = p["exit_code"]
-                elif event not in _SKIP_EVENTS and event not in _EVENTS:
-                    report.skip(f"event_msg/{event}")
+                elif event not in _SKIP_EVENTS and event not in ("token_count", "turn_aborted"):
+                    report.skip(f"event_msg/{event}")  # task_complete too: it adds no event
             elif kind == "turn_context":
                 if self.model is None and isinstance(p.get("model"), str):
                     self.model = p["model"]
@@ -426,6 +438,13 @@ class _Survey:
         started = meta.get("timestamp") if isinstance(meta.get("timestamp"), str) else None
         self.started = started or self.first_ts
         self.session_id = derived_session_id(f"codex:{source_id}", self.started)
+
+    def _want(self, lineno: int) -> None:
+        wanted = self.wanted
+        assert wanted is not None
+        if lineno >= len(wanted):
+            wanted.extend(bytes(lineno + 1 - len(wanted) + (len(wanted) >> 2)))
+        wanted[lineno] = 1
 
 
 def _fork_link(meta: dict[str, Any]) -> dict[str, Any] | None:
@@ -860,7 +879,10 @@ class Job(PieceJob):
         live = n == 0 and self.live
         if n == 0:
             self._main = rollout
-        items = survey.source.appended() if live else survey.source.items(ImportReport())
+        if live:
+            items = survey.source.appended()
+        else:  # the lines it reads: the others are not decoded again
+            items = survey.source.items(ImportReport(), survey.wanted)
         return rollout.steps(items, live=live)
 
     def _closed(self, n: int) -> None:

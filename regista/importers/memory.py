@@ -6,9 +6,10 @@ each run's trace bytes live in an anonymous in-memory file
 like any trace. The runs of one conversion (a session and its subagents) stay findable by
 session id, so a viewer can open a subagent's run from the step that started it.
 
-A Claude Code transcript is streamed (:meth:`InMemoryRuns.stream`): its main run's trace
-is written out as the conversion makes it, and :class:`StreamedIndex` converts more each
-time it is asked to scan, so a viewer draws the first steps while the rest converts, as it
+A Claude Code transcript or a Codex rollout is streamed (:meth:`InMemoryRuns.stream`): its
+main run's trace
+is written out as the conversion makes it, and :class:`StreamedIndex` converts more
+each time it is asked to scan, so a viewer draws the first steps while the rest converts, as it
 follows a trace that is still being written. The subagents' runs are kept once the whole
 transcript is converted (asking for one finishes the conversion first).
 
@@ -17,8 +18,8 @@ A transcript written less than :data:`LIVE_S` ago is a session still going on
 index scans a transcript that grew, the lines appended since (and only those) are
 converted and their events appended, so a viewer follows it as it follows a trace being
 written. A model answer still being written (its lines have no stop reason yet) is held
-back until its last line comes; a run's ``session.start``, and its subagents' runs, are
-those of the first conversion (a Codex rollout is converted again whole as it grows).
+back until its last line comes (a Codex answer, until its token count); a run's
+``session.start``, and its subagents' runs, are those of the first conversion.
 """
 
 from __future__ import annotations

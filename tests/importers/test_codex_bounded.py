@@ -61,8 +61,10 @@ def _realistic(seed: int) -> bytes:
     return b"\n".join(rollout_lines(0.4, seed)) + b"\n"
 
 
-def _document() -> bytes:
-    items = [
+def _document(n: int = 1) -> bytes:
+    """The first CLI's single document (``n`` times its exchange: past the first block
+    read of the file, it is read whole)."""
+    items = n * [
         {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]},
         {"type": "function_call", "name": "shell", "arguments": '{"command":["ls"]}'},
         {"type": "function_call_output", "call_id": "call_0", "output": "a.py"},
@@ -74,6 +76,18 @@ def _document() -> bytes:
     ]
     session = {"timestamp": "2025-04-20T10:00:00.000Z", "id": "abc", "instructions": "Be brief."}
     return orjson.dumps({"session": session, "items": items}, option=orjson.OPT_INDENT_2)
+
+
+def _bare(n: int) -> bytes:
+    """The bare era's lines: a session header (its instructions longer than a first look at
+    the file), then ``n`` times an exchange of bare response items."""
+    header = {"id": "abc", "timestamp": "2025-05-01T10:00:00.000Z", "instructions": "x" * 6000}
+    lines = [header] + n * [
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "go"}]},
+        {"type": "local_shell_call", "call_id": "c", "action": {"command": ["ls"]}},
+        {"type": "function_call_output", "call_id": "c", "output": "a.py"},
+    ]
+    return b"".join(orjson.dumps(line) + b"\n" for line in lines)
 
 
 def _cases(root: Path) -> dict[str, Callable[[], Path]]:
@@ -97,6 +111,8 @@ def _cases(root: Path) -> dict[str, Callable[[], Path]]:
         "0171": codex_0171_rollout().data(),
         "late": _late(),
         "document": _document(),
+        "document-large": _document(400),
+        "bare-large": _bare(800),
         "realistic-1": _realistic(1),
         "realistic-2": _realistic(2),
     }
@@ -126,6 +142,8 @@ EXPECTED: dict[str, str] = {
     "0171": "e69d67140f8288a67380",
     "late": "6ba35441d170cfbbf0b5",
     "document": "657f1aa0944d2eec5c96",
+    "document-large": "624a3ca3a985a064c9aa",
+    "bare-large": "2028c147ed5478ae3870",
     "realistic-1": "e90d0e38954b93835368",
     "realistic-2": "ce860aa1404bd517e3cf",
     "subagent": "899ee4c5f64621df60fa",
