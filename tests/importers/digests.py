@@ -4,14 +4,18 @@ expected values in the tests that use them)."""
 from __future__ import annotations
 
 import hashlib
+import random
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from functools import partial
 from pathlib import Path
 
 import orjson
 
 from regista.errors import RegistaError
 from regista.importers import convert, import_runs
+
+from .fuzzing import mutate
 
 
 def digest(fmt: str, path: Path, root: Path, written: bool = False) -> str:
@@ -43,3 +47,31 @@ def print_digests(fmt: str, cases: Callable[[Path], dict[str, Callable[[], Path]
     with tempfile.TemporaryDirectory() as d:
         out = {name: digest(fmt, make(), Path(d)) for name, make in cases(Path(d)).items()}
     print(orjson.dumps(out, option=orjson.OPT_INDENT_2).decode())
+
+
+def write_case(root: Path, name: str, file: str, data: bytes) -> Path:
+    """``data`` as the file ``file`` of the folder of case ``name``."""
+    path = root / name / file
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    return path
+
+
+def seeded_cases(
+    root: Path,
+    file: str,
+    seeds: dict[str, bytes],
+    mutated: Iterable[str],
+    rng: random.Random,
+    n: int = 25,
+) -> dict[str, Callable[[], Path]]:
+    """A case per seed, and ``n`` mutations of each seed named in ``mutated`` (made with
+    ``rng``, in that order), each written as ``file`` when its case is made."""
+    cases: dict[str, Callable[[], Path]] = {
+        name: partial(write_case, root, name, file, data) for name, data in seeds.items()
+    }
+    for name in mutated:
+        for k in range(n):
+            data = mutate(rng, seeds[name])
+            cases[f"{name}~{k}"] = partial(write_case, root, f"{name}~{k}", file, data)
+    return cases

@@ -22,8 +22,7 @@ from .cc_fixtures import (
     text,
     tool_use,
 )
-from .digests import digest, print_digests
-from .fuzzing import mutate
+from .digests import digest, print_digests, seeded_cases
 from .test_fuzz import _claude_code_seed
 from .test_streamed import _long_session
 
@@ -63,12 +62,6 @@ def _realistic(seed: int) -> bytes:
 
 
 def _cases(root: Path) -> dict[str, Callable[[], Path]]:
-    def write(name: str, data: bytes) -> Path:
-        path = root / name / "s.jsonl"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
-        return path
-
     seeds = {
         "basic": basic_session().data(),
         "fuzz-seed": _claude_code_seed(),
@@ -77,15 +70,10 @@ def _cases(root: Path) -> dict[str, Callable[[], Path]]:
         "realistic-1": _realistic(1),
         "realistic-2": _realistic(2),
     }
-    cases: dict[str, Callable[[], Path]] = {
-        name: (lambda name=name, data=data: write(name, data)) for name, data in seeds.items()
-    }
-    cases["subagent-file"] = lambda: session_with_subagent(root / "subagent-file")
     rng = random.Random("regista-bounded")
-    for name in ("basic", "fuzz-seed", "interleaved"):
-        for n in range(25):
-            data = mutate(rng, seeds[name])
-            cases[f"{name}~{n}"] = lambda name=name, n=n, data=data: write(f"{name}~{n}", data)
+    mutated = ("basic", "fuzz-seed", "interleaved")
+    cases = seeded_cases(root, "s.jsonl", seeds, mutated, rng)
+    cases["subagent-file"] = lambda: session_with_subagent(root / "subagent-file")
     return cases
 
 

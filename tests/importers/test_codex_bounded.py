@@ -24,7 +24,7 @@ from .codex_fixtures import (
     spawning_rollout,
     subagent_rollout,
 )
-from .digests import digest, print_digests
+from .digests import digest, print_digests, seeded_cases, write_case
 from .fuzzing import mutate
 from .test_fuzz import _codex_seed
 
@@ -91,19 +91,10 @@ def _bare(n: int) -> bytes:
 
 
 def _cases(root: Path) -> dict[str, Callable[[], Path]]:
-    def write(name: str, data: bytes) -> Path:
-        path = root / name / rollout_name(THREAD)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
-        return path
-
     def tree(name: str, data: bytes) -> Path:
         day = root / name / "sessions" / "2026" / "02" / "11"
         subagent_rollout().write(day / rollout_name(CHILD, "2026-02-11T08-27-25"))
-        path = day / rollout_name(THREAD)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
-        return path
+        return write_case(day.parent, day.name, rollout_name(THREAD), data)
 
     seeds = {
         "basic": basic_rollout().data(),
@@ -116,20 +107,15 @@ def _cases(root: Path) -> dict[str, Callable[[], Path]]:
         "realistic-1": _realistic(1),
         "realistic-2": _realistic(2),
     }
-    cases: dict[str, Callable[[], Path]] = {
-        name: (lambda name=name, data=data: write(name, data)) for name, data in seeds.items()
-    }
+    rng = random.Random("regista-bounded-codex")
+    file = rollout_name(THREAD)
+    cases = seeded_cases(root, file, seeds, ("basic", "fuzz-seed", "late"), rng)
     spawning = spawning_rollout().data()
     cases["subagent"] = lambda: tree("subagent", spawning)
     cases["subagent-output-only"] = lambda: tree(
         "subagent-output-only", spawning_rollout(event=False).data()
     )
-    cases["subagent-missing"] = lambda: write("subagent-missing", spawning)
-    rng = random.Random("regista-bounded-codex")
-    for name in ("basic", "fuzz-seed", "late"):
-        for n in range(25):
-            data = mutate(rng, seeds[name])
-            cases[f"{name}~{n}"] = lambda name=name, n=n, data=data: write(f"{name}~{n}", data)
+    cases["subagent-missing"] = lambda: write_case(root, "subagent-missing", file, spawning)
     for n in range(10):
         data = mutate(rng, spawning)
         cases[f"subagent~{n}"] = lambda n=n, data=data: tree(f"subagent~{n}", data)
