@@ -25,20 +25,30 @@ Code does), thinking signatures, hook and command progress lines (most of the li
 ``--simple`` uses the first generator instead (ten words, numbered ids, short results): it
 imports about twice as fast as a real transcript, which is why it is no longer the default.
 
-``--rss MB [MB …]`` measures instead, for transcripts of those sizes, the peak memory (RSS)
-and the CPU time of ``regista import`` in a new process, interleaved with a floor process
-that reads the same file line by line and decodes each line (``orjson.loads``): the floor's
-memory does not grow with the file, and neither must the import's. The transcripts are
-made in ``--dir`` and deleted after (``--keep`` keeps them).
+``--format codex`` measures a Codex rollout instead, made by ``bench/realistic_codex.py``
+(reasoning with its encrypted content, exec calls and their events, long outputs, a token
+count per answer).
 
-    .venv/bin/python bench/bench_import.py [--mb 50] [--repeat 5] [--simple]
-    .venv/bin/python bench/bench_import.py --rss 100 500 1000 [--dir /tmp/regista-bench]
+``--rss MB [MB …]`` measures instead, for transcripts of those sizes, the peak memory (RSS)
+and the CPU time of ``regista import`` in a new process, and of the debugger converting the
+whole transcript (``regista-tui``'s index scanned to the end), each interleaved with a
+floor process that reads the same file line by line and decodes each line
+(``orjson.loads``): the floor's memory does not grow with the file, and neither must the
+import's. ``--old DIR`` runs the same processes with the ``regista`` package of ``DIR``
+too (``git archive main regista | tar -x -C DIR``), interleaved, to compare before and
+after a change. The transcripts are made in ``--dir`` and deleted after (``--keep`` keeps
+them).
+
+    .venv/bin/python bench/bench_import.py [--mb 50] [--repeat 5] [--simple] [--format codex]
+    .venv/bin/python bench/bench_import.py --rss 100 500 1000 [--dir /tmp/regista-bench] \
+        [--format codex] [--old DIR]
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import os
 import random
 import resource
 import statistics
@@ -53,12 +63,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from importers.cc_fixtures import CCSession, text, thinking, tool_use
 from realistic_cc import write_transcript
+from realistic_codex import write_rollout
 
 OUT = Path("/tmp/regista-bench")
+#: The format measured (``--format``).
+FMT = "claude-code"
 
 
-def make_real_transcript(mb: int) -> Path:
-    return write_transcript(OUT / f"cc_real_{mb}mb.jsonl", mb)
+def make_real_transcript(mb: int, folder: Path = OUT) -> Path:
+    if FMT == "codex":
+        return write_rollout(folder / f"rollout-codex_real_{mb}mb.jsonl", mb)
+    return write_transcript(folder / f"cc_real_{mb}mb.jsonl", mb)
 
 
 def make_transcript(mb: int) -> Path:
@@ -132,7 +147,7 @@ def floor(path: Path) -> None:
 def convert(path: Path) -> None:
     from regista.importers import convert as cc
 
-    conv = cc("claude-code", path)
+    conv = cc(FMT, path)
     for run in conv.runs:
         run.to_bytes()
 
@@ -174,7 +189,7 @@ def cli_import(path: Path) -> None:
         import io
 
         with contextlib.redirect_stdout(io.StringIO()):
-            run(Namespace(format="claude-code", paths=[path], trace_dir=out))
+            run(Namespace(format=FMT, paths=[path], trace_dir=out))
     finally:
         shutil.rmtree(out)
 
@@ -189,7 +204,18 @@ PEAK = (
 import contextlib, io, resource, sys
 from regista.cli.main import main
 with contextlib.redirect_stdout(io.StringIO()):
-    main(["import", "claude-code", sys.argv[1], "--trace-dir", sys.argv[2]])
+    main(["import", sys.argv[3], sys.argv[1], "--trace-dir", sys.argv[2]])
+"""
+    + _USAGE
+)
+PEAK_TUI = (
+    """
+import resource, sys
+from regista_tui.__main__ import open_index
+index, _ = open_index(sys.argv[1])
+while not index.scan(16 * 1024 * 1024):  # the debugger's scan slices
+    pass
+index.close()
 """
     + _USAGE
 )
@@ -206,9 +232,17 @@ with open(sys.argv[1], "rb") as f:
 )
 
 
-def _child(src: str, path: Path, out: Path) -> tuple[int, float]:
+def _child(src: str, path: Path, out: Path, old: Path | None = None) -> tuple[int, float]:
+    env = dict(os.environ)
+    if old is not None:  # the package of ``old`` first on the path
+        env["PYTHONPATH"] = os.pathsep.join([str(old), env.get("PYTHONPATH", "")])
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
     done = subprocess.run(
-        [sys.executable, "-c", src, str(path), str(out)], capture_output=True, text=True
+        [sys.executable, "-c", src, str(path), str(out), FMT],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=old or out,  # ``-c`` puts the working folder first on the path
     )
     if done.returncode:
         raise SystemExit(done.stderr[-2000:])
@@ -216,26 +250,39 @@ def _child(src: str, path: Path, out: Path) -> tuple[int, float]:
     return int(rss), float(cpu)
 
 
-def peak_rss(sizes: list[int], folder: Path, keep: bool) -> None:
+def peak_rss(sizes: list[int], folder: Path, keep: bool, old: Path | None) -> None:
     import shutil
     import tempfile
+    import time
 
-    print("size MB   import peak RSS   floor peak RSS   import MB/s   floor MB/s   ratio")
+    versions: list[tuple[str, Path | None]] = [("new", None)]
+    if old is not None:
+        versions.append(("old", old))
+    print(f"{FMT}: peak RSS in MB, and CPU time as a ratio to the floor's (each row interleaved)")
+    print("size MB  version  floor RSS  import RSS  tui RSS  import MB/s  floor MB/s  import/floor")
     for mb in sizes:
-        path = write_transcript(folder / f"cc_real_{mb}mb.jsonl", mb)
+        path = make_real_transcript(mb, folder)
+        then = time.time() - 600  # not a session still being written: not followed
+        os.utime(path, (then, then))
         size = path.stat().st_size / 1e6
-        out = Path(tempfile.mkdtemp(dir=folder))
         try:
-            floor_rss, floor_cpu = _child(PEAK_FLOOR, path, out)
-            rss, cpu = _child(PEAK, path, out)
+            for name, where in versions:
+                out = Path(tempfile.mkdtemp(dir=folder))
+                try:
+                    floor_rss, floor_cpu = _child(PEAK_FLOOR, path, out)
+                    rss, cpu = _child(PEAK, path, out, where)
+                    tui_rss, _ = _child(PEAK_TUI, path, out, where)
+                finally:
+                    shutil.rmtree(out)
+                print(
+                    f"{size:7.0f}  {name:<7}  {floor_rss / 1e6:9.0f}  {rss / 1e6:10.0f}  "
+                    f"{tui_rss / 1e6:7.0f}  {size / cpu:10.1f}  {size / floor_cpu:10.1f}  "
+                    f"{cpu / floor_cpu:11.2f}x",
+                    flush=True,
+                )
         finally:
-            shutil.rmtree(out)
             if not keep:
                 path.unlink()
-        print(
-            f"{size:7.0f}   {rss / 1e6:11.0f} MB   {floor_rss / 1e6:10.0f} MB   "
-            f"{size / cpu:11.0f}   {size / floor_cpu:10.0f}   {cpu / floor_cpu:5.2f}x"
-        )
 
 
 # CPU seconds of the whole process when the first frame has been drawn: a callback that
@@ -304,10 +351,14 @@ def main() -> None:
     ap.add_argument("--dir", type=Path, default=OUT, help="where --rss makes its transcripts")
     ap.add_argument("--keep", action="store_true", help="keep --rss's transcripts")
     ap.add_argument("--skip-tui", action="store_true", help="only the import rows")
+    ap.add_argument("--format", choices=["claude-code", "codex"], default="claude-code")
+    ap.add_argument("--old", type=Path, help="--rss: also the regista package of this folder")
     args = ap.parse_args()
+    global FMT
+    FMT = args.format
     if args.rss:
         args.dir.mkdir(parents=True, exist_ok=True)
-        return peak_rss(args.rss, args.dir, args.keep)
+        return peak_rss(args.rss, args.dir, args.keep, args.old)
     path = make_transcript(args.mb) if args.simple else make_real_transcript(args.mb)
     mb = path.stat().st_size / 1e6
     print(f"transcript: {path} ({mb:.1f} MB)")

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import random
 import string
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -317,15 +317,22 @@ def transcript_lines(mb: float, seed: int = 7) -> list[bytes]:
 
 
 def write_transcript(path: Path, mb: float, seed: int = 7) -> Path:
-    """Write a transcript of about ``mb`` MB to ``path`` (kept when it is already there);
-    written as it is made, so a 1 GB file needs no 1 GB of lines in memory."""
+    """Write a transcript of about ``mb`` MB to ``path`` (kept when it is already there)."""
+    return write_lines(path, mb, seed, _lines)
+
+
+def write_lines(
+    path: Path, mb: float, seed: int, lines: Callable[[_Gen, str, int], Iterator[bytes]]
+) -> Path:
+    """Write the ``lines`` of a file of about ``mb`` MB to ``path`` (kept when it is already
+    there); written as they are made, so a 1 GB file needs no 1 GB of lines in memory."""
     if path.is_file():
         return path
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
     g = _Gen(seed)
     with open(tmp, "wb") as f:
-        for line in _lines(g, g.uuid(), int(mb * 1_000_000)):
+        for line in lines(g, g.uuid(), int(mb * 1_000_000)):
             f.write(line + b"\n")
     tmp.rename(path)
     return path

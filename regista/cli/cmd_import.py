@@ -76,7 +76,8 @@ def run(args: argparse.Namespace) -> int:
     sessions = runs = 0
     for path in sources:
         data = piped.pop(path, None)
-        # a file is read by the importer, in blocks (a Claude Code one written as it converts)
+        # a file is read by the importer, in blocks (a Claude Code or Codex one written as it
+        # converts)
         conv, written = import_runs(args.format, path, args.trace_dir, data)
         sessions += 1
         runs += len(written)

@@ -19,6 +19,7 @@ import contextlib
 import importlib
 import os
 import warnings
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,8 +30,7 @@ from regista.trace.formats import TraceFormat, register_format
 
 if TYPE_CHECKING:
     from regista.importers._builder import ImportReport
-    from regista.importers._common import Conversion, ImportedRun
-    from regista.importers.claude_code import Job
+    from regista.importers._common import Conversion, ImportedRun, PieceJob
     from regista.trace.index import TraceIndex
 
 __all__ = [
@@ -101,15 +101,28 @@ def _warned(conv: Conversion) -> Conversion:
     return conv
 
 
-def start_conversion(path: Path, data: bytes | None = None) -> Job | None:
-    """A conversion of ``path`` (its bytes ``data``, when read) to make piece by piece (a
-    Claude Code transcript), else ``None``; lines that are not JSON are warned about as by
-    :func:`convert_file`. Without ``data``, ``path`` is one (its format was told)."""
-    if data is not None and detect(data) != "claude-code":
-        return None
-    from regista.importers.claude_code import Job
+#: The formats converted a piece at a time, in bounded memory (:func:`piece_job`).
+_PIECEWISE = ("claude-code", "codex")
 
-    job = Job(Path(path), data)
+
+def piece_job(fmt: str) -> Callable[..., PieceJob]:
+    """The conversion, made a piece at a time, of a format of :data:`_PIECEWISE` (its
+    ``Job``: path, bytes when read, ``into=``, ``live=``)."""
+    module = importlib.import_module(f"regista.importers.{fmt.replace('-', '_')}")
+    job: Callable[..., PieceJob] = module.Job
+    return job
+
+
+def start_conversion(
+    path: Path, data: bytes | None = None, fmt: str | None = None
+) -> PieceJob | None:
+    """A conversion of ``path`` (its bytes ``data``, when read) to make piece by piece (a
+    Claude Code transcript or a Codex rollout), else ``None``; lines that are not JSON are
+    warned about as by :func:`convert_file`. Without ``data``, ``fmt`` says its format."""
+    fmt = detect(data) if data is not None else fmt
+    if fmt not in _PIECEWISE:
+        return None
+    job = piece_job(fmt)(Path(path), data)
     for file, lineno, msg in job.conv.report.bad_lines:
         warnings.warn(f"{file}:{lineno}: skipped: {msg}", TranscriptWarning, stacklevel=2)
     return job
@@ -142,21 +155,20 @@ def import_runs(
     """Convert the transcript ``path`` of format ``fmt`` and write its runs into
     ``trace_dir`` (see :func:`write_runs`); the conversion and the files written.
 
-    A Claude Code transcript is read and its runs written as they convert: the memory
-    it takes does not grow with the transcript (a 1 GB one imports in the memory of a
-    small one). The other formats are converted whole, then written.
+    A Claude Code transcript or a Codex rollout is read and its runs written as they
+    convert: the memory it takes does not grow with the transcript (a 1 GB one imports in
+    the memory of a small one). The other formats are converted whole, then written.
     """
-    if fmt != "claude-code":
+    if fmt not in _PIECEWISE:
         conv = convert(fmt, path, data)
         return conv, write_runs(conv, trace_dir)
     from regista._gc import paused_gc
-    from regista.importers.claude_code import Job
 
     folder = _trace_folder(trace_dir)
-    job: Job | None = None
+    job: PieceJob | None = None
     try:
         with paused_gc():
-            job = Job(Path(path), data, into=folder)
+            job = piece_job(fmt)(Path(path), data, into=folder)
             conv = job.finish()
         return conv, write_runs(conv, folder)
     except OSError as exc:
@@ -255,18 +267,19 @@ def _trace_bytes(fmt: str, path: Path, data: bytes | None) -> bytes:
 
 
 def _open_index(fmt: str, path: Path, data: bytes | None) -> TraceIndex:
-    """A lazy index of the main run: a Claude Code transcript is converted as the index
-    scans (the first screen needs only its start), the others whole; a transcript written
-    in the last minute is followed as it grows (see :func:`regista.importers.memory.follow`);
-    every run of the conversion (subagents too) is kept in memory, findable by session id."""
+    """A lazy index of the main run: a Claude Code transcript or a Codex rollout is
+    converted as the index scans (the first screen needs only its start), the others
+    whole; a transcript written in the last minute is followed as it grows (see
+    :func:`regista.importers.memory.follow`); every run of the conversion (subagents
+    too) is kept in memory, findable by session id."""
     from regista.importers.memory import RUNS, follow
     from regista.trace.index import TraceIndex
 
     followed = follow(path, data, fmt)  # a session still going on
     if followed is not None:
         return followed
-    if fmt == "claude-code":
-        job = start_conversion(path, data)
+    if fmt in _PIECEWISE:
+        job = start_conversion(path, data, fmt)
         if job is not None:
             return RUNS.stream(job)
     return TraceIndex(RUNS.add(_warned(convert(fmt, path, data))))

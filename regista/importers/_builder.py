@@ -250,6 +250,10 @@ class RunBuilder:
         self.instructions = instructions
         #: The events not taken yet (:meth:`take`).
         self.events: list[dict[str, Any]] = []
+        #: The ``seq`` of the first event the source may still complete (a model call
+        #: whose usage may be reported after its step): :meth:`take` leaves it and those
+        #: after it (``None``: every event made is final).
+        self.hold: int | None = None
         self._seq = 0
         #: The cost of the events taken, summed in order (``None``: one is unknown).
         self._taken_cost: float | None = 0.0
@@ -331,6 +335,8 @@ class RunBuilder:
         bounded memory. What was taken can no longer be completed."""
         events = self.events
         upto = len(events) if upto is None else upto
+        if self.hold is not None and events:
+            upto = max(min(upto, self.hold - events[0]["seq"]), 0)
         out = events[:upto]
         del events[:upto]
         cost = self._taken_cost
@@ -568,6 +574,7 @@ class RunBuilder:
             ended: When it ended, when the source says (else its last event's time).
             duration_ms: How long it ran, when the source says (else first to last event).
         """
+        self.hold = None  # the run is complete
         # The run's cost is the sum of its calls' and compactions', whoever wrote them
         # (a call priced late, an importer that emits its own): one unknown makes it unknown.
         self.cost = total_cost(

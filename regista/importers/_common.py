@@ -24,6 +24,7 @@ __all__ = [
     "Conversion",
     "ImportedRun",
     "JsonLinesFile",
+    "PieceJob",
     "iter_json_file",
     "iter_json_lines",
     "read_json_file",
@@ -129,6 +130,139 @@ class ImportedRun:
                 os.unlink(self.spooled)
 
 
+class PieceJob:
+    """A transcript's conversion done a piece at a time, run after run, each run's events
+    handed out as they are made (and written out, with ``into``): what the Claude Code
+    and Codex conversions share.
+
+    A format reads the transcript first (:meth:`_start`: it makes :attr:`conv` and
+    :attr:`todo`, one ``(key, session id, …)`` per run, the main run first, parents before
+    children) and says how to start a run (:meth:`_open`: it adds the run to
+    ``conv.runs`` and returns its steps, one per transcript line converted).
+
+    Args:
+        path: The transcript.
+        data: Its bytes, when already read (a pipe's).
+        subagents: Also convert its subagents' transcripts.
+        into: Write each run's trace into this folder as it is made (a temporary file per
+            run, :attr:`ImportedRun.spooled`), keeping none of its events.
+        live: The transcript is being written: the main run is left open (no
+            ``session.end``), and :meth:`grow` converts the lines appended since.
+
+    Attributes:
+        conv: The conversion; ``conv.runs[0]`` (the main run) grows as the job advances.
+        done: Every run is converted.
+    """
+
+    conv: Conversion
+    todo: list[Any]
+
+    def __init__(
+        self,
+        path: Path,
+        data: bytes | None = None,
+        *,
+        subagents: bool = True,
+        into: Path | None = None,
+        live: bool = False,
+    ) -> None:
+        if live and data is not None:  # a last line still being written is read later
+            data = data[: data.rfind(b"\n") + 1]
+        self.into = into
+        self.live = live
+        self.done = False
+        self._next = 0
+        self._main_done = 0  # lines of the main run converted
+        self._current: Iterator[None] | None = None
+        self._start(Path(path), data, subagents)
+
+    def _start(self, path: Path, data: bytes | None, subagents: bool) -> None:
+        """Read the transcript: make :attr:`conv` and :attr:`todo`."""
+        raise NotImplementedError
+
+    @property
+    def source(self) -> Path:
+        return self.conv.source
+
+    @property
+    def main_sid(self) -> str:
+        return str(self.todo[0][1])
+
+    @property
+    def main_progress(self) -> float:
+        """How much of the main run is converted, from 0 to 1."""
+        if self._next > 0:
+            return 1.0
+        return min(self._main_done / max(self._main_lines(), 1), 1.0)
+
+    def _main_lines(self) -> int:
+        """How many lines the main run's conversion reads."""
+        raise NotImplementedError
+
+    def _open(self, n: int) -> Iterator[None]:
+        """Start the run ``todo[n]`` (added to ``conv.runs``); its steps."""
+        raise NotImplementedError
+
+    def _closed(self, n: int) -> None:
+        """The run ``todo[n]`` is converted."""
+
+    def _ended(self) -> None:
+        """Every run is converted."""
+
+    def grow(self) -> None:
+        """Convert what a transcript being written was appended since it was last read."""
+        raise NotImplementedError
+
+    def _spoolable(self, run: ImportedRun) -> bool:
+        """Whether ``run`` may be written out as it is made (its start is final)."""
+        return True
+
+    def advance(self, lines: int) -> bool:
+        """Convert about ``lines`` more transcript lines; returns :attr:`done`."""
+        while lines > 0 and not self.done:
+            if self._current is None:
+                self._current = self._open(self._next)
+                run = self.conv.runs[-1]
+                if self.into is not None and self._spoolable(run):
+                    run.spool(self.into, len(self.conv.runs) - 1)
+            for _ in self._current:
+                lines -= 1
+                if self._next == 0:
+                    self._main_done += 1
+                if lines <= 0:
+                    break
+            else:
+                self._closed(self._next)
+                self._current = None
+                self._next += 1
+                if self._next == len(self.todo):
+                    self._ended()
+                    self.done = True
+        if self.into is not None:
+            last = len(self.conv.runs) - 1
+            for n, run in enumerate(self.conv.runs):
+                if self.done and run.spooled is None:
+                    run.spool(self.into, n)
+                run.write_out(final=n < last or self._current is None)
+        return self.done
+
+    def finish(self) -> Conversion:
+        """Convert what is left; the whole conversion."""
+        while not self.done:
+            self.advance(1 << 30 if self.into is None else _WRITE_EVERY)
+        return self.conv
+
+    def discard(self) -> None:
+        """Remove what was written into ``into`` (a conversion given up)."""
+        for run in self.conv.runs:
+            run.unspool()
+
+
+#: Transcript lines converted between two writes of the runs (the events between two
+#: writes are a conversion's largest piece of memory).
+_WRITE_EVERY = 256
+
+
 def _copy(src: BinaryIO, dst: BinaryIO) -> int:
     n = 0
     while block := src.read(1 << 20):
@@ -157,11 +291,12 @@ class Conversion:
         return None
 
 
-def read_source(path: Path) -> bytes:
-    """The bytes of a transcript, with one clear error when it cannot be read."""
+def read_source(path: Path, size: int = -1) -> bytes:
+    """The bytes of a transcript (``size``: its first ones), with one clear error when it
+    cannot be read."""
     from regista.trace.formats import read_whole
 
-    return read_whole(path, "no such file", "is a directory, not a transcript file")
+    return read_whole(path, "no such file", "is a directory, not a transcript file", size)
 
 
 #: What a skipped line that nests too deep is reported as.

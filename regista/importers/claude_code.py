@@ -29,6 +29,7 @@ from regista.importers._common import (
     Conversion,
     ImportedRun,
     JsonLinesFile,
+    PieceJob,
     iter_json_file,
     iter_json_lines,
     report_of,
@@ -853,7 +854,7 @@ def convert(path: Path, data: bytes | None = None, *, subagents: bool = True) ->
     return Job(path, data, subagents=subagents).finish()
 
 
-class Job:
+class Job(PieceJob):
     """One transcript's conversion, done a piece at a time, in memory bounded whatever the
     transcript's size.
 
@@ -866,33 +867,13 @@ class Job:
     out and forget them (``into``). :meth:`finish` converts whatever is left and returns
     the :class:`Conversion` (the same as :func:`convert`'s).
 
-    Args:
-        path: The session's ``.jsonl`` file.
-        data: Its bytes, when already read (a pipe's).
-        subagents: Also convert the subagent files beside it.
-        into: Write each run's trace into this folder as it is made (a temporary file per
-            run, :attr:`ImportedRun.spooled`), keeping none of its events.
-        live: The transcript is being written: the main run is left open (no
-            ``session.end``), and :meth:`grow` converts the lines appended since.
-
-    Attributes:
-        conv: The conversion; ``conv.runs[0]`` (the main run) grows as the job advances,
-            the subagents' runs are added once the whole job is done.
-        done: Every run is converted.
+    Its arguments are :class:`~regista.importers._common.PieceJob`'s (``path``: the
+    session's ``.jsonl`` file; ``subagents``: the subagent files beside it). The
+    subagents' runs are added to ``conv.runs`` once the main run is done.
     """
 
-    def __init__(
-        self,
-        path: Path,
-        data: bytes | None = None,
-        *,
-        subagents: bool = True,
-        into: Path | None = None,
-        live: bool = False,
-    ) -> None:
-        path = Path(path)
-        if live and data is not None:  # a last line still being written is read later
-            data = data[: data.rfind(b"\n") + 1]
+    def _start(self, path: Path, data: bytes | None, subagents: bool) -> None:
+        live = self.live
         window = _WINDOW
         while True:
             gathered = _Gathered(path, data, subagents, window, live)
@@ -900,7 +881,6 @@ class Job:
                 break
             window = max(gathered.need, 2 * window)  # an answer's lines lie further apart
         self.window = window
-        self.into = into
         #: The main thread's lines, read as the transcript grows (when ``live``).
         self._tail = JsonLinesFile(path, ImportReport()) if live else None
         #: Transcript lines read for the main run as it grew (what :meth:`grow` costs).
@@ -955,30 +935,22 @@ class Job:
         self.todo: list[tuple[str, str, _Facts, dict[str, Any]]] = [("", main_sid, main, {})]
         self.todo += [(f.key, sids[f.key], f, f.meta) for f in g.threads]
         self.conv = Conversion(format=FORMAT, source=path, report=report)
-        self.main_sid = main_sid
         self.origin = origin
         self.owner = owner
         self.links = links
         self.compact_usage = compact_usage
         #: tool_use_id / compaction key -> (run sid, step) of the step that started a thread.
         self.starts: dict[str, tuple[str, int]] = {}
-        self.done = False
-        self._next = 0
-        self._main_done = 0  # lines of the main thread converted
-        self._current: tuple[_Thread, str, dict[str, Any] | None, Iterator[None]] | None = None
+        self._thread: tuple[_Thread, str] | None = None
 
-    @property
-    def source(self) -> Path:
-        return self.conv.source
+    def _main_lines(self) -> int:
+        return int(self.todo[0][2].converted)
 
-    @property
-    def main_progress(self) -> float:
-        """How much of the main run is converted, from 0 to 1."""
-        if self._next > 0:
-            return 1.0
-        return min(self._main_done / max(self.todo[0][2].converted, 1), 1.0)
+    def _spoolable(self, run: ImportedRun) -> bool:
+        # a run whose parent step is not known yet is written once it is
+        return run.parent is None or run.parent["step"] >= 0
 
-    def _open(self, n: int) -> None:
+    def _open(self, n: int) -> Iterator[None]:
         key, sid, facts, meta = self.todo[n]
         parent: dict[str, Any] | None = None
         if key and key in self.owner:
@@ -1004,42 +976,19 @@ class Job:
             import_report=None if key else report_of(self.conv.report),
             forked_from=None if key else _fork_link(facts.fork),
         )
-        run = ImportedRun(sid, thread.b.events, parent, builder=thread.b)
-        if self.into is not None and (parent is None or parent["step"] >= 0):
-            # a run whose parent step is not known yet is written once it is
-            run.spool(self.into, len(self.conv.runs))
-        self.conv.runs.append(run)
+        self.conv.runs.append(ImportedRun(sid, thread.b.events, parent, builder=thread.b))
         if not key:
             self._main = thread
-        self._current = (thread, sid, parent, thread.steps(live=live))
+        self._thread = (thread, sid)
+        return thread.steps(live=live)
 
-    def advance(self, lines: int) -> bool:
-        """Convert about ``lines`` more transcript lines; returns :attr:`done`."""
-        while lines > 0 and not self.done:
-            if self._current is None:
-                self._open(self._next)
-            assert self._current is not None
-            thread, sid, _, steps = self._current
-            for _ in steps:
-                lines -= 1
-                if self._next == 0:
-                    self._main_done += 1
-                if lines <= 0:
-                    break
-            else:
-                self.starts.update({k: (sid, step) for k, step in thread.started.items()})
-                self._current = None
-                self._next += 1
-                if self._next == len(self.todo):
-                    _fix_parent_steps(self.conv, self.starts)
-                    self.done = True
-        if self.into is not None:
-            last = len(self.conv.runs) - 1
-            for n, run in enumerate(self.conv.runs):
-                if self.done and run.spooled is None:
-                    run.spool(self.into, n)
-                run.write_out(final=n < last or self._current is None)
-        return self.done
+    def _closed(self, n: int) -> None:
+        assert self._thread is not None
+        thread, sid = self._thread
+        self.starts.update({k: (sid, step) for k, step in thread.started.items()})
+
+    def _ended(self) -> None:
+        _fix_parent_steps(self.conv, self.starts)
 
     def _tail_lines(self) -> Iterator[dict[str, Any]]:
         assert self._tail is not None
@@ -1057,17 +1006,6 @@ class Job:
         for obj in self._tail_lines():
             thread.feed(obj)
         thread.feed_answered()
-
-    def finish(self) -> Conversion:
-        """Convert what is left; the whole conversion."""
-        while not self.done:
-            self.advance(1 << 30 if self.into is None else 256)
-        return self.conv
-
-    def discard(self) -> None:
-        """Remove what was written into ``into`` (a conversion given up)."""
-        for run in self.conv.runs:
-            run.unspool()
 
 
 def _fork_link(link: Any) -> dict[str, Any] | None:

@@ -6,9 +6,10 @@ each run's trace bytes live in an anonymous in-memory file
 like any trace. The runs of one conversion (a session and its subagents) stay findable by
 session id, so a viewer can open a subagent's run from the step that started it.
 
-A Claude Code transcript is streamed (:meth:`InMemoryRuns.stream`): its main run's trace
-is written out as the conversion makes it, and :class:`StreamedIndex` converts more each
-time it is asked to scan, so a viewer draws the first steps while the rest converts, as it
+A Claude Code transcript or a Codex rollout is streamed (:meth:`InMemoryRuns.stream`): its
+main run's trace
+is written out as the conversion makes it, and :class:`StreamedIndex` converts more
+each time it is asked to scan, so a viewer draws the first steps while the rest converts, as it
 follows a trace that is still being written. The subagents' runs are kept once the whole
 transcript is converted (asking for one finishes the conversion first).
 
@@ -17,8 +18,8 @@ A transcript written less than :data:`LIVE_S` ago is a session still going on
 index scans a transcript that grew, the lines appended since (and only those) are
 converted and their events appended, so a viewer follows it as it follows a trace being
 written. A model answer still being written (its lines have no stop reason yet) is held
-back until its last line comes; a run's ``session.start``, and its subagents' runs, are
-those of the first conversion (a Codex rollout is converted again whole as it grows).
+back until its last line comes (a Codex answer, until its token count); a run's
+``session.start``, and its subagents' runs, are those of the first conversion.
 """
 
 from __future__ import annotations
@@ -28,16 +29,17 @@ import threading
 import time
 import warnings
 from pathlib import Path
-from typing import Any, Protocol
-
-import orjson
+from typing import TYPE_CHECKING
 
 from regista.errors import TraceError, TranscriptWarning
 from regista.importers._builder import RunEncoder
 from regista.importers._common import Conversion
+
+if TYPE_CHECKING:
+    from regista.importers._common import PieceJob
 from regista.trace.formats import memory_file, write_all
 from regista.trace.index import TraceIndex
-from regista.trace.names import LLM_REQUEST, SESSION_END
+from regista.trace.names import SESSION_END
 
 __all__ = [
     "LIVE_S",
@@ -53,40 +55,6 @@ _LINES = 256
 #: A transcript written this recently when it is opened is a session still going on: it is
 #: followed as it grows (the same span after which a trace with no end is called stale).
 LIVE_S = 60.0
-
-
-class _Job(Protocol):
-    """What :class:`Streaming` needs of a conversion (a Claude Code :class:`Job`, or a
-    :class:`WholeJob`)."""
-
-    conv: Conversion
-    main_sid: str
-    todo: list[Any]
-
-    @property
-    def source(self) -> Path: ...
-
-    @property
-    def main_progress(self) -> float: ...
-
-    def advance(self, lines: int) -> bool: ...
-
-
-class WholeJob:
-    """A conversion done at once (a Codex rollout), in the shape of a streamed one."""
-
-    def __init__(self, conv: Conversion) -> None:
-        self.conv = conv
-        self.main_sid = conv.main.session_id
-        self.todo: list[Any] = [(None, run.session_id, None, None) for run in conv.runs]
-        self.main_progress = 1.0
-
-    @property
-    def source(self) -> Path:
-        return self.conv.source
-
-    def advance(self, lines: int) -> bool:
-        return True
 
 
 #: A converted run: the transcript it came from, and its session id.
@@ -119,7 +87,7 @@ class InMemoryRuns:
                 self._keep((conv.source, run.session_id), run.to_bytes())
             return self._files[(conv.source, conv.main.session_id)]
 
-    def stream(self, job: _Job, *, live: bool = False, fmt: str = "claude-code") -> StreamedIndex:
+    def stream(self, job: PieceJob, *, live: bool = False) -> StreamedIndex:
         """An index of ``job``'s main run, converted as the index scans.
 
         Nothing is converted yet: the index's first :meth:`~StreamedIndex.scan` starts.
@@ -131,7 +99,7 @@ class InMemoryRuns:
             streaming = self._streams.get(key)
             if streaming is None or streaming.stamp != _stamp(job.source) or streaming.live != live:
                 path = memory_file(job.main_sid, b"")
-                streaming = self._streams[key] = Streaming(job, path, self, live=live, fmt=fmt)
+                streaming = self._streams[key] = Streaming(job, path, self, live=live)
                 self._files[key] = path
                 self._source_of_path[path] = job.source
                 for _, sub_sid, _, _ in job.todo[1:]:
@@ -184,27 +152,23 @@ class Streaming:
     """A transcript converted into an in-memory trace file a piece at a time.
 
     Args:
-        job: The conversion (:class:`regista.importers.claude_code.Job`, or
-            :class:`WholeJob`).
+        job: The conversion (a :class:`~regista.importers._common.PieceJob`).
         path: The in-memory file its main run is written to.
         runs: Told when the whole conversion is done.
         live: The transcript is still being written: no ``session.end``, and
             :meth:`regrow` converts what it grew by.
-        fmt: Its format (``claude-code`` or ``codex``), to convert it again.
     """
 
     def __init__(
         self,
-        job: _Job,
+        job: PieceJob,
         path: Path,
         runs: InMemoryRuns,
         *,
         live: bool = False,
-        fmt: str = "claude-code",
     ) -> None:
         self.job = job
         self.live = live
-        self.fmt = fmt
         self.path = path
         #: The transcript's size and time when the conversion began: one that changed
         #: since is converted again when it is opened again.
@@ -213,8 +177,6 @@ class Streaming:
         self._fd = os.open(path, os.O_WRONLY | os.O_APPEND)
         self._written = 0  # main-run events written out
         self._encoder = RunEncoder(job.main_sid)
-        #: The transcript ends in a model answer still being written (held back).
-        self._open = _answer_open(fmt, _tail(job.source)) if live else False
         self._lock = threading.Lock()
         self.done = False
         #: Indexes reading it; the last one closed before the end gives the conversion up.
@@ -259,24 +221,9 @@ class Streaming:
             stamp = _stamp(self.job.source)
             if not self.live or not self.done or self._fd < 0 or stamp == self.stamp:
                 return False
-            grow = getattr(self.job, "grow", None)
-            if grow is not None:  # converts only what was appended
-                self.stamp = stamp
-                grow()
-                return self._write_new(True) > 0
-            from regista.importers import convert
-            from regista.importers._common import read_source
-
-            data = read_source(self.job.source)
             self.stamp = stamp
-            conv = convert(self.fmt, self.job.source, data)
-            if not conv.runs or conv.main.session_id != self.job.main_sid:
-                return False  # not the same session any more (its start was rewritten)
-            self.job = WholeJob(conv)
-            self._open = _answer_open(self.fmt, data)
-            appended = self._write_new(True) > 0
-        self._runs._finished(conv)
-        return appended
+            self.job.grow()  # converts only what was appended
+            return self._write_new(True) > 0
 
     def finish(self) -> None:
         """Convert everything that is left."""
@@ -286,19 +233,14 @@ class Streaming:
         runs = self.job.conv.runs
         if not runs:
             return 0
-        run = runs[0]
-        # a run made a piece at a time hands out what is new and forgets it
-        events = run.builder.events if run.builder is not None else run.events
+        builder = runs[0].builder
+        assert builder is not None  # made a piece at a time: hands out what is new
+        events = builder.events
         upto = len(events)
-        if self.live:  # until the end, the last answer read may still be growing
-            # (a run made a piece at a time holds an answer back until it is complete)
-            upto = _settled(events, run.builder is None and (self._open or not finished))
-        if run.builder is not None:
-            new = run.builder.take(upto)
-            self._written += len(new)
-        else:
-            new = events[self._written : upto]
-            self._written = upto
+        if self.live and upto and events[-1].get("type") == SESSION_END:
+            upto -= 1  # the session goes on (an answer still being written is held back)
+        new = builder.take(upto)
+        self._written += len(new)
         if not new:
             return 0
         data = self._encoder.encode(new)
@@ -370,83 +312,12 @@ def follow(path: Path, data: bytes | None, fmt: str | None) -> StreamedIndex | N
         return None
     if age >= LIVE_S:
         return None
-    job: _Job
-    if fmt == "claude-code":
-        from regista.importers.claude_code import Job
+    from regista.importers import piece_job
 
-        job = Job(Path(path), data, live=True)
-    else:
-        from regista.importers import convert
-
-        job = WholeJob(convert(fmt, Path(path), data))
+    job: PieceJob = piece_job(fmt)(Path(path), data, live=True)
     for file, lineno, msg in job.conv.report.bad_lines:  # as a finished one says them
         warnings.warn(f"{file}:{lineno}: skipped: {msg}", TranscriptWarning, stacklevel=2)
-    return RUNS.stream(job, live=True, fmt=fmt)
-
-
-def _settled(events: list[dict[str, Any]], answer_open: bool) -> int:
-    """How many of a followed run's events to write: not its ``session.end`` (the session
-    goes on), nor a model step whose answer is still being written."""
-    upto = len(events)
-    if upto and events[-1].get("type") == SESSION_END:
-        upto -= 1
-    if answer_open:
-        for i in range(upto - 1, -1, -1):
-            if events[i].get("type") == LLM_REQUEST:
-                return i
-    return upto
-
-
-def _tail(path: Path, size: int = 1 << 20) -> bytes:
-    """The last bytes of ``path`` (its last lines), or nothing."""
-    try:
-        with open(path, "rb") as f:
-            end = f.seek(0, os.SEEK_END)
-            f.seek(max(0, end - size))
-            return f.read()
-    except OSError:
-        return b""
-
-
-#: Codex's items of a model answer: the answer is still being written while they are last.
-_CODEX_ANSWER = frozenset(
-    {"reasoning", "function_call", "custom_tool_call", "local_shell_call", "web_search_call"}
-)
-
-
-def _answer_open(fmt: str, data: bytes) -> bool:
-    """Whether the transcript ``data`` ends in a model answer still being written: Claude
-    Code's assistant line with no stop reason yet; Codex's answer items with no token count
-    after them."""
-    for raw in reversed(data.rstrip().splitlines()[-64:]):
-        try:
-            obj = orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            continue
-        if not isinstance(obj, dict):
-            continue
-        if fmt == "claude-code":
-            if obj.get("isSidechain") or obj.get("type") not in ("user", "assistant", "system"):
-                continue
-            message = obj.get("message")
-            return (
-                obj.get("type") == "assistant"
-                and isinstance(message, dict)
-                and message.get("stop_reason") is None
-            )
-        payload = obj.get("payload")
-        if not isinstance(payload, dict):
-            continue
-        if obj.get("type") == "event_msg":
-            if payload.get("type") in ("token_count", "task_complete", "turn_aborted"):
-                return False
-            continue
-        if obj.get("type") == "response_item":
-            item = payload.get("type")
-            return item in _CODEX_ANSWER or (
-                item == "message" and payload.get("role") == "assistant"
-            )
-    return False
+    return RUNS.stream(job, live=True)
 
 
 def _stamp(path: Path) -> tuple[int, int] | None:

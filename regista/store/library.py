@@ -380,7 +380,7 @@ class Library:
         steps: int | None = None
         try:
             _check_format(Path(it.path), it.tool)
-            # a Claude Code session is written as it converts (in bounded memory)
+            # a session is written as it converts (in bounded memory)
             conv, written = import_runs(it.tool, Path(it.path), self.folder / it.tool)
             steps = conv.main.steps
             start = conv.main.start

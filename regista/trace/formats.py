@@ -266,13 +266,13 @@ def _read_whole(path: Path) -> bytes:
     return read_whole(path, "no such trace file", "is a folder, not a trace file")
 
 
-def read_whole(path: Path, missing: str, folder: str) -> bytes:
-    """The bytes of a file, with one clear error when it cannot be read: ``missing`` and
-    ``folder`` say what it was meant to be (a trace, a transcript)."""
+def read_whole(path: Path, missing: str, folder: str, size: int = -1) -> bytes:
+    """The bytes of a file (``size``: its first ones), with one clear error when it cannot
+    be read: ``missing`` and ``folder`` say what it was meant to be (a trace, a transcript)."""
     with reading(path, missing, folder), open(path, "rb") as f:
         if (device := device_error(path, f.fileno())) is not None:
             raise TraceError(device)
-        return f.read()
+        return f.read(size)
 
 
 @contextlib.contextmanager

@@ -5,18 +5,14 @@ fixtures, realistic and seeded fuzzed transcripts)."""
 
 from __future__ import annotations
 
-import hashlib
 import random
 import sys
-import warnings
 from collections.abc import Callable
 from pathlib import Path
 
-import orjson
 import pytest
 
-from regista.errors import RegistaError
-from regista.importers import _builder, claude_code, convert
+from regista.importers import _builder, claude_code
 
 from .cc_fixtures import (
     CCSession,
@@ -26,7 +22,7 @@ from .cc_fixtures import (
     text,
     tool_use,
 )
-from .fuzzing import mutate
+from .digests import digest, print_digests, seeded_cases
 from .test_fuzz import _claude_code_seed
 from .test_streamed import _long_session
 
@@ -66,12 +62,6 @@ def _realistic(seed: int) -> bytes:
 
 
 def _cases(root: Path) -> dict[str, Callable[[], Path]]:
-    def write(name: str, data: bytes) -> Path:
-        path = root / name / "s.jsonl"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
-        return path
-
     seeds = {
         "basic": basic_session().data(),
         "fuzz-seed": _claude_code_seed(),
@@ -80,32 +70,11 @@ def _cases(root: Path) -> dict[str, Callable[[], Path]]:
         "realistic-1": _realistic(1),
         "realistic-2": _realistic(2),
     }
-    cases: dict[str, Callable[[], Path]] = {
-        name: (lambda name=name, data=data: write(name, data)) for name, data in seeds.items()
-    }
-    cases["subagent-file"] = lambda: session_with_subagent(root / "subagent-file")
     rng = random.Random("regista-bounded")
-    for name in ("basic", "fuzz-seed", "interleaved"):
-        for n in range(25):
-            data = mutate(rng, seeds[name])
-            cases[f"{name}~{n}"] = lambda name=name, n=n, data=data: write(f"{name}~{n}", data)
+    mutated = ("basic", "fuzz-seed", "interleaved")
+    cases = seeded_cases(root, "s.jsonl", seeds, mutated, rng)
+    cases["subagent-file"] = lambda: session_with_subagent(root / "subagent-file")
     return cases
-
-
-def _digest(path: Path, root: Path) -> str:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            conv = convert("claude-code", path)
-        except RegistaError as exc:
-            return "error: " + str(exc).replace(str(root), "<root>")
-    h = hashlib.sha256()
-    for run in conv.runs:
-        h.update(
-            run.session_id.encode() + b"\n" + run.to_bytes().replace(str(root).encode(), b"<root>")
-        )
-    h.update("\n".join(conv.report.lines()).replace(str(root), "<root>").encode())
-    return h.hexdigest()[:20]
 
 
 EXPECTED: dict[str, str] = {
@@ -202,13 +171,9 @@ def test_conversions_are_those_of_the_whole_file_conversion(
         monkeypatch.setattr(claude_code, "_WINDOW", 1)
         monkeypatch.setattr(_builder, "_MESSAGES_IN_MEMORY", 2000)
         monkeypatch.setattr(_builder, "_REFERRED_KEPT", 1)
-    got = {name: _digest(make(), tmp_path) for name, make in _cases(tmp_path).items()}
+    got = {name: digest("claude-code", make(), tmp_path) for name, make in _cases(tmp_path).items()}
     assert got == EXPECTED
 
 
 if __name__ == "__main__":  # print the digests (after a deliberate change of the output)
-    import tempfile
-
-    with tempfile.TemporaryDirectory() as d:
-        out = {name: _digest(make(), Path(d)) for name, make in _cases(Path(d)).items()}
-    print(orjson.dumps(out, option=orjson.OPT_INDENT_2).decode())
+    print_digests("claude-code", _cases)

@@ -99,17 +99,21 @@ def test_fuzzed_growth_gives_steps_or_one_clear_error(fmt: str, tmp_path: Path) 
                 index.close()
 
 
-def test_a_growing_transcript_converts_only_what_was_appended(tmp_path: Path) -> None:
+@pytest.mark.parametrize("fmt", ["claude-code", "codex"])
+def test_a_growing_transcript_converts_only_what_was_appended(fmt: str, tmp_path: Path) -> None:
     """Grown in pieces cut anywhere (in the middle of a line too), the transcript's run
     ends as the whole file's; each growth reads the lines it completed, and no others."""
-    from .test_cc_bounded import _realistic
+    if fmt == "codex":
+        from .test_codex_bounded import _realistic
+    else:
+        from .test_cc_bounded import _realistic
 
     data = _realistic(3)
-    rng = rng_for("followed-appended")
+    rng = rng_for(f"followed-appended-{fmt}" if fmt == "codex" else "followed-appended")
     cuts = sorted(rng.sample(range(1, len(data)), 12))
-    path = tmp_path / "s.jsonl"
+    path = tmp_path / _name(fmt)
     path.write_bytes(data[: cuts[0]])
-    index = follow(path, path.read_bytes(), "claude-code")
+    index = follow(path, path.read_bytes(), fmt)
     assert index is not None
     index.scan()
     job = index.streaming.job
@@ -120,7 +124,7 @@ def test_a_growing_transcript_converts_only_what_was_appended(tmp_path: Path) ->
             f.write(data[a:b])
         index.scan()
         assert job.parsed - parsed == data[:b].count(b"\n") - data[:a].count(b"\n")
-    whole = convert("claude-code", path, data).main.events
+    whole = convert(fmt, path, data).main.events
     expected = events_bytes(whole[:-1]).splitlines()  # all but its session.end
     got = [index.raw_line(n) for n in range(len(index.offsets))]
     assert len(got) == len(expected) and got[1:] == expected[1:]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -185,6 +186,33 @@ async def test_a_transcript_not_written_for_a_minute_opens_finished(tmp_path: Pa
     index.close()
 
 
+async def _each_exchange_shows(
+    app: RegistaApp,
+    index: StreamedIndex,
+    lines: list[dict[str, Any]],
+    write: Appender,
+    exchange: Callable[[int], None],
+) -> None:
+    """Append four exchanges (``exchange(n)`` writes the n-th's lines) one at a time: each
+    shows, and each growth reads only the lines appended."""
+    job = index.streaming.job
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, BrowserScreen)
+        await until(pilot, lambda: screen._following, "the screen follows the transcript")
+        for n in range(4):
+            before = len(lines)
+            exchange(n)
+            parsed = job.parsed
+            write()
+            want = 2 * (n + 1)
+            await until(pilot, lambda want=want: len(index.steps) == want, "the exchange shows")
+            assert job.parsed - parsed == len(lines) - before  # only the appended lines
+        assert _kinds(index) == ["model", "tool"] * 4 and all(st.complete for st in index.steps)
+        assert index.end is None and "running" in text_of(app, "#header")
+
+
 async def test_a_transcript_appended_to_shows_each_step_converting_only_the_new_lines(
     tmp_path: Path,
 ) -> None:
@@ -193,20 +221,33 @@ async def test_a_transcript_appended_to_shows_each_step_converting_only_the_new_
     s = CCSession()
     s.prompt("Read the modules one by one")
     _, write, index, app = _followed(tmp_path, s)
-    job = index.streaming.job
-    async with app.run_test(size=(120, 30)) as pilot:
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, BrowserScreen)
-        await until(pilot, lambda: screen._following, "the screen follows the transcript")
-        for n in range(4):
-            before = len(s.lines)
-            s.answer(tool_use(f"toolu_{n}", "Read", file_path=f"m{n}.py"), stop_reason="tool_use")
-            s.tool_result(f"toolu_{n}", f"x = {n}\n")
-            parsed = job.parsed
-            write()
-            want = 2 * (n + 1)
-            await until(pilot, lambda want=want: len(index.steps) == want, "the exchange shows")
-            assert job.parsed - parsed == len(s.lines) - before  # only the appended lines
-        assert _kinds(index) == ["model", "tool"] * 4 and all(st.complete for st in index.steps)
-        assert index.end is None and "running" in text_of(app, "#header")
+
+    def exchange(n: int) -> None:
+        s.answer(tool_use(f"toolu_{n}", "Read", file_path=f"m{n}.py"), stop_reason="tool_use")
+        s.tool_result(f"toolu_{n}", f"x = {n}\n")
+
+    await _each_exchange_shows(app, index, s.lines, write, exchange)
+
+
+async def test_a_codex_rollout_appended_to_shows_each_step_converting_only_the_new_lines(
+    tmp_path: Path,
+) -> None:
+    """A rollout written a few exchanges at a time: the screen shows every step the whole
+    file has, and each growth reads only the lines appended."""
+    r = Rollout()
+    r.meta()
+    r.turn()
+    r.user("Read the modules one by one")
+    path = tmp_path / rollout_name(r.thread_id)
+    write = Appender(path, r.lines)
+    write()
+    index, notice = open_index(path)
+    assert isinstance(index, StreamedIndex) and index.follows
+
+    def exchange(n: int) -> None:
+        r.call(f"call_{n}", "shell", command=["cat", f"m{n}.py"])
+        r.tokens(1000 * (n + 1), 1000 * n, 20)
+        r.output(f"call_{n}", f"Exit code: 0\nOutput:\nx = {n}")
+
+    app = RegistaApp(index, notice=notice, settle_s=0)
+    await _each_exchange_shows(app, index, r.lines, write, exchange)
