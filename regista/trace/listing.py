@@ -17,6 +17,7 @@ the models' annotations, so the two cannot drift apart. Nested payloads are chec
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from operator import itemgetter
 from pathlib import Path
 from types import NoneType
@@ -187,26 +188,23 @@ LEFT_OUT: dict[str, tuple[tuple[str, Any], ...]] = {
 }
 
 
-class _Kind:
-    """What :func:`listed` knows of one kind of event."""
+class _Fields:
+    """The check both :func:`listed` and :func:`modelled` make of a line's field values:
+    each of its field's exact type, one of its ``Literal``'s values, lists of objects."""
 
-    __slots__ = ("filled", "left_out", "lists", "literals", "seen", "types", "values")
+    __slots__ = ("lists", "literals", "seen", "types")
 
-    def __init__(self, kind: str) -> None:
-        left_out = dict(LEFT_OUT.get(kind, ()))
-        fields = [f for f in FIELDS[kind] if f[0] not in left_out]
-        #: The values of the fields, in order, from a line's dict (``KeyError``: one is
-        #: missing); the fields are at least two (the envelope's).
-        self.values = itemgetter(*(f[0] for f in fields))
+    def __init__(self, fields: Sequence[Any]) -> None:
         self.types = tuple(f[1] for f in fields)
-        #: ``(index, allowed values)`` of the fields whose value is one of a ``Literal``'s.
-        self.literals = [(i, f[2]) for i, f in enumerate(fields) if f[2] is not None]
-        #: The indexes of the fields whose lists must hold only objects.
-        self.lists = [i for i, f in enumerate(fields) if f[3]]
-        self.filled = tuple(left_out.items())
-        self.left_out = frozenset(left_out)
         #: The value types of lines found to need no conversion, field by field.
         self.seen: set[tuple[type, ...]] = set()
+        #: ``(index, allowed values)`` of the fields whose value is one of a
+        #: ``Literal``'s (but ``type``: the kind was found by it).
+        self.literals = [
+            (i, f[2]) for i, f in enumerate(fields) if f[2] is not None and f[0] != "type"
+        ]
+        #: The indexes of the fields whose lists must hold only objects.
+        self.lists = [i for i, f in enumerate(fields) if f[3]]
 
     def accepts(self, values: tuple[Any, ...]) -> bool:
         """Whether ``values`` (one per field, in order) need neither conversion nor refusal."""
@@ -225,6 +223,22 @@ class _Kind:
                     if type(item) is not dict:
                         return False
         return True
+
+
+class _Kind(_Fields):
+    """What :func:`listed` knows of one kind of event."""
+
+    __slots__ = ("filled", "left_out", "values")
+
+    def __init__(self, kind: str) -> None:
+        left_out = dict(LEFT_OUT.get(kind, ()))
+        fields = [f for f in FIELDS[kind] if f[0] not in left_out]
+        super().__init__(fields)
+        #: The values of the fields, in order, from a line's dict (``KeyError``: one is
+        #: missing); the fields are at least two (the envelope's).
+        self.values = itemgetter(*(f[0] for f in fields))
+        self.filled = tuple(left_out.items())
+        self.left_out = frozenset(left_out)
 
 
 _KINDS = {kind: _Kind(kind) for kind in FIELDS}
@@ -278,18 +292,8 @@ def modelled(data: dict[str, Any]) -> Any:
         if plan is False:
             return None
         data = {name: data[name] if present else fill() for name, present, fill in plan}
-    values = tuple(data.values())  # the model's fields, in its order
-    if tuple(map(type, values)) not in kind.seen and not kind.new_types(values):
+    if not kind.accepts(tuple(data.values())):  # the model's fields, in its order
         return None
-    for i, allowed in kind.literals:
-        if values[i] not in allowed:  # a str: its type was checked
-            return None
-    for i in kind.lists:
-        value = values[i]
-        if type(value) is list:
-            for item in value:
-                if type(item) is not dict:
-                    return None
     event: Any = _new(kind.model)
     _set(event, "__dict__", data)
     _set_fields_set(event, set(keys))
@@ -298,37 +302,19 @@ def modelled(data: dict[str, Any]) -> Any:
     return event
 
 
-class _Model:
-    """What :func:`modelled` knows of one kind of event: its model, its fields' types
+class _Model(_Fields):
+    """What :func:`modelled` knows of one kind of event: its model, its fields' check
     (from :data:`FIELDS`), and what to do with each order of keys met (``plans``)."""
 
-    __slots__ = ("lists", "literals", "model", "plans", "seen", "types")
+    __slots__ = ("model", "plans")
 
     def __init__(self, kind: str, model: type) -> None:
+        super().__init__(FIELDS[kind])
         self.model = model
-        fields = FIELDS[kind]
-        self.types = tuple(f[1] for f in fields)
-        #: The value types of lines found to need no conversion, field by field.
-        self.seen: set[tuple[type, ...]] = set()
-        #: ``(index, allowed values)`` of the fields whose value is one of a
-        #: ``Literal``'s (but ``type``, the kind itself).
-        self.literals = [
-            (i, f[2]) for i, f in enumerate(fields) if f[2] is not None and f[0] != "type"
-        ]
-        #: The indexes of the fields whose lists must hold only objects.
-        self.lists = [i for i, f in enumerate(fields) if f[3]]
         #: For each tuple of keys met: ``True`` (the model's fields in its order: the
         #: dict is the model's), ``False`` (validate), or how to build the model's dict:
         #: ``(name, present, default factory)`` per field.
         self.plans: dict[tuple[str, ...], Any] = {}
-
-    def new_types(self, values: tuple[Any, ...]) -> bool:
-        """Whether ``values``' types (not met before) need no conversion."""
-        key = tuple(map(type, values))
-        if not all(t in ok for t, ok in zip(key, self.types, strict=True)):
-            return False
-        self.seen.add(key)
-        return True
 
     def plan(self, keys: tuple[str, ...]) -> Any:
         fields = self.model.model_fields  # type: ignore[attr-defined]
