@@ -18,14 +18,28 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 
 from regista.tokens import Tokens
 
-__all__ = ["REPEAT_KINDS", "Repeat", "RepeatFinder", "find_repeats", "waste"]
+__all__ = [
+    "GROUPS_SHOWN",
+    "REPEAT_KINDS",
+    "Repeat",
+    "RepeatFinder",
+    "describe_group",
+    "find_repeats",
+    "group_repeats",
+    "waste",
+]
+
+#: How many groups of repeats a view prints; the rest are counted on one line.
+GROUPS_SHOWN = 20
+#: How many of a group's steps its line names.
+STEPS_NAMED = 3
 
 #: The kinds of repeat, and how a person reads each.
 REPEAT_KINDS: dict[str, str] = {
@@ -44,12 +58,16 @@ class Repeat:
         kind: ``repeated_call``, ``retry`` or ``repeated_answer``.
         first: The earlier step it repeats (the first of its kind).
         what: What was repeated, in one line (the tool and its input, the error, the answer).
+        key: What makes two repeats the same (the whole call, error or answer, not its
+            shortened :attr:`what`): the repeats of one key are one group
+            (:func:`group_repeats`).
     """
 
     step: int
     kind: str
     first: int
     what: str
+    key: Any = field(default=None, compare=False, repr=False)
 
     def describe(self) -> str:
         """``same tool call as step 1: search_orders {"query": …}``."""
@@ -126,15 +144,14 @@ class RepeatFinder:
         first = self._calls.setdefault(key, step.index)
         if first != step.index:
             what = _short(f"{call.name} {orjson.dumps(call.input).decode(errors='replace')}")
-            found.append(Repeat(step.index, "repeated_call", first, what))
+            found.append(Repeat(step.index, "repeated_call", first, what, ("call", key)))
         result = step.result
         if result is not None and result.is_error:
             error = _digest(_result_text(result.content))
             last = self._tool_errors.get(call.name)
             if last is not None and last[1] == error:
-                found.append(
-                    Repeat(step.index, "retry", last[0], _short(_result_text(result.content)))
-                )
+                text = _short(_result_text(result.content))
+                found.append(Repeat(step.index, "retry", last[0], text, ("tool", call.name, error)))
                 self._tool_errors[call.name] = (last[0], error)  # the run keeps its first
             else:
                 self._tool_errors[call.name] = (step.index, error)
@@ -150,11 +167,8 @@ class RepeatFinder:
             key = _digest([error.error_type, error.message])
             last = self._model_error
             if last is not None and last[1] == key:
-                found.append(
-                    Repeat(
-                        step.index, "retry", last[0], _short(f"{error.error_type}: {error.message}")
-                    )
-                )
+                text = _short(f"{error.error_type}: {error.message}")
+                found.append(Repeat(step.index, "retry", last[0], text, ("model", key)))
             else:
                 self._model_error = (step.index, key)
             return found
@@ -174,7 +188,8 @@ class RepeatFinder:
                 for b in content
                 if isinstance(b, dict)
             )
-            found.append(Repeat(step.index, "repeated_answer", first, _short(text)))
+            repeat = Repeat(step.index, "repeated_answer", first, _short(text), ("answer", key))
+            found.append(repeat)
         return found
 
 
@@ -190,21 +205,85 @@ def waste(
     repeats: list[Repeat], took: Callable[[int], tuple[Tokens, float | None]]
 ) -> dict[str, Any] | None:
     """What the repeats took, as every view gives it (``show --json``, MCP, ``runs --json``,
-    share): how many, their tokens and cost (``took(step)`` gives a step's), and each repeat;
-    ``None`` when there is none."""
+    share): how many, their tokens and cost (``took(step)`` gives a step's), each repeat,
+    and the repeats grouped by what they repeat (:func:`group_repeats`); ``None`` when
+    there is none."""
     if not repeats:
         return None
     from regista.pricing import add_costs, round_cost
 
+    spent = {step: took(step) for step in dict.fromkeys(r.step for r in repeats)}
     tokens = Tokens()
     cost: float | None = 0.0
-    for step in dict.fromkeys(r.step for r in repeats):
-        t, c = took(step)
+    for t, c in spent.values():
         tokens = tokens + t
         cost = add_costs(cost, c)
     return {
-        "count": len({r.step for r in repeats}),
+        "count": len(spent),
         "tokens": tokens.as_dict(),
         "cost_usd": round_cost(cost),
         "repeats": [r.as_dict() for r in repeats],
+        "groups": group_repeats(repeats, spent.__getitem__),
     }
+
+
+def group_repeats(
+    repeats: list[Repeat], took: Callable[[int], tuple[Tokens, float | None]]
+) -> list[dict[str, Any]]:
+    """The repeats grouped by what they repeat (the same tool and input, the same error of
+    the same tool, the same answer), the most wasteful first (cost, then tokens, then how
+    many): each group's kind, the step it repeats, what, how many, every step that
+    repeats it, and their tokens and cost summed. A loop of ten thousand turns is a few
+    groups: what a person reads first.
+
+    A step that repeats in two ways (the same call, failing as before) is in both groups.
+    """
+    from regista.pricing import add_costs, round_cost
+
+    by_key: dict[Any, list[Repeat]] = {}
+    for r in repeats:
+        key = r.key if r.key is not None else (r.kind, r.first, r.what)
+        by_key.setdefault(key, []).append(r)
+    groups = []
+    for members in by_key.values():
+        tokens = Tokens()
+        cost: float | None = 0.0
+        steps = list(dict.fromkeys(r.step for r in members))
+        for step in steps:
+            t, c = took(step)
+            tokens = tokens + t
+            cost = add_costs(cost, c)
+        head = members[0]
+        groups.append(
+            {
+                "kind": head.kind,
+                "first": min(r.first for r in members),
+                "what": head.what,
+                "count": len(steps),
+                "steps": steps,
+                "tokens": tokens.as_dict(),
+                "cost_usd": round_cost(cost),
+            }
+        )
+    groups.sort(
+        key=lambda g: (-(g["cost_usd"] or 0.0), -g["tokens"]["total"], -g["count"], g["steps"][0])
+    )
+    return groups
+
+
+def describe_group(group: dict[str, Any]) -> str:
+    """A group of repeats in one line, ``what`` last (a narrow view cuts it first):
+    ``same tool call as step 1: search_orders {…}`` for a single repeat;
+    ``×40 same tool call as step 1 (at steps 3, 5, 7 … +37 more; 1,200 tokens · $0.0040):
+    search_orders {…}`` for more."""
+    from regista.vocab import cost_amount
+
+    said = REPEAT_KINDS[group["kind"]].format(first=group["first"])
+    n = group["count"]
+    if n <= 1:
+        return f"{said}: {group['what']}"
+    steps = group["steps"]
+    named = ", ".join(map(str, steps[:STEPS_NAMED]))
+    more = f" … +{len(steps) - STEPS_NAMED:,} more" if len(steps) > STEPS_NAMED else ""
+    took = f"{group['tokens']['total']:,} tokens · {cost_amount(group['cost_usd'])}"
+    return f"×{n:,} {said} (at steps {named}{more}; {took}): {group['what']}"

@@ -119,12 +119,15 @@ def repeats_of(steps: StepsPass) -> dict[str, Any] | None:
 
 
 def print_repeats(console: Any, found: dict[str, Any] | None, width: int | None) -> None:
-    """The steps that repeat earlier ones, under the table (nothing when there is none)."""
+    """The steps that repeat earlier ones, under the table (nothing when there is none):
+    one line per group of repeats (:func:`regista.loops.group_repeats`), the most wasteful
+    first, at most :data:`~regista.loops.GROUPS_SHOWN` of them: a run that loops ten
+    thousand times prints a few lines, not ten thousand (``--json`` has every repeat)."""
     if not found:
         return
     from rich.markup import escape
 
-    from regista.loops import REPEAT_KINDS
+    from regista.loops import GROUPS_SHOWN, describe_group, group_repeats
     from regista.tokens import Tokens
 
     tokens = Tokens(**{k: v for k, v in found["tokens"].items() if k != "total"})
@@ -133,28 +136,22 @@ def print_repeats(console: Any, found: dict[str, Any] | None, width: int | None)
         f"[bold]Repeats[/]   {n} step{'s' if n != 1 else ''} repeat earlier ones: "
         f"{tokens.total:,} tokens · {cost_amount(found['cost_usd'])}"
     )
-    # A run that loops may repeat tens of thousands of steps: a line that rich would print
-    # as it is (one cell a character, no emoji code, no wider than the console) is framed
-    # in the style rich gives it, and all go out in one write; rich prints the others.
-    from rich._emoji_replace import _emoji_replace
+    groups = found.get("groups")
+    if groups is None:  # a view's own dict, without the groups: made here
+        from regista.loops import Repeat
 
-    with console.capture() as capture:
-        console.print("\0", style="yellow", soft_wrap=True)
-    before, _, after = capture.get().partition("\0")
-    out: list[str] = []
-    for r in found["repeats"]:
-        line = f"{REPEAT_KINDS[r['kind']].format(first=r['first'])}: {r['what']}"
-        head = f"{r['step']:>4} ↻ "
+        empty = (Tokens(), 0.0)
+        groups = group_repeats([Repeat(**r) for r in found["repeats"]], lambda _: empty)
+    for group in groups[:GROUPS_SHOWN]:
+        head = f"{group['steps'][0]:>4} ↻ "
         room = None if width is None else max(10, width - len(head))
-        text = head + _short(line, room)
-        if _NARROW(text) and (width is None or len(text) <= width) and _emoji_replace(text) == text:
-            out.append(before + text + after)
-            continue
-        with console.capture() as capture:
-            console.print(head + escape(text[len(head) :]), style="yellow", soft_wrap=width is None)
-        out.append(capture.get())
-    console.file.write("".join(out))
-    console.file.flush()
+        text = _short(describe_group(group), room)
+        console.print(head + escape(text), style="yellow", soft_wrap=width is None)
+    left = len(groups) - GROUPS_SHOWN
+    if left > 0:
+        console.print(
+            f"[dim]… and {left:,} more group{'s' if left != 1 else ''} (show --json for all)[/]"
+        )
 
 
 def facts(s: Glance, trace: Trace | Listing) -> dict[str, Any]:

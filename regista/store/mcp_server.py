@@ -38,6 +38,24 @@ def _clip(value: Any, limit: int = _MAX_STRING) -> Any:
     return value
 
 
+def _bounded(found: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A run's repeats (:func:`regista.loops.waste`) as a model reads them: the first
+    :data:`_MAX_ITEMS` repeats and the most wasteful groups, with how many were left out
+    (a loop of ten thousand turns would fill the model's context)."""
+    if found is None:
+        return None
+    from regista.loops import GROUPS_SHOWN
+
+    repeats, groups = found["repeats"], found["groups"]
+    return {
+        **found,
+        "repeats": repeats[:_MAX_ITEMS],
+        "repeats_left_out": max(0, len(repeats) - _MAX_ITEMS),
+        "groups": [{**g, "steps": g["steps"][:_MAX_ITEMS]} for g in groups[:GROUPS_SHOWN]],
+        "groups_left_out": max(0, len(groups) - GROUPS_SHOWN),
+    }
+
+
 def _named(run: str) -> str:
     """A run's name as given, quoted, cut short: an error message goes back to a model."""
     return repr(run) if len(run) <= 80 else repr(run[:80]) + f"… ({len(run):,} characters)"
@@ -129,7 +147,7 @@ class RunsTools:
                 "duration_ms": run_ms(trace),
                 "replay_of": s.replay_of,
                 "forked_from": s.forked_from,
-                "repeats": waste(repeats, lambda n: (numbers[n].tokens, numbers[n].cost)),
+                "repeats": _bounded(waste(repeats, lambda n: (numbers[n].tokens, numbers[n].cost))),
                 "step_list": [
                     {
                         "step": st.index,

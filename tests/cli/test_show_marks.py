@@ -58,9 +58,9 @@ def test_a_denied_call_has_no_duration(capsys: pytest.CaptureFixture[str]) -> No
 
 
 def test_repeats_print_as_rich_prints_each_line() -> None:
-    """``print_repeats`` frames the lines rich would print as they are and lets rich print
-    the others (emoji codes, wide characters, markup, control characters, long lines):
-    the bytes are those of one ``console.print`` a line, in colour and without."""
+    """``print_repeats`` prints each repeat (here each its own group) as one
+    ``console.print`` of its line would (emoji codes, wide characters, markup, control
+    characters, long lines), in colour and without."""
     import io
 
     from rich.console import Console
