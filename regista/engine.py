@@ -52,7 +52,14 @@ if TYPE_CHECKING:
     from regista.savings import Savings
     from regista.server.handoff import REPLAY_KEY, ReplayDesk, ReplayHandoff
     from regista.store.recall import recall
-    from regista.store.runs import DEFAULT_DIR, IMPORTS_DIR, RunInfo, RunList, list_runs
+    from regista.store.runs import (
+        DEFAULT_DIR,
+        IMPORTS_DIR,
+        RunInfo,
+        RunList,
+        has_default_runs,
+        list_runs,
+    )
     from regista.subagents import find_run, subagent_link
     from regista.sweep import CANCEL_FILE, Fork, Sweep, SweepRow, load_sweep, sweep_rows
     from regista.sweep.table import sweep_masks, table_cells
@@ -143,6 +150,7 @@ __all__ = [
     "find_run",
     "fork_argv",
     "fork_child",
+    "has_default_runs",
     "is_pipe",
     "list_changes",
     "list_runs",
@@ -230,6 +238,7 @@ _LAZY = {
     "IMPORTS_DIR": "regista.store.runs",
     "RunInfo": "regista.store.runs",
     "RunList": "regista.store.runs",
+    "has_default_runs": "regista.store.runs",
     "list_runs": "regista.store.runs",
     "find_run": "regista.subagents",
     "subagent_link": "regista.subagents",

@@ -216,11 +216,11 @@ def _spooled(path: Path) -> Path:
 def _runs_app(args: argparse.Namespace) -> Any:
     """The app on the run list of the folder given, or of the default folder."""
     from regista import UserError
-    from regista.engine import DEFAULT_DIR, IMPORTS_DIR, RunList, list_runs
+    from regista.engine import DEFAULT_DIR, RunList, has_default_runs, list_runs
     from regista_tui.app import RegistaApp
 
     folder: Path | None = args.traces[0] if args.traces else None
-    if folder is None and not DEFAULT_DIR.is_dir() and not IMPORTS_DIR.is_dir():
+    if folder is None and not has_default_runs():
         raise UserError(
             f"no traces folder here ({DEFAULT_DIR} does not exist); "
             "name a trace or a folder: regista-tui TRACE | DIR"

@@ -10,7 +10,7 @@ from typing import Any
 import orjson
 
 from regista.errors import UserError
-from regista.store.runs import RunInfo, filter_runs, list_runs, parse_since
+from regista.store.runs import RunInfo, filter_runs, list_runs, parse_since, under_parents
 from regista.vocab import cost_amount, outcome_text
 
 
@@ -18,9 +18,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "runs",
         help="list the runs of a traces folder, newest first",
-        description="Every run in DIR (default .regista/traces, and .regista/imports): id, "
-        "when, outcome, steps, cost, task, and how it is linked to others (replay of, "
-        "resumed from, fork of at step N, with the parent's outcome and cost).",
+        description="Every run in DIR (default .regista/traces, .regista/imports and the "
+        "forks of the sweeps in .regista/sweeps): id, when, outcome, steps, cost, task, and "
+        "how it is linked to others (replay of, resumed from, fork of at step N, with the "
+        "parent's outcome and cost). A run's forks, replays and resumes are listed right "
+        "under it; the newest family first.",
     )
     p.add_argument("dir", nargs="?", help="the traces folder (default .regista/traces)")
     p.add_argument(
@@ -135,7 +137,10 @@ def run(args: argparse.Namespace) -> int:
     runs = filter_runs(
         listing.runs, failed=args.failed, task=args.task, forks_of=parent, since=since
     )
-    if parent is not None:  # the parent first, its forks under it
+    # each run's forks (a sweep's too), replays and resumes under it; with --forks-of,
+    # the parent first
+    runs = under_parents(runs)
+    if parent is not None:
         runs.sort(key=lambda r: r.session_id != parent.session_id)
     if args.by:
         from regista.cli.show_by import print_groups

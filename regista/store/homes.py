@@ -46,7 +46,7 @@ def library_or(folder: str | Path | None, library: bool = False) -> str | Path |
     ``library``, or when there is no ``.regista/`` folder here and the library exists; else
     ``None`` (the command's own default)."""
     from regista.errors import UserError
-    from regista.store.runs import DEFAULT_DIR, IMPORTS_DIR
+    from regista.store.runs import has_default_runs
 
     if folder is not None:
         if library:
@@ -57,7 +57,7 @@ def library_or(folder: str | Path | None, library: bool = False) -> str | Path |
         if not lib.is_dir():
             raise UserError(f"{lib}: no library yet; regista watch --once makes it")
         return lib
-    if not DEFAULT_DIR.is_dir() and not IMPORTS_DIR.is_dir() and lib.is_dir():
+    if not has_default_runs() and lib.is_dir():
         return lib
     return None
 

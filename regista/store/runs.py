@@ -1,5 +1,9 @@
 """The runs of a traces folder, read cheaply: the first and last line of each trace.
 
+With no folder named, the runs are those of ``.regista/traces``, ``.regista/imports`` and
+the forks of the sweeps in ``.regista/sweeps`` (each fork's trace is in its sweep's
+``fork-K/`` folder, not among the traces: a sweep keeps its forks together).
+
 ``session.start`` (first line) says what a run was and where it came from (``replay_of``,
 ``forked_from``); ``session.end`` (last line, when the run finished) says how it ended,
 what it cost and what its recorded prefix saved. Nothing in between is read, so listing
@@ -21,7 +25,7 @@ from typing import Any, BinaryIO
 
 import orjson
 
-from regista.defaults import DEFAULT_TRACE_DIR
+from regista.defaults import DEFAULT_SWEEP_DIR, DEFAULT_TRACE_DIR
 from regista.errors import UserError
 from regista.savings import Savings
 from regista.tokens import Tokens, tokens_of
@@ -30,19 +34,25 @@ from regista.vocab import RunOutcome, run_outcome
 
 __all__ = [
     "DEFAULT_DIR",
+    "SWEEPS_DIR",
     "RunInfo",
     "RunList",
     "filter_runs",
+    "has_default_runs",
     "list_runs",
     "parse_since",
     "read_run",
+    "sweep_fork_traces",
     "trace_files",
+    "under_parents",
 ]
 
 #: Where ``regista runs`` / ``recall`` look when no folder is given.
 DEFAULT_DIR = DEFAULT_TRACE_DIR
 #: Imported sessions, listed with the default folder's runs when they exist.
 IMPORTS_DIR = Path(".regista/imports")
+#: Sweeps, whose forks are listed with the default folder's runs.
+SWEEPS_DIR = DEFAULT_SWEEP_DIR
 
 _BLOCK = 64 * 1024
 _MAX_LINE = 64 * 1024 * 1024
@@ -402,15 +412,37 @@ def list_runs(folder: str | Path | None = None, *, paths: Iterable[Path] | None 
     return RunList(runs, skipped)
 
 
+def has_default_runs() -> bool:
+    """Whether this folder has runs where :func:`list_runs` looks with no folder named."""
+    return DEFAULT_DIR.is_dir() or IMPORTS_DIR.is_dir() or SWEEPS_DIR.is_dir()
+
+
+def sweep_fork_traces(folder: Path) -> Iterator[Path]:
+    """The traces the forks of the sweeps in ``folder`` wrote: ``<sweep>/fork-K/*.jsonl``
+    (not the copies of the working folder a verified fork runs in, ``fork-K/work/``)."""
+    try:
+        sweeps = sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))
+    except OSError:
+        return
+    for sweep in sweeps:
+        for fork in sorted(sweep.glob("fork-*")):
+            if fork.is_dir() and not fork.is_symlink():
+                yield from sorted(
+                    p for p in fork.glob("*.jsonl") if p.is_file() and not p.is_symlink()
+                )
+
+
 def _files_of(folder: str | Path | None) -> Iterator[Path]:
     if folder is None:
-        if not DEFAULT_DIR.is_dir() and not IMPORTS_DIR.is_dir():
+        if not has_default_runs():
             raise UserError(
                 f"no traces folder here ({DEFAULT_DIR} does not exist); name one: regista runs DIR"
             )
         for d in (DEFAULT_DIR, IMPORTS_DIR):
             if d.is_dir():
                 yield from trace_files(d)
+        if SWEEPS_DIR.is_dir():
+            yield from sweep_fork_traces(SWEEPS_DIR)
         return
     path = Path(folder)
     if path.is_file():
@@ -429,6 +461,39 @@ def link_parents(runs: list[RunInfo]) -> None:
         run.parent = by_id.get(run.parent_id)
         if run.kind == "replay" and run.parent is not None and not run.parent.complete:
             run.kind = "resume"
+
+
+def under_parents(runs: list[RunInfo]) -> list[RunInfo]:
+    """``runs`` (newest first) with each run's forks, replays and resumes right under it,
+    newest first, and each family where its newest member is: a sweep just run shows its
+    parent at the top with the sweep's forks under it. A run whose parent is not among
+    ``runs`` stands on its own."""
+    ids = {r.session_id for r in runs}
+    children: dict[str, list[RunInfo]] = {}
+    roots: list[RunInfo] = []
+    for run in runs:
+        if run.parent_id is not None and run.parent_id in ids and run.parent_id != run.session_id:
+            children.setdefault(run.parent_id, []).append(run)
+        else:
+            roots.append(run)
+    shown: set[int] = set()  # runs placed (by identity: a copied trace repeats an id)
+    expanded: set[str] = set()  # ids whose children are placed (links may loop)
+
+    def family(run: RunInfo) -> list[RunInfo]:
+        shown.add(id(run))
+        members = [run]
+        if run.session_id not in expanded:
+            expanded.add(run.session_id)
+            for child in children.get(run.session_id, []):
+                if id(child) not in shown:
+                    members += family(child)
+        return members
+
+    families = [family(root) for root in roots]
+    families.sort(key=lambda f: max((r.started, r.mtime) for r in f), reverse=True)
+    out = [run for members in families for run in members]
+    out += [r for r in runs if id(r) not in shown]  # only reachable through a loop of links
+    return out
 
 
 _RELATIVE = re.compile(r"^(\d+)\s*([smhdw])$")

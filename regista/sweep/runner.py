@@ -36,6 +36,7 @@ from typing import Any
 import orjson
 from ulid import ULID
 
+from regista.defaults import DEFAULT_SWEEP_DIR
 from regista.errors import InvalidEditError, UserError
 from regista.sweep.sweepfile import FILE_NAME, Fork, Sweep, find_fork_traces, now
 from regista.sweep.variants import Variant
@@ -43,7 +44,7 @@ from regista.sweep.variants import Variant
 __all__ = ["CANCEL_FILE", "DEFAULT_DIR", "SweepRunner", "plan_sweep"]
 
 #: Where sweeps go unless ``--out`` says otherwise: ``.regista/sweeps/<id>/``.
-DEFAULT_DIR = Path(".regista/sweeps")
+DEFAULT_DIR = DEFAULT_SWEEP_DIR
 #: A file of this name in a sweep's folder cancels the sweep (the TUI's cancel key).
 CANCEL_FILE = "cancel"
 #: Not copied into a fork's working folder.
