@@ -89,7 +89,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description="Replay steps 0..N-1 from the trace for $0 (nothing re-executed) and let "
         "the agent carry on live from step N. A fork with no edit; the parent trace is only "
         "read. With -- CMD, any agent program is the one rewound (its calls before step N "
-        "come from the tape, the rest go to the real provider).",
+        "come from the tape, the rest go to the real provider; with --model NAME, asking "
+        "for NAME whatever model the program names).",
     )
     r.add_argument("trace", help="the parent trace (never modified)")
     r.add_argument("--at", type=int, required=True, metavar="N", help="first live step")
@@ -97,7 +98,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     r.add_argument(
         "--model",
         metavar="NAME",
-        help="carry on with this model instead of the agent's (a regista Agent only)",
+        help="carry on with this model instead of the agent's: a regista Agent's live calls "
+        "use it; with -- CMD, regista sends each live call of the program with its model "
+        "field set to NAME (the steps before N are served as recorded)",
     )
     r.add_argument("--trace-dir", help="where the new trace goes")
     add_resume_in(r)
@@ -141,9 +144,6 @@ def run_rewind(args: argparse.Namespace) -> Any:
     if getattr(args, "child_command", None) is not None:
         from regista.trace.reader import Trace
 
-        if args.model:
-            raise UserError("--model is for a regista Agent; with -- CMD the program picks it")
-
         steps = Trace.load(args.trace).summary().steps
         if not 0 <= args.at < steps:
             raise UserError(
@@ -151,14 +151,20 @@ def run_rewind(args: argparse.Namespace) -> Any:
                 if steps
                 else "the trace has no steps to rewind to"
             )
-        return _fork_child(args, [], args.at - 1, False)
+        return _fork_child(args, [], args.at - 1, False, model=args.model)
     return _run_rewind(args)
 
 
 def _fork_child(
-    args: argparse.Namespace, edits: list[tuple[int, Any]], live_after: int | None, loose: bool
+    args: argparse.Namespace,
+    edits: list[tuple[int, Any]],
+    live_after: int | None,
+    loose: bool,
+    *,
+    model: str | None = None,
 ) -> int:
-    """``regista fork|rewind TRACE … -- CMD``: the prefix from the tape, then live."""
+    """``regista fork|rewind TRACE … -- CMD``: the prefix from the tape, then live (each
+    live call with ``model`` in place of the program's, when given)."""
     from regista.cli.sdk_child import fork_child
     from regista.trace.reader import Trace
 
@@ -171,6 +177,7 @@ def _fork_child(
         live_after,
         loose=loose,
         trace_dir=args.trace_dir or ".regista/traces",
+        model=model,
     )
     from regista.cli.cmd_replay import replay_line
 
@@ -180,6 +187,7 @@ def _fork_child(
     for i, path in enumerate(paths):
         fork = Trace.load(path)
         what = _fork_what(edits, live_after) if i == 0 else "another conversation of the fork"
+        what += f" with {model}" if model and i == 0 else ""
         lines += result_lines(_ForkOutcome.of(fork, path, replay, parent=i == 0), what)
     lines += [f"compare: regista-tui {args.trace} {path}" for path in paths[:1]]
     out(lines)

@@ -50,7 +50,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     for flag, what in (
         ("--tool-result", "a new result for tool step N (one variant; repeat for more)"),
         ("--answer", "a new answer for model step N: text, or JSON content blocks"),
-        ("--model", "another model from step N on (a regista Agent only)"),
+        ("--model", "another model from step N on (with -- CMD: each live call asks for it)"),
     ):
         p.add_argument(
             flag,

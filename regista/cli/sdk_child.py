@@ -160,12 +160,14 @@ def replay_child(
     masks: Any = None,
     output: IO[Any] | None = None,
     on_start: OnStart | None = None,
+    model: str | None = None,
 ) -> tuple[int, Any, list[Path]]:
     """Serve ``trace_path`` to ``cmd``; a fork or rewind goes live through the proxy.
 
     ``masks`` (a :class:`~regista.diff.masks.MaskSet`) are the volatile spans a strict match
     ignores; default: the built-in set and ``masks.toml`` beside the trace. ``output`` and
-    ``on_start``: see :func:`_run`.
+    ``on_start``: see :func:`_run`. ``model``: the model every live call of a fork asks
+    for, whatever the program names (the recorded prefix is served as it was).
 
     Returns:
         The child's exit code, the replay (its counts and first divergence), and the fork's
@@ -182,6 +184,8 @@ def replay_child(
     if masks is None:
         masks = mask_set(beside=Path(trace_path).parent)
     is_fork = bool(answers or tool_results) or live_after is not None
+    if model is not None and (not is_fork or loose_after_edits):
+        raise UserError("another model needs a live half: a fork that goes live (not --loose)")
     spec = Spec(
         run=trace.session_id,
         mode=SdkReplayMode.parse(mode) if mode and not is_fork else SdkReplayMode.STRICT,
@@ -191,6 +195,7 @@ def replay_child(
         tool_errors=set(tool_errors or ()),
         live_after=live_after,
         live="proxy" if is_fork and not loose_after_edits else None,
+        model=model,
     )
     codex = codex_child(cmd)
     ups = _codex_upstreams(codex)
@@ -238,10 +243,12 @@ def fork_child(
     trace_dir: str | Path = ".regista/traces",
     output: IO[Any] | None = None,
     on_start: OnStart | None = None,
+    model: str | None = None,
 ) -> tuple[int, Any, list[Path]]:
     """``regista fork|rewind TRACE … -- CMD`` (and the TUI's fork of a recorded program):
     the prefix from the tape, the edits (``(step, ToolResultEdit | ModelAnswerEdit)``),
-    then live through the proxy after step ``live_after`` (a rewind to step 0: ``-1``).
+    then live through the proxy after step ``live_after`` (a rewind to step 0: ``-1``),
+    each live call sent with ``model`` in place of the program's when it is given.
 
     Returns:
         As :func:`replay_child`.
@@ -264,4 +271,5 @@ def fork_child(
         trace_dir=trace_dir,
         output=output,
         on_start=on_start,
+        model=model,
     )

@@ -404,6 +404,8 @@ def routes(ctx: ServerContext) -> list[BaseRoute]:
             replay.expand_chain(body)
         if replay.tool_edits:
             substitute_tool_results(body, provider, replay.tool_edits, replay.tool_errors)
+        if replay.spec.model is not None:  # rewind --model NAME -- CMD: what it is sent as,
+            body["model"] = replay.spec.model  # and written as (every API names it here)
         raw = orjson.dumps(body)
         fork_book = replay.book
 

@@ -122,6 +122,10 @@ class Spec:
     #: or ``server`` (every call served, and every call sent to the replay's live URLs;
     #: see :mod:`regista.server.live`). A ``proxy`` fork's is always the server's.
     trace: Literal["client", "server"] = "client"
+    #: The model every live call asks for instead of the one the program names (a ``proxy``
+    #: fork: regista sends the calls, so it can change them); the recorded prefix is
+    #: served as it was. ``None``: the program's own.
+    model: str | None = None
 
 
 _SPEC_KEYS = {"run", "mode", "edits", "live_after", "live", "ttl_seconds", "masks", "trace"}
@@ -566,6 +570,8 @@ class SdkReplay:
             "live_after": self.spec.live_after,
             "path": str(self.trace.path) if self.trace.path else None,
         }
+        if self.spec.model is not None:  # as the harness's rewind with another model says
+            link["model"] = self.spec.model
         if len(edits) > 1:
             link["edits"] = [{"at_step": n, "edit": e.to_dict()} for n, e in edits]
         return link

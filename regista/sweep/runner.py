@@ -2,8 +2,10 @@
 
 Each fork is the very command a person would type, run as a child process
 (``python -m regista fork TRACE --edits edit.json --trace-dir fork-K [--agent A] [-- CMD]``,
-or ``rewind --at N --model NAME`` for a model variant): a sweep has no fork path of its own,
-and a fork that crashes takes nothing else down. Its output goes to ``fork-K/fork.log``.
+or ``rewind --at N --model NAME`` for a model variant, of a regista Agent or of a program
+after ``--``, whose live calls regista then sends with that model): a sweep has no fork
+path of its own, and a fork that crashes takes nothing else down. Its output goes to
+``fork-K/fork.log``.
 
 With a verify command, each fork runs in its own copy of the working folder
 (``fork-K/work``), and the command runs there once the fork has ended, with
@@ -85,8 +87,7 @@ def plan_sweep(
     """Check the variants against the parent trace and make the sweep's folder and file.
 
     Raises:
-        UserError / InvalidEditError: A variant does not fit its step, or a model variant
-            is asked of a program run after ``--`` (it picks its own model).
+        UserError / InvalidEditError: A variant does not fit its step.
     """
     from regista.trace.reader import Trace
 
@@ -110,12 +111,6 @@ def plan_sweep(
         if v.kind == "model_answer" and kind != "model":
             raise InvalidEditError(
                 f"{v.label}: step {v.at_step} is a {kind} step; an answer needs a model step"
-            )
-        if v.kind == "model" and command is not None:
-            raise UserError(
-                f"{v.label}: with -- CMD the program picks its own model; run a sweep of "
-                "the program with its model changed instead (a model variant needs a "
-                "regista Agent: --agent or the trace's agent_ref)"
             )
     if command is None and agent is None and not trace.start.agent_ref:
         raise UserError(

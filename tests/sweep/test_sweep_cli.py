@@ -7,7 +7,6 @@ every side: the printed table, ``--json``, the JUnit report, the sweep file and 
 from __future__ import annotations
 
 import json
-import os
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -171,25 +170,6 @@ def test_bad_input_gives_one_clear_line(
     assert says in err and "Traceback" not in err
     assert len(err.strip().splitlines()) == 1
     assert not (tmp_path / ".regista").exists() or not any((tmp_path / ".regista").rglob("*"))
-
-
-def test_a_model_variant_of_a_program_is_refused(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
-) -> None:
-    monkeypatch.chdir(tmp_path)
-    code = main(["sweep", str(LOOP), "--at", "1", "--model", "m", "--", "python", "a.py"])
-    assert code == 2
-    assert "picks its own model" in capsys.readouterr().err
-    assert os.listdir(tmp_path) == []
-
-
-def test_rewind_with_another_model_is_for_a_regista_agent(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
-) -> None:
-    monkeypatch.chdir(tmp_path)
-    code = main(["rewind", str(LOOP), "--at", "1", "--model", "m", "--", "python", "a.py"])
-    assert code == 2
-    assert "--model is for a regista Agent" in capsys.readouterr().err
 
 
 def test_a_trace_with_no_agent_needs_one_before_any_fork_runs(

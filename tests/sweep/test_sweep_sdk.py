@@ -96,3 +96,68 @@ def test_the_sweep_of_a_program_at_its_first_search(
     assert rows[1]["first_divergence"] == "step 2: changed · decision"
     assert [r["first_divergence"] for r in rows[2:]] == ["none", "none"]
     assert [r["steps"] for r in rows[2:]] == [rows[0]["steps"]] * 2
+
+
+OTHER = "claude-opus-4-1"
+
+
+def test_a_rewind_of_a_program_carries_on_with_another_model(
+    recorded: Path,
+    fake: FakeAnthropicServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: Any,
+) -> None:
+    """``rewind --at 2 --model NAME -- CMD``: the program asks for its own model; the
+    recorded prefix is served as it was, and every call from step 2 on reaches the
+    provider asking for NAME, and is written so."""
+    _env(monkeypatch, fake)
+    before = len(fake.requests)
+    argv = ["rewind", str(recorded), "--at", "2", "--model", OTHER, "--trace-dir", "out"]
+    monkeypatch.chdir(tmp_path)
+    assert main([*argv, "--", *AGENT]) == 0
+    assert f"rewind to step 2 with {OTHER}" in capsys.readouterr().out
+    sent = fake.bodies[before:]
+    assert sent and {b["model"] for b in sent} == {OTHER}
+    (path,) = (tmp_path / "out").glob("*.jsonl")
+    fork = Trace.load(path)
+    assert fork.start.forked_from["model"] == OTHER
+    assert fork.start.forked_from["at_step"] == 2
+    models = [(s.index, s.source, s.request_event.model) for s in fork.steps() if s.kind == "model"]
+    parent = Trace.load(recorded)
+    assert models[0] == (0, "recorded", parent.steps()[0].request_event.model)
+    assert models[0][2] == "claude-sonnet-4-6"
+    assert [m[1:] for m in models[1:]] == [("live", OTHER)] * (len(models) - 1)
+    assert len(models) - 1 == len(sent)
+    # the recorded step 0 is the parent's, byte for byte as the model saw it
+    assert fork.steps()[0].response_event.response == parent.steps()[0].response_event.response
+    # diff shows the model the live half asked for
+    capsys.readouterr()
+    main(["diff", str(recorded), str(path)])
+    assert OTHER in capsys.readouterr().out
+
+
+def test_a_sweep_of_a_program_with_two_models(
+    recorded: Path,
+    fake: FakeAnthropicServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: Any,
+) -> None:
+    _env(monkeypatch, fake)
+    monkeypatch.chdir(tmp_path)
+    models = ["claude-haiku-4-5", OTHER]
+    argv = ["sweep", str(recorded), "--at", "2", "--out", "sw", "-j", "2", "--json"]
+    for model in models:
+        argv += ["--model", model]
+    code = main([*argv, "--", *AGENT])
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    assert code == 0, rows
+    sweep = load_sweep(tmp_path / "sw")
+    assert [f.status for f in sweep.forks] == ["done", "done"]
+    for fork, model in zip(sweep.forks, models, strict=True):
+        trace = Trace.load(sweep.fork_trace(fork))
+        assert trace.start.forked_from["model"] == model
+        asked = [(s.source, s.request_event.model) for s in trace.steps() if s.kind == "model"]
+        assert asked[0] == ("recorded", "claude-sonnet-4-6")
+        assert set(asked[1:]) == {("live", model)}
