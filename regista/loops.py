@@ -244,7 +244,7 @@ def group_repeats(
     for r in repeats:
         key = r.key if r.key is not None else (r.kind, r.first, r.what)
         by_key.setdefault(key, []).append(r)
-    groups = []
+    groups: list[dict[str, Any]] = []
     for members in by_key.values():
         tokens = Tokens()
         cost: float | None = 0.0
