@@ -234,3 +234,25 @@ def test_a_rewind_is_one_trace_live_from_its_step(
     assert fork.start.forked_from is not None
     assert fork.start.forked_from["at_step"] == 2 and fork.start.forked_from["edit"] is None
     assert "rewind to step 2: end_turn after 5 steps" in out
+
+
+@pytest.mark.parametrize("recorded", CLIENTS, indirect=True)
+def test_a_rewind_with_another_model_sends_it_from_its_step(
+    recorded: tuple[str, Path], fakes: dict[str, Any], tmp_path: Path, capfd: Any,
+    monkeypatch: pytest.MonkeyPatch
+) -> None:  # fmt: skip
+    """``rewind --at 2 --model NAME -- CMD``: the program names its own model; the prefix
+    is served as recorded, and each call from step 2 reaches the provider asking for NAME
+    (Anthropic Messages and OpenAI chat completions, streamed or not), written so."""
+    argv = ["rewind", "--at", "2", "--model", "other-model-1"]
+    fork, out, sent = _fork(argv, recorded, fakes, tmp_path, capfd, monkeypatch)
+    assert "rewind to step 2 with other-model-1: end_turn after 5 steps" in out
+    assert _sources(fork) == ["recorded", "recorded", "live", "live", "live"]
+    assert [b["model"] for b in sent] == ["other-model-1"] * 2
+    parent = Trace.load(recorded[1])
+    asked = [s.request_event.model for s in fork.steps() if s.kind == "model"]  # type: ignore[union-attr]
+    recorded_model = parent.steps()[0].request_event.model  # type: ignore[union-attr]
+    assert asked == [recorded_model, "other-model-1", "other-model-1"]
+    assert recorded_model != "other-model-1"
+    assert fork.start.forked_from is not None
+    assert fork.start.forked_from["model"] == "other-model-1"

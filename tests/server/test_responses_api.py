@@ -272,6 +272,15 @@ def test_cli_record_replay_and_fork_a_responses_program(
     assert len(fake.requests) == before + 1
     (fork_path,) = forks.glob("*.jsonl")
     assert [s.kind for s in Trace.load(fork_path).steps()] == ["model", "tool", "model"]
+    # a rewind with another model: the Responses call from step 2 asks for it
+    code = main(["rewind", str(path), "--at", "2", "--model", "gpt-other",
+                 "--trace-dir", str(tmp_path / "other"), "--", *agent])  # fmt: skip
+    assert code == 0, capfd.readouterr().out
+    assert fake.requests[-1].body["model"] == "gpt-other"
+    assert len(fake.requests) == before + 2
+    (other,) = (tmp_path / "other").glob("*.jsonl")
+    asked = [s.request_event.model for s in Trace.load(other).steps() if s.kind == "model"]  # type: ignore[union-attr]
+    assert asked[-1] == "gpt-other" and asked[0] != "gpt-other"
 
 
 @pytest.mark.parametrize("stream", [False, True])
