@@ -57,6 +57,7 @@ if TYPE_CHECKING:
         IMPORTS_DIR,
         RunInfo,
         RunList,
+        families_of,
         has_default_runs,
         list_runs,
     )
@@ -147,6 +148,7 @@ __all__ = [
     "diff_files",
     "divergence_text",
     "end_outcome",
+    "families_of",
     "find_run",
     "fork_argv",
     "fork_child",
@@ -238,6 +240,7 @@ _LAZY = {
     "IMPORTS_DIR": "regista.store.runs",
     "RunInfo": "regista.store.runs",
     "RunList": "regista.store.runs",
+    "families_of": "regista.store.runs",
     "has_default_runs": "regista.store.runs",
     "list_runs": "regista.store.runs",
     "find_run": "regista.subagents",

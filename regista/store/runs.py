@@ -37,6 +37,7 @@ __all__ = [
     "SWEEPS_DIR",
     "RunInfo",
     "RunList",
+    "families_of",
     "filter_runs",
     "has_default_runs",
     "list_runs",
@@ -463,11 +464,10 @@ def link_parents(runs: list[RunInfo]) -> None:
             run.kind = "resume"
 
 
-def under_parents(runs: list[RunInfo]) -> list[RunInfo]:
-    """``runs`` (newest first) with each run's forks, replays and resumes right under it,
-    newest first, and each family where its newest member is: a sweep just run shows its
-    parent at the top with the sweep's forks under it. A run whose parent is not among
-    ``runs`` stands on its own."""
+def families_of(runs: list[RunInfo]) -> tuple[list[RunInfo], dict[str, list[RunInfo]]]:
+    """The runs whose parent is not among ``runs`` (each stands at the head of its family),
+    and the runs under each parent id (its forks, replays and resumes), in ``runs``'s
+    order: the tree ``regista runs`` and the TUI's run list show."""
     ids = {r.session_id for r in runs}
     children: dict[str, list[RunInfo]] = {}
     roots: list[RunInfo] = []
@@ -476,6 +476,15 @@ def under_parents(runs: list[RunInfo]) -> list[RunInfo]:
             children.setdefault(run.parent_id, []).append(run)
         else:
             roots.append(run)
+    return roots, children
+
+
+def under_parents(runs: list[RunInfo]) -> list[RunInfo]:
+    """``runs`` (newest first) with each run's forks, replays and resumes right under it,
+    newest first, and each family where its newest member is: a sweep just run shows its
+    parent at the top with the sweep's forks under it. A run whose parent is not among
+    ``runs`` stands on its own."""
+    roots, children = families_of(runs)
     shown: set[int] = set()  # runs placed (by identity: a copied trace repeats an id)
     expanded: set[str] = set()  # ids whose children are placed (links may loop)
 

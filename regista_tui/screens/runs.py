@@ -24,7 +24,15 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static
 
 from regista import RegistaError
-from regista.engine import OUTCOME_COLOURS, ReplayDesk, ReplayHandoff, RunInfo, RunList, cost_amount
+from regista.engine import (
+    OUTCOME_COLOURS,
+    ReplayDesk,
+    ReplayHandoff,
+    RunInfo,
+    RunList,
+    cost_amount,
+    families_of,
+)
 from regista_tui.screens.compare import CompareScreen
 
 __all__ = ["SORTS", "ListedCompareScreen", "RunsScreen", "tree_order"]
@@ -69,14 +77,7 @@ def tree_order(runs: list[RunInfo], sort: int = 0, query: str = "") -> list[tupl
     resumes whose parent is shown) right under it, every level sorted by ``SORTS[sort]``."""
     words = query.lower().split()
     shown = [r for r in runs if _matches(r, words)]
-    ids = {r.session_id for r in shown}
-    children: dict[str, list[RunInfo]] = {}
-    roots: list[RunInfo] = []
-    for run in shown:
-        if run.parent_id is not None and run.parent_id in ids and run.parent_id != run.session_id:
-            children.setdefault(run.parent_id, []).append(run)
-        else:
-            roots.append(run)
+    roots, children = families_of(shown)
     _, key, reverse = SORTS[sort]
     out: list[tuple[RunInfo, int]] = []
     seen: set[str] = set()
