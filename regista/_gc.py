@@ -9,8 +9,9 @@ from contextlib import contextmanager
 
 __all__ = ["paused_gc"]
 
-#: The memory blocks allocated after the first paused block, or after the last full
-#: collection made here: the measure of what lives long (0: not measured yet).
+#: The memory blocks allocated after the first paused block, after a block that by itself
+#: doubled them, or after the last full collection made here: the measure of what lives
+#: long (0: not measured yet).
 _long_lived = 0
 #: Fewer new blocks than this never start a full collection.
 _FLOOR = 100_000
@@ -44,18 +45,30 @@ def paused_gc() -> Iterator[None]:
 
     A successful block may still have made cycles that become garbage later (an index and
     its steps): once the process holds twice the memory blocks it held after the first
-    block (or the last full collection made here), a full collection runs. The blocks are
-    counted by the allocator (``sys.getallocatedblocks``, microseconds): counting the
-    tracked objects walks every one of them (``gc.get_freeze_count``: 0.13 s on a big
-    trace, each block), and the collector's allocation counters also count the
-    dictionaries it stops tracking. A process that reads one trace never pays for a full
-    collection; one that reads trace after trace pays one each time its memory doubled: the
-    price of not keeping its garbage. A small block (fewer than ``_SMALL`` new objects, from
-    the allocation count) skips all of this.
+    block (or the last full collection made here), a full collection runs. It runs as a
+    block starts, and is decided on what the process held then: a collection when one ends
+    would walk every object the block just made, for garbage that is not among them (a
+    small trace read first, then one of 200 MB: the big read paid 1.1 s for a collection
+    of its own events). A block that by itself made the process grow by as much as it held
+    (the first, or a big read after small ones) becomes the measure: what it made lives,
+    and the garbage left from before it is smaller than that. The blocks are counted by
+    the allocator (``sys.getallocatedblocks``, microseconds): counting the tracked objects
+    walks every one of them (``gc.get_freeze_count``: 0.13 s on a big trace, each block),
+    and the collector's allocation counters also count the dictionaries it stops
+    tracking. A process that reads one trace never pays for a full collection; one that
+    reads trace after trace pays one each time its memory doubled: the price of not
+    keeping its garbage. A small block (fewer than ``_SMALL`` new objects, from the
+    allocation count) is neither frozen nor becomes a measure.
     """
+    global _long_lived
     was_on = gc.isenabled()
+    before = sys.getallocatedblocks()
     if was_on:
-        gc.collect(1)
+        if _long_lived and before - _long_lived >= max(_FLOOR, _long_lived):
+            gc.collect()
+            before = _long_lived = sys.getallocatedblocks()
+        else:
+            gc.collect(1)
     gc.disable()
     done = False
     try:
@@ -69,15 +82,6 @@ def paused_gc() -> Iterator[None]:
                 gc.unfreeze()
             gc.enable()
             if done:
-                _collect_when_due(sys.getallocatedblocks())
-
-
-def _collect_when_due(lived: int) -> None:
-    global _long_lived
-    if not _long_lived:
-        _long_lived = lived  # the first block's objects are the measure: never collected
-        return
-    if lived - _long_lived < max(_FLOOR, _long_lived):
-        return
-    gc.collect()
-    _long_lived = sys.getallocatedblocks()
+                lived = sys.getallocatedblocks()
+                if not _long_lived or lived - before >= max(_FLOOR, _long_lived):
+                    _long_lived = lived

@@ -132,3 +132,39 @@ def test_a_small_block_does_not_count_the_whole_process(monkeypatch: pytest.Monk
     # a big one joins the oldest generation; what lives is measured by the allocator's
     # count of blocks, never by walking every tracked object
     assert calls == ["freeze", "unfreeze"] and len(big) == module._SMALL * 2
+
+
+def test_a_big_read_after_a_small_one_collects_none_of_its_objects() -> None:
+    """A small trace read first (its block imports the readers: tens of thousands of
+    objects, the first measure), then a big one: the big block alone doubles the process,
+    and a full collection when it ended walked every object it made (1.1 s on 200 MB) for
+    garbage that was not among them. The big block becomes the measure instead; nor does
+    the next block (a step's read) collect them."""
+    out = fresh_python(
+        """
+import gc
+from pathlib import Path
+import regista
+from regista._gc import paused_gc
+from regista.trace.index import read_summary
+
+full = []
+gc.callbacks.append(lambda phase, info: phase == "start" and info["generation"] == 2
+                    and full.append(1))
+samples = Path(regista.__file__).parent.parent / "sample_traces"
+read_summary(samples / "refund_happy.jsonl")  # small: its block imports what reads
+small = len(full)
+kept = []
+with paused_gc():  # the big read: lists, objects the collector tracks
+    kept.append([[i] for i in range(1_000_000)])
+big = len(full)
+with paused_gc():  # the next read, a step's: big enough to be frozen
+    kept.append([[i] for i in range(30_000)])
+read_summary(samples / "refund_search_loop.jsonl")
+print(small, big - small, len(full) - big)
+"""
+    )
+    small, big, after = map(int, out.split())
+    assert (small, big, after) == (0, 0, 0), (
+        f"full collections: {small} in the small read, {big} in the big one, {after} after"
+    )
