@@ -71,8 +71,9 @@ UNKNOWN_REQUEST_FIELDS = ["system", "tools", "tool_choice", "max_tokens", "param
 
 _SCHEMA = SCHEMA_VERSION
 _DUMP_SORTED = orjson.OPT_SORT_KEYS
-#: Tool results referred to by a request that stay referable (an import's requests hold
-#: only what was added since the one before: a result is referred to once).
+#: Tool results referred to by a request that stay in memory (an import's requests hold
+#: mostly what was added since the one before); older ones are known by a digest: what is
+#: written is the same at any number (see ``RequestEncoder``).
 _REFERRED_KEPT = 64
 #: The conversation since the last compaction is kept in memory up to about this many
 #: bytes of JSON; older messages (already sent in a request) are kept in a temporary file

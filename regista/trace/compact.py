@@ -17,6 +17,7 @@ its ``request_hash`` proves it. Both work on the plain dicts of the lines, in ``
 
 from __future__ import annotations
 
+from hashlib import blake2b
 from typing import Any, Protocol
 
 import orjson
@@ -81,9 +82,15 @@ class RequestEncoder:
     is refused as too deep, as the whole request would be.
 
     ``referred_kept``: a trace whose requests each hold only the messages added since the
-    one before (an import) refers to a result once; only the last ``referred_kept``
-    results referred to stay referable (a result not referred to yet always does), so
-    the results of a long session are not all kept until its end.
+    one before (an import) mostly refers to a result once: only the last ``referred_kept``
+    results referred to are kept in memory (a result not referred to yet always is), so
+    the results of a long session are not all kept until its end. What is written never
+    depends on that number: a result no longer kept is known by a digest of its JSON, and
+    a request that holds it again (Codex sends recent results again; a resumed rollout
+    repeats a result's line) still refers to it. Before, such a result was referred to if
+    it was still kept, and written whole if not: the bytes changed with the cache's size.
+    A request's result that is not the very object recorded is compared with it by the
+    same digest (:func:`_digest`), kept or not, so that keeping it changes no answer.
     """
 
     def __init__(self, referred_kept: int | None = None) -> None:
@@ -98,6 +105,8 @@ class RequestEncoder:
         #: Ids of the results referred to, the latest last.
         self._referred: dict[str, None] = {}
         self._pending_refs: list[str] = []
+        #: The digests of the results referred to that are no longer kept, by id.
+        self._gone: dict[str, bytes] = {}
 
     def commit(self) -> None:
         """The line :meth:`encode` made last is on disk (a failed write is not)."""
@@ -110,12 +119,15 @@ class RequestEncoder:
             while len(referred) > self._kept:
                 oldest = next(iter(referred))
                 del referred[oldest]
-                self._results.pop(oldest, None)
+                content = self._results.pop(oldest, _MISSING)
+                if content is not _MISSING and (digest := _digest(content)) is not None:
+                    self._gone[oldest] = digest
         self._pending_refs = []
 
     def note_result(self, tool_use_id: str, content: Any) -> None:
         """A ``tool.result`` line was written."""
         self._referred.pop(tool_use_id, None)  # not referred to yet: kept until it is
+        self._gone.pop(tool_use_id, None)
         if type(content) is str or deeper(content, REFERABLE_DEPTH) is False:
             self._results[tool_use_id] = content
         else:  # nor may an earlier result with this id be referred to: it is not the latest
@@ -135,8 +147,8 @@ class RequestEncoder:
                 del out["system"], out["tools"]
             self._pending = (system, tools, context)
         self._pending_refs = []
-        if self._results:
-            refer = self._refer(line["messages"], self._results)
+        if self._results or self._gone:
+            refer = self._refer(line["messages"], self._results, self._gone)
             if refer is not None:
                 out["messages"], out["result_refs"] = refer
                 self._pending_refs = refer[1]
@@ -160,12 +172,12 @@ class RequestEncoder:
         return made == self._context, made
 
     def _refer(
-        self, messages: list[Any], results: dict[str, Any]
+        self, messages: list[Any], results: dict[str, Any], gone: dict[str, bytes]
     ) -> tuple[list[Any], list[str]] | None:
-        """``messages`` with the tool results of ``results`` left out, and their ids;
-        ``None`` when none is left out. Runs on every request: the common block (not a
-        tool result) costs two lookups, and a result sent as the object it was recorded
-        with is known by identity."""
+        """``messages`` with the tool results of ``results`` (and of ``gone``, by their
+        digests) left out, and their ids; ``None`` when none is left out. Runs on every
+        request: the common block (not a tool result) costs two lookups, and a result sent
+        as the object it was recorded with is known by identity."""
         refs: list[str] | None = None
         out: list[Any] | None = None
         bare: set[str] | None = None
@@ -193,7 +205,7 @@ class RequestEncoder:
                     bare.add(uid)
                     continue
                 recorded = results.get(uid, _MISSING)
-                if recorded is not mine and (recorded is _MISSING or not same_json(mine, recorded)):
+                if recorded is not mine and not self._same_result(mine, recorded, gone.get(uid)):
                     continue
                 if blocks is None:
                     blocks = content.copy()
@@ -215,8 +227,35 @@ class RequestEncoder:
         if bare is not None and not bare.isdisjoint(refs):
             # A block without content of its own would take a referred one on reading:
             # never refer to an id that such a block carries.
-            return self._refer(messages, {k: v for k, v in results.items() if k not in bare})
+            return self._refer(
+                messages,
+                {k: v for k, v in results.items() if k not in bare},
+                {k: v for k, v in gone.items() if k not in bare},
+            )
         return out, refs
+
+    def _same_result(self, mine: Any, recorded: Any, digest: bytes | None) -> bool:
+        """Whether a request's result ``mine`` is the one recorded: ``recorded`` (when
+        kept) or the result whose digest is ``digest``. With results dropped from memory
+        (``referred_kept``) both are compared by digest, so that whether one was kept never
+        changes the answer."""
+        if recorded is _MISSING:
+            return digest is not None and _digest(mine) == digest
+        if self._kept is None:
+            return same_json(mine, recorded)
+        theirs = _digest(recorded)
+        return theirs is not None and _digest(mine) == theirs
+
+
+def _digest(content: Any) -> bytes | None:
+    """A digest of ``content``'s JSON, keys sorted (``None``: not JSON): equal for values
+    equal as JSON (:func:`~regista.trace.canonical.same_json`: ``1`` and ``1.0``, ``1`` and
+    ``True`` differ) that a transcript can hold (no NaN, no integer beyond 64 bits)."""
+    try:
+        data = orjson.dumps(content, option=orjson.OPT_SORT_KEYS)
+    except TypeError:
+        return None
+    return blake2b(data, digest_size=16).digest()
 
 
 def _same_value(a: Any, b: Any) -> bool:

@@ -97,8 +97,9 @@ class TraceWriter:
             ``None``: the process default (on, unless ``regista --no-redact``).
         file: Write to this open binary file instead (e.g. an ``io.BytesIO``: a trace
             made in memory); ``path`` then only names it in messages.
-        referred_kept: How many tool results already referred to by a request stay
-            referable (see :class:`~regista.trace.compact.RequestEncoder`).
+        referred_kept: How many tool results already referred to by a request stay in
+            memory, older ones known by a digest; what is written does not depend on it
+            (see :class:`~regista.trace.compact.RequestEncoder`).
     """
 
     def __init__(

@@ -401,3 +401,68 @@ def test_fuzz_damaged_compact_lines_are_one_clear_error(tmp_path: Path) -> None:
         except RegistaError:
             pass
         index.close()
+
+
+def _import_like_session(rng: random.Random, path: Path, kept: int | None) -> None:
+    """A session whose requests each add a few messages (an import's), some of them
+    repeating a result sent before (a resumed transcript repeats lines), as the very
+    object recorded or as an equal copy; written keeping ``kept`` referred results."""
+    contents: list[Any] = [
+        "r",
+        "long " * 40,
+        [{"type": "text", "text": "t", "n": 1}],
+        [{"type": "text", "text": "t", "n": True}],
+        [{"type": "text", "text": "t", "n": 1.0}],
+        [{"type": "text", "text": "t", "b": [1, 2], "a": None}],
+    ]
+    recorded: dict[str, Any] = {}
+    with TraceWriter(path, "S", clock=lambda: "2026-01-01T00:00:00.000Z", referred_kept=kept) as w:
+        w.write(SessionStart, task="t", model="m", provider="scripted")
+        prev: list[Any] = []
+        cur: list[Any] = [{"role": "user", "content": "go"}]
+        for step in range(rng.randint(1, 30)):
+            blocks = []
+            for _ in range(rng.randint(0, 3)):
+                uid = f"u{rng.randint(0, 40)}"
+                if uid in recorded and rng.random() < 0.5:  # sent again, not recorded again
+                    sent = recorded[uid]
+                    if rng.random() < 0.5:
+                        sent = orjson.loads(orjson.dumps(sent))
+                    elif rng.random() < 0.2:
+                        sent = rng.choice(contents)
+                else:
+                    recorded[uid] = sent = rng.choice(contents)
+                    w.write(ToolResult, step=step, tool_use_id=uid, name="f", content=sent)
+                blocks.append({"type": "tool_result", "tool_use_id": uid, "content": sent})
+            if blocks:
+                cur = [*cur, {"role": "user", "content": blocks}]
+            cur = [*cur, {"role": "assistant", "content": [{"type": "text", "text": str(step)}]}]
+            _request(w, step, prev, cur)
+            prev = cur
+
+
+def test_fuzz_what_is_written_does_not_depend_on_how_many_results_are_kept(
+    tmp_path: Path,
+) -> None:
+    """An import keeps only the last results its requests referred to; an older one is
+    known by a digest of its JSON. With one kept, a result repeated later (a resumed
+    transcript) was written whole, with 64 referred to: the bytes depended on the cache."""
+    rng = random.Random(2727)
+    repeated = 0
+    for run in range(FUZZ_RUNS):
+        seed = rng.random()
+        written = {}
+        for kept in (1, 2, 64, None):
+            path = tmp_path / f"{run}-{kept}.jsonl"
+            _import_like_session(random.Random(seed), path, kept)
+            written[kept] = path.read_bytes()
+        assert written[1] == written[2] == written[64] == written[None], f"run {run}"
+        _check_every_request(tmp_path / f"{run}-1.jsonl")
+        refs = [
+            uid
+            for x in _lines(tmp_path / f"{run}-1.jsonl")
+            if x["type"] == "llm.request"
+            for uid in x.get("result_refs", [])
+        ]
+        repeated += len(refs) - len(set(refs))
+    assert repeated > FUZZ_RUNS, "few results referred to twice: the fuzz tests little"
