@@ -74,7 +74,7 @@ if TYPE_CHECKING:
         ToolResult,
     )
     from regista.trace.formats import OpenedRun, is_pipe, memory_file
-    from regista.trace.index import StepEntry, TraceIndex
+    from regista.trace.index import StepEntry, StepList, TraceIndex
     from regista.trace.steps import Step
     from regista.trace.validate import too_deep
     from regista.vocab import (
@@ -130,6 +130,7 @@ __all__ = [
     "SessionStart",
     "Step",
     "StepEntry",
+    "StepList",
     "Sweep",
     "SweepRow",
     "Tokens",
@@ -266,6 +267,7 @@ _LAZY = {
     "is_pipe": "regista.trace.formats",
     "memory_file": "regista.trace.formats",
     "StepEntry": "regista.trace.index",
+    "StepList": "regista.trace.index",
     "TraceIndex": "regista.trace.index",
     "Step": "regista.trace.steps",
     "too_deep": "regista.trace.validate",

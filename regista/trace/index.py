@@ -20,8 +20,10 @@ import os
 import re
 import tempfile
 import threading
+from array import array
+from bisect import bisect_left
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
@@ -60,7 +62,7 @@ if TYPE_CHECKING:
     from regista.trace.reader import TraceSummary
     from regista.trace.steps import Step
 
-__all__ = ["StepEntry", "TraceIndex", "read_summary"]
+__all__ = ["StepEntry", "StepList", "TraceIndex", "read_summary"]
 
 _HEAD = 512
 _CHUNK = 4 * 1024 * 1024
@@ -109,6 +111,175 @@ class StepEntry:
     error: bool = False
     denied: bool = False
     complete: bool = False
+
+
+_KINDS: tuple[StepKind, ...] = tuple(dict.fromkeys(STEP_KINDS.values()))
+_KIND_CODE: dict[str, int] = {kind: code for code, kind in enumerate(_KINDS)}
+_ERROR, _DENIED, _COMPLETE = 1, 2, 4
+_ALL = _ERROR | _DENIED | _COMPLETE
+
+
+class StepList(Sequence[StepEntry]):
+    """The steps of an index, as columns: a :class:`StepEntry` is made when one is asked
+    for (a copy: changing it changes nothing here).
+
+    A trace's steps are many (a 1 GB transcript makes about a million): held as objects,
+    a step and its list of line numbers cost about 400 bytes, and the lines' offsets and
+    lengths as lists of ints 70 more a line, so the index of a big trace grew by 300 MB a
+    GB. Here a step costs 26 bytes: its number, kind, flags and tool name (shared) in
+    arrays, and its lines as a chain through one array of the trace's lines (the next line
+    of the same step, 4 bytes a line; a step's lines are few).
+
+    Appending (the scan, under the index's lock) writes a step's columns before its
+    length is counted, and a line's link before the step's last line moves to it: a
+    reader in another thread sees a step whole, or not yet.
+    """
+
+    def __init__(self) -> None:
+        self._numbers = array("q")
+        self._kinds = bytearray()
+        self._flags = bytearray()
+        self._tools: list[str | None] = []
+        self._first = array("i")
+        self._last = array("i")
+        #: Per line of the trace: the next line of its step (-1: none, or no step).
+        self._next = array("i")
+        #: Positions of the steps whose number is not their position.
+        self._odd: dict[int, int] = {}
+        self._names: dict[str, str] = {}
+        self._len = 0
+
+    def __len__(self) -> int:
+        return self._len
+
+    def __getitem__(self, pos: Any) -> Any:
+        if isinstance(pos, slice):
+            return [self._entry(p) for p in range(*pos.indices(self._len))]
+        n = self._len
+        if pos < 0:
+            pos += n
+        if not 0 <= pos < n:
+            raise IndexError("step position out of range")
+        return self._entry(pos)
+
+    def __iter__(self) -> Iterator[StepEntry]:
+        return (self._entry(p) for p in range(self._len))
+
+    def __reversed__(self) -> Iterator[StepEntry]:
+        return (self._entry(p) for p in range(self._len - 1, -1, -1))
+
+    def __eq__(self, other: object) -> bool:
+        """Equal to the steps of another list (or a list of entries) holding the same."""
+        if isinstance(other, StepList | list):
+            return len(self) == len(other) and list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # it changes as a scan appends
+
+    def __repr__(self) -> str:
+        return f"StepList({list(self)!r})"
+
+    def _entry(self, pos: int) -> StepEntry:
+        flags = self._flags[pos]
+        return StepEntry(
+            index=self._numbers[pos],
+            kind=_KINDS[self._kinds[pos]],
+            lines=self.lines(pos),
+            tool=self._tools[pos],
+            error=bool(flags & _ERROR),
+            denied=bool(flags & _DENIED),
+            complete=bool(flags & _COMPLETE),
+        )
+
+    def lines(self, pos: int) -> list[int]:
+        """The line numbers of the step at ``pos``, in order."""
+        at, last, nxt = self._first[pos], self._last[pos], self._next
+        if at < 0:
+            return []
+        out = [at]
+        while at != last:
+            at = nxt[at]
+            out.append(at)
+        return out
+
+    def kind(self, pos: int) -> StepKind:
+        return _KINDS[self._kinds[pos]]
+
+    def complete(self, pos: int) -> bool:
+        return bool(self._flags[pos] & _COMPLETE)
+
+    def position_of(self, number: int) -> int | None:
+        """The position of step number ``number``."""
+        if 0 <= number < self._len and self._numbers[number] == number:
+            return number
+        return self._odd.get(number)
+
+    def counts(self) -> tuple[int, int, int]:
+        """Steps with an error (a denied one counted as denied only), denied steps, and
+        tool steps: what a header shows, without making an entry per step."""
+        n = self._len
+        flags = self._flags[:n]
+        each = [flags.count(f) for f in range(_ALL + 1)]
+        denied = sum(each[f] for f in range(_ALL + 1) if f & _DENIED)
+        errors = sum(each[f] for f in range(_ALL + 1) if f & _ERROR and not f & _DENIED)
+        return errors, denied, self._kinds[:n].count(_KIND_CODE["tool"])
+
+    def marked(self) -> Iterator[tuple[int, StepKind, bool, bool]]:
+        """``(position, kind, error, denied)`` of the compactions and the steps with an
+        error or a denial (what a timeline marks), in order."""
+        compaction = _KIND_CODE["compaction"]
+        kinds, flags = self._kinds, self._flags
+        for pos in range(self._len):
+            f = flags[pos] & (_ERROR | _DENIED)
+            if f or kinds[pos] == compaction:
+                yield pos, _KINDS[kinds[pos]], bool(f & _ERROR), bool(f & _DENIED)
+
+    # -- written by the scan -------------------------------------------------------------
+
+    def append(self, entry: StepEntry) -> None:
+        """Add a step (its lines must not belong to another step)."""
+        lines = entry.lines
+        pos = self._open(entry.index, entry.kind, lines[0] if lines else -1)
+        for lineno in lines[1:]:
+            self._add_line(pos, lineno)
+        if entry.tool is not None:
+            self._set_tool(pos, entry.tool)
+        self._flags[pos] = (
+            (_ERROR if entry.error else 0)
+            | (_DENIED if entry.denied else 0)
+            | (_COMPLETE if entry.complete else 0)
+        )
+
+    def _open(self, number: int, kind: StepKind, lineno: int) -> int:
+        """A new step, whose first line is ``lineno`` (-1: none yet); its position."""
+        pos = self._len
+        self._numbers.append(number)
+        self._kinds.append(_KIND_CODE[kind])
+        self._flags.append(0)
+        self._tools.append(None)
+        self._first.append(lineno)
+        self._last.append(lineno)
+        nxt = self._next
+        if len(nxt) <= lineno:
+            nxt.extend([-1] * (lineno + 1 - len(nxt)))
+        if number != pos:
+            self._odd[number] = pos
+        self._len = pos + 1
+        return pos
+
+    def _add_line(self, pos: int, lineno: int) -> None:
+        nxt = self._next
+        if len(nxt) <= lineno:
+            nxt.extend([-1] * (lineno + 1 - len(nxt)))
+        last = self._last[pos]
+        if last < 0:
+            self._first[pos] = lineno
+        else:
+            nxt[last] = lineno
+        self._last[pos] = lineno
+
+    def _set_tool(self, pos: int, name: str) -> None:
+        self._tools[pos] = self._names.setdefault(name, name)
 
 
 def pread(fd: int, length: int, offset: int) -> bytes:
@@ -193,10 +364,10 @@ class TraceIndex:
         self._fd = self._file.fileno()
         self._lock = threading.Lock()
         self._cache_lock = threading.Lock()
-        self.offsets: list[int] = []
-        self.lengths: list[int] = []
-        self.steps: list[StepEntry] = []
-        self._by_number: dict[int, int] = {}
+        #: Each line's offset and length (arrays: 16 bytes a line).
+        self.offsets = array("q")
+        self.lengths = array("q")
+        self.steps = StepList()
         self.start: SessionStart | None = None
         self.end: SessionEnd | None = None
         #: Scan without decoding any event (set before the first scan): ``session.start``
@@ -215,7 +386,7 @@ class TraceIndex:
         self._cache_size = cache_size
         # What a summary needs beyond the steps: the lines that carry usage and cost
         # (responses, compactions), and counts of events the steps do not hold.
-        self._usage_lines: list[int] = []
+        self._usage_lines = array("i")
         self._loose_errors = 0
         # The chunk being scanned, and its offset in the file.
         self._raw = b""
@@ -225,8 +396,11 @@ class TraceIndex:
         self._compactions = 0
         # Compact requests (schema 2) leave out what earlier lines hold: where to find it.
         self._context_line: int | None = None
-        self._contexts: dict[int, int] = {}
-        self._results: dict[str, list[int]] = {}
+        #: The request lines that write ``system`` (and ``tools``), in order: a request
+        #: line that does not takes them from the last one before it.
+        self._own_context = array("i")
+        #: The line of each ``tool_use_id``'s result (a list when it has several).
+        self._results: dict[str, int | list[int]] = {}
         self._context_cache: tuple[int, dict[str, Any]] | None = None
 
     # -- scanning ------------------------------------------------------------------------
@@ -344,30 +518,36 @@ class TraceIndex:
             number = int(sm.group(1))
             if number < 0:  # refused, as the reader refuses it
                 self._decode_line(offset, length, lineno)
-            pos = self._by_number.get(number)
+            steps = self.steps
+            pos = steps.position_of(number)
             if pos is None:
                 kind = _OPENS.get(etype)
                 if kind is None:  # an event of a step whose opener was lost
                     self._loose_errors += etype == _B_ERROR
                     return
-                pos = self._by_number[number] = len(self.steps)
-                self.steps.append(StepEntry(index=number, kind=kind))
-            entry = self.steps[pos]
-            entry.lines.append(lineno)
+                pos = steps._open(number, kind, lineno)
+            else:
+                steps._add_line(pos, lineno)
+            flags = steps._flags
             if etype == _B_TOOL_CALL:
                 nm = _NAME.search(head)
-                entry.tool = nm.group(1).decode("utf-8", "replace") if nm else "?"
+                steps._set_tool(pos, nm.group(1).decode("utf-8", "replace") if nm else "?")
             elif etype == _B_ERROR:
-                entry.error = True
+                flags[pos] |= _ERROR
             elif etype == _B_PERMISSION_DECISION:
-                entry.denied = b'"allowed":false' in head
+                if b'"allowed":false' in head:
+                    flags[pos] |= _DENIED
+                else:
+                    flags[pos] &= ~_DENIED
             elif etype == _B_TOOL_RESULT:
                 # The step's result is its first (as :attr:`Step.is_error` reads it).
-                if not entry.complete and not entry.error:
-                    entry.error = self._result_failed(offset, length, lineno)
-                entry.complete = True
+                if not flags[pos] & (_COMPLETE | _ERROR) and self._result_failed(
+                    offset, length, lineno
+                ):
+                    flags[pos] |= _ERROR
+                flags[pos] |= _COMPLETE
             elif etype in (_B_LLM_RESPONSE, _B_CONTEXT_COMPACTION):
-                entry.complete = True
+                flags[pos] |= _COMPLETE
 
     def _result_failed(self, offset: int, length: int, lineno: int) -> bool:
         """Whether the ``tool.result`` line at ``offset`` says ``is_error: true``, as its
@@ -448,7 +628,14 @@ class TraceIndex:
         except orjson.JSONDecodeError:
             uid = None
         if isinstance(uid, str):
-            self._results.setdefault(uid, []).append(lineno)
+            results = self._results
+            had = results.get(uid)
+            if had is None:
+                results[uid] = lineno
+            elif isinstance(had, int):
+                results[uid] = [had, lineno]
+            else:
+                had.append(lineno)
 
     def _note_request(self, offset: int, length: int, lineno: int, head: bytes) -> None:
         """Note whether a request line writes ``system`` and ``tools`` itself."""
@@ -463,8 +650,7 @@ class TraceIndex:
             own = isinstance(data, dict) and "system" in data
         if own:
             self._context_line = lineno
-        elif self._context_line is not None:
-            self._contexts[lineno] = self._context_line
+            self._own_context.append(lineno)
 
     # -- reading -------------------------------------------------------------------------
 
@@ -490,9 +676,11 @@ class TraceIndex:
 
     def _context_of(self, lineno: int) -> dict[str, Any] | None:
         """``system`` and ``tools`` of the request line ``lineno`` leaves them out of."""
-        at = self._contexts.get(lineno)
-        if at is None:
-            return None
+        own = self._own_context
+        i = bisect_left(own, lineno)
+        if i == 0 or (i < len(own) and own[i] == lineno):
+            return None  # none before it, or the line writes its own
+        at = own[i - 1]
         cached = self._context_cache
         if cached is not None and cached[0] == at:
             return cached[1]
@@ -503,7 +691,8 @@ class TraceIndex:
 
     def _result_before(self, uid: str, lineno: int) -> Any:
         """The content of the latest ``tool.result`` for ``uid`` before line ``lineno``."""
-        for at in reversed(self._results.get(uid, ())):
+        had = self._results.get(uid, [])
+        for at in reversed([had] if isinstance(had, int) else had):
             if at < lineno:
                 return self._referred(at).get("content")
         return None
@@ -535,7 +724,7 @@ class TraceIndex:
 
         with self._lock:
             entry = self.steps[pos]
-            lines, complete = list(entry.lines), entry.complete
+            lines, complete = entry.lines, entry.complete
         step = Step(index=entry.index, kind=entry.kind)
         step.events = [self.event(n) for n in lines]
         if complete:  # a growing step is decoded again next time
@@ -547,19 +736,20 @@ class TraceIndex:
 
     def position_of(self, number: int) -> int | None:
         """The position in :attr:`steps` of step number ``number``."""
-        return self._by_number.get(number)
+        return self.steps.position_of(number)
 
     def step_text(self, pos: int) -> bytes:
         """The raw bytes of a step's lines, for searching."""
         with self._lock:
-            lines = list(self.steps[pos].lines)
+            lines = self.steps.lines(pos)
         return b"\n".join(self.raw_line(n) for n in lines)
 
     # -- full requests -------------------------------------------------------------------
 
     def _previous_request(self, pos: int) -> int | None:
+        kind = self.steps.kind
         for p in range(pos - 1, -1, -1):
-            if self.steps[p].kind == "model":
+            if kind(p) == "model":
                 return p
         return None
 
@@ -624,17 +814,17 @@ class TraceIndex:
         cost = total_cost(costs)
         if end is not None:
             cost, turns = end.cost_usd, end.turns
-        steps = list(self.steps)
+        errors, _, _ = self.steps.counts()
         return TraceSummary.of(
             start,
             end,
             turns=turns,
-            steps=len(steps),
+            steps=len(self.steps),
             tool_calls=self._tool_calls,
             cost_usd=cost,
             usage=usage,
             tokens=tokens,
-            errors=sum(1 for st in steps if st.error and not st.denied) + self._loose_errors,
+            errors=errors + self._loose_errors,
             denials=self._denials,
             compactions=self._compactions,
         )

@@ -159,13 +159,11 @@ def _header_text(ix: TraceIndex, label: str, notice: str, now: float | None = No
     else:
         line2.append(*_unfinished(ix, now))
     # A denied call also has an error result: count it once, as a denial.
-    errors = sum(1 for e in ix.steps if e.error and not e.denied)
-    denied = sum(1 for e in ix.steps if e.denied)
+    errors, denied, tools = ix.steps.counts()
     if errors:
         line2.append(f" · {_count(errors, 'error')}", "bold red")
     if denied:
         line2.append(f" · {denied} denied", "bold yellow")
-    tools = sum(1 for e in ix.steps if e.kind == "tool")
     turns = end.turns if end is not None else _turns_so_far(ix)
     line2.append(
         f"  {_count(len(ix.steps), 'step')} · {_count(turns, 'turn')} · "

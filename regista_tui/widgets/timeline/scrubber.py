@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from rich.text import Text
 from textual import events
 from textual.message import Message
@@ -9,7 +11,7 @@ from textual.reactive import reactive
 from textual.strip import Strip
 from textual.widget import Widget
 
-from regista.engine import StepEntry
+from regista.engine import StepEntry, StepList
 
 __all__ = ["Scrubber"]
 
@@ -49,20 +51,31 @@ class Scrubber(Widget):
         super().__init__(id=id)
         self.total = 0
         self._cells: list[tuple[str, str]] = []
-        self._entries: list[StepEntry] = []
+        #: ``(position, kind, error, denied)`` of the steps a mark may show.
+        self._marked: Sequence[tuple[int, str, bool, bool]] = []
         self._breakpoint: set[int] = set()
         self._repeats: set[int] = set()
 
     def update_marks(
-        self, entries: list[StepEntry], breakpoints: set[int], repeats: set[int] | None = None
+        self, entries: Sequence[StepEntry], breakpoints: set[int], repeats: set[int] | None = None
     ) -> None:
-        """Recompute the markers from the index's step entries (cheap: no decoding) and the
-        positions of the steps that repeat earlier ones."""
-        self._entries = entries[:]  # the scan thread keeps appending to the original
+        """Recompute the markers from the index's step entries (cheap: no decoding; from
+        the columns of a :class:`StepList`, without an entry per step) and the positions of
+        the steps that repeat earlier ones."""
+        total = len(entries)  # the scan thread keeps appending: the steps up to here
+        if isinstance(entries, StepList):
+            marked = [m for m in entries.marked() if m[0] < total]
+        else:
+            marked = [
+                (pos, e.kind, e.error, e.denied)
+                for pos, e in enumerate(entries[:total])
+                if e.error or e.denied or e.kind == "compaction"
+            ]
+        self._marked = marked
         self._breakpoint = breakpoints
         if repeats is not None:
             self._repeats = repeats
-        self.total = len(self._entries)
+        self.total = total
         self._cells = []
         self.refresh()
 
@@ -72,17 +85,22 @@ class Scrubber(Widget):
             return cells
         rank = {name: i for i, (name, _, _) in enumerate(_MARKS)}
         best: dict[int, int] = {}
-        for pos, entry in enumerate(self._entries):
+        marked = {pos: (kind, error, denied) for pos, kind, error, denied in self._marked}
+        at = sorted({*marked, *self._repeats, *self._breakpoint})
+        for pos in at:
+            if not 0 <= pos < self.total:
+                continue
+            kind, error, denied = marked.get(pos, ("", False, False))
             flags = []
-            if entry.kind == "compaction":
+            if kind == "compaction":
                 flags.append("compaction")
             if pos in self._repeats:
                 flags.append("repeat")
             if pos in self._breakpoint:
                 flags.append("breakpoint")
-            if entry.denied:
+            if denied:
                 flags.append("denied")
-            if entry.error:
+            if error:
                 flags.append("error")
             if not flags:
                 continue
