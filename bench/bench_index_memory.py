@@ -54,14 +54,20 @@ from regista.trace.index import TraceIndex
 before, t = rss(), cpu()
 index = TraceIndex(sys.argv[1])
 index.scan()
+assert regista.trace.index.__file__.startswith(sys.argv[2]), regista.trace.index.__file__
 print(rss() - before, cpu() - t, len(index.steps), len(index.offsets))
 """
 
 
 def _run(src: str, where: Path, *args: str) -> str:
-    env = dict(os.environ, PYTHONPATH=str(where))
+    env = dict(os.environ, PYTHONPATH=str(where), PYTHONDONTWRITEBYTECODE="1")
     done = subprocess.run(
-        [sys.executable, "-c", src, *args], check=True, capture_output=True, text=True, env=env
+        [sys.executable, "-c", src, *args],
+        check=True,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=where,  # ``-c`` puts the working folder first on the path
     )
     return done.stdout
 
@@ -94,7 +100,7 @@ def main() -> None:
     counts = ""
     for _ in range(args.repeat):
         for name, where in versions.items():
-            held, cpu, steps, lines = _run(INDEX, where, str(trace)).split()
+            held, cpu, steps, lines = _run(INDEX, where, str(trace), str(where)).split()
             rss[name].append(int(held) / 1e6)
             scan[name].append(float(cpu))
             counts = f"{int(steps):,} steps, {int(lines):,} lines"
