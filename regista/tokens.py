@@ -130,7 +130,7 @@ def _count(value: Any) -> int:
 
 def tokens_of(raw: Any) -> Tokens:
     """The :class:`Tokens` of one recorded usage (a dict, a :class:`~regista.types.Usage`
-    or ``None``).
+    or ``None``; a :class:`Tokens` is its own).
 
     The four main counts are read as :class:`~regista.types.Usage` reads them (an odd value
     is validated, and refused, as it would be); the split of cache writes and the reasoning
@@ -138,6 +138,8 @@ def tokens_of(raw: Any) -> Tokens:
     """
     if raw is None or raw == {}:
         return _NONE
+    if type(raw) is Tokens:  # read already
+        return raw
     if not isinstance(raw, dict):
         dump = getattr(raw, "model_dump", None)
         raw = dump() if dump is not None else raw

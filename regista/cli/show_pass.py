@@ -175,7 +175,7 @@ class StepsPass:
         end = trace.end
         rows: dict[int, Row] = {}
         get = rows.get
-        usages: list[Any] = []
+        usages: list[Tokens] = []  # of each response and compaction
         costs: list[float | None] = []
         turns = -1
         tool_calls = denials = compactions = 0
@@ -193,8 +193,9 @@ class StepsPass:
             # of each kind in its step.
             if what == LLM_RESPONSE:
                 usage = ev.response.get("usage")
-                if usage:
-                    usages.append(usage)
+                counted = tokens_of(usage) if usage else None  # each usage read once
+                if counted is not None:
+                    usages.append(counted)
                 if end is None:
                     turns = max(turns, ev.turn)
                     costs.append(ev.cost_usd)
@@ -203,7 +204,7 @@ class StepsPass:
                     row.origin = row.origin or ev.source
                     if row.kind == "model":
                         row.scripted = ev.provider == "scripted"
-                        row.tokens = tokens_text(usage)
+                        row.tokens = "" if counted is None else counted.short()
                         row.gist = model_gist(ev, None, limit)
             elif what == TOOL_RESULT:
                 if row is not None and row.result is None:
@@ -229,15 +230,16 @@ class StepsPass:
             elif what == CONTEXT_COMPACTION:
                 compactions += 1
                 usage = ev.usage
-                if usage:
-                    usages.append(usage)
+                counted = tokens_of(usage) if usage else None
+                if counted is not None:
+                    usages.append(counted)
                 if end is None:
                     costs.append(ev.cost_usd)
                 if row is not None and row.compaction is None:
                     row.compaction = ev
                     row.origin = row.origin or ev.source
                     if row.kind == "compaction":
-                        row.tokens = tokens_text(usage)
+                        row.tokens = "" if counted is None else counted.short()
                         row.gist = compaction_gist(ev, limit)
             elif what == ERROR:
                 error_steps.append(n)

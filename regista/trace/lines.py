@@ -40,12 +40,23 @@ from regista.trace.listing import listed, modelled
 from regista.trace.migrations import migrate
 from regista.trace.names import (
     CONTEXT_COMPACTION,
+    ERROR,
     LLM_REQUEST,
+    LLM_RESPONSE,
+    PERMISSION_DECISION,
     SCHEMA_VERSION,
     SESSION_START,
+    TOOL_CALL,
     TOOL_RESULT,
 )
-from regista.trace.validate import MAX_DEPTH, NOTHING_NESTED, check_event, too_deep
+from regista.trace.validate import (
+    MAX_DEPTH,
+    NOTHING_NESTED,
+    check_event,
+    check_response,
+    flat,
+    too_deep,
+)
 
 __all__ = [
     "CHUNK",
@@ -269,6 +280,81 @@ def _without_messages(data: dict[str, Any], path: Path, lineno: int, light: bool
     return event
 
 
+def _light(raw: bytes) -> Any:
+    """What ``parse_line(raw, path, lineno, messages=False, light=True)`` gives, for a line
+    of the shapes the writer writes (a listing's common case, in fewer steps); ``None`` for
+    any other: :func:`parse_line` then reads it, and says what is wrong with it if anything
+    is. A line read here is one :func:`parse_line` reads to the same view
+    (``tests/trace/test_listing_light.py`` keeps the two equal).
+
+    Only the current schema's lines of the kinds a listing reads most are read here: a
+    request from its head (as :func:`_listed_request`), a response, tool call, decision,
+    tool result or error whole.
+    """
+    if raw.find(_B_REQUEST_TYPE, 0, 256) >= 0:
+        head = _request_head(raw)
+        if head is None:
+            return None
+        try:
+            data = orjson.loads(head)
+        except orjson.JSONDecodeError:
+            return None
+        if (
+            type(data) is not dict
+            or data.get("type") != LLM_REQUEST
+            or not _LEFT_OUT_OF_HEAD.isdisjoint(data)
+        ):
+            return None
+        version = data.get("schema_version")
+        if type(version) is not int or version != SCHEMA_VERSION:
+            return None
+        data["messages"] = []  # as _without_messages leaves it
+        event = listed(data)
+        # the rest of check_event(event, messages=False): its messages_prefix is the default
+    else:
+        try:
+            data = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            return None
+        if type(data) is not dict:
+            return None
+        kind = data.get("type")
+        if type(kind) is not str or kind not in _LIGHT_KINDS:
+            return None
+        version = data.get("schema_version")
+        if type(version) is not int or version != SCHEMA_VERSION:
+            return None
+        if not flat(data) and too_deep(raw, data):
+            return None
+        event = listed(data)
+        if event is None:
+            return None
+        if kind == LLM_RESPONSE:
+            try:
+                check_response(data["response"])
+            except ValueError:
+                return None
+        elif (
+            kind == TOOL_RESULT
+            and type(data["content"]) is not str
+            and check_event(event) is not None
+        ):
+            return None
+    if event is None:
+        return None
+    step = data.get("step")
+    if type(step) is int and step < 0:
+        return None
+    return event
+
+
+#: The kinds :func:`_light` reads whole (their nested values are checked there as
+#: :func:`check_event` checks them).
+_LIGHT_KINDS = frozenset((LLM_RESPONSE, TOOL_CALL, PERMISSION_DECISION, TOOL_RESULT, ERROR))
+#: What a request's head never holds when laid out as the writer lays it.
+_LEFT_OUT_OF_HEAD = frozenset(("messages", "system", "tools", "result_refs", "messages_prefix"))
+
+
 #: How much of a trace file is read at a time. The lines of one piece are freed before the
 #: next is read, so the same memory serves every piece: reading the file whole and
 #: splitting it costs a second copy of it and the page faults of both.
@@ -359,6 +445,7 @@ def parse_file(
     events = parser.events
     append = events.append
     decoder = parser.decoder if messages else None  # a listing rebuilds no request
+    fast = _light if light and not messages else None
     lineno = 0
     rest = b""  # the start of a line the next piece ends
     chunk = head or file.read(CHUNK)
@@ -375,14 +462,16 @@ def parse_file(
                 held = lines.pop()
                 for raw in lines:  # none of them is the file's last line
                     lineno += 1
-                    try:
-                        event = parse_line(
-                            raw, path, lineno, decoder, messages=messages, light=light
-                        )
-                    except TraceFormatError:
-                        if not raw.strip():
-                            raise TraceFormatError(path, lineno, "empty line") from None
-                        raise
+                    event = None if fast is None else fast(raw)
+                    if event is None:
+                        try:
+                            event = parse_line(
+                                raw, path, lineno, decoder, messages=messages, light=light
+                            )
+                        except TraceFormatError:
+                            if not raw.strip():
+                                raise TraceFormatError(path, lineno, "empty line") from None
+                            raise
                     if event.seq != lineno - 1:
                         raise TraceFormatError(
                             path, lineno, f"seq {event.seq} out of order (expected {lineno - 1})"

@@ -233,3 +233,57 @@ def test_the_reader_reads_the_same_events_with_and_without_pydantic(
         slow = Trace.load(path)
         assert [_model_state(ev) for ev in trace.events] == [_model_state(ev) for ev in slow.events]
         assert trace.summary() == slow.summary()
+
+
+def _read_as(raw: bytes) -> tuple[Any, ...]:
+    """What ``parse_line`` makes of ``raw`` read for a listing."""
+    from regista.trace.lines import parse_line
+
+    try:
+        event = parse_line(raw, Path("t.jsonl"), 7, messages=False, light=True)
+    except RegistaError as exc:
+        return ("error", type(exc).__name__, str(exc))
+    return _view(event)
+
+
+def _view(event: Any) -> tuple[Any, ...]:
+    return ("read", type(event).__name__, _fields(event))
+
+
+def _odd_layouts(rng: random.Random, raw: bytes) -> list[bytes]:
+    """``raw`` laid out as other writers might: cut short, keys moved, spaces, an older
+    schema, a request whose messages are not JSON past its head."""
+    line = orjson.loads(raw)
+    out = [raw[: rng.randrange(1, len(raw))], raw + b" ", b" " + raw]
+    out.append(orjson.dumps(dict(reversed(line.items()))))
+    out.append(orjson.dumps({**line, "schema_version": rng.choice([1, 3, 2.0, True, "2"])}))
+    out.append(orjson.dumps({**line, "step": rng.choice([-1, -(2**40), None, 0])}))
+    out.append(raw.replace(b'":', b'": ', rng.randrange(1, 6)))
+    if line.get("type") == "llm.request":
+        head, sep, _ = raw.partition(b',"messages":')
+        out.append(head + sep + b"[{]}")  # read from its head alone, by both
+        out.append(raw.replace(b',"messages_prefix":', b',"result_refs":[],"messages_prefix":'))
+    return out
+
+
+def test_a_listing_reads_the_writers_lines_in_fewer_steps_as_it_reads_any() -> None:
+    """Seeded: ``parse_file``'s fast path for a listing (``lines._light``) gives, for every
+    line it reads, the view ``parse_line`` gives; a line it leaves (``None``), any line
+    ``parse_line`` refuses among them, is read by ``parse_line`` with its errors."""
+    from regista.trace.lines import _light
+
+    rng = random.Random(int(os.environ.get("REGISTA_FUZZ_SEED", "1212")) + 41)
+    n = int(os.environ.get("REGISTA_FUZZ_ITERATIONS", "150"))
+    clean = [raw for path in SAMPLES for raw in path.read_bytes().splitlines()]
+    changed = [orjson.dumps(_line_changes(rng, orjson.loads(rng.choice(clean)))) for _ in range(n)]
+    odd = [o for _ in range(n) for o in _odd_layouts(rng, rng.choice(clean))]
+    fast = 0
+    for i, raw in enumerate([*clean, *changed, *odd]):
+        got = _light(raw)
+        if got is None:
+            assert i >= len(clean) or b'"session.' in raw or b'"context.' in raw, raw[:200]
+            continue
+        fast += 1
+        assert _view(got) == _read_as(raw), raw[:300]
+        assert isinstance(got, Listed)
+    assert fast > len(clean) // 2 + n // 4  # changed and odd lines are read too, not only left
