@@ -14,6 +14,7 @@ from __future__ import annotations
 import operator
 import warnings
 from collections.abc import Callable
+from itertools import compress, repeat
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ import orjson
 from regista._gc import paused_gc
 from regista.errors import (
     NoSuchPathError,
+    RegistaError,
     TraceError,
     TraceFormatError,
     TraceWarning,
@@ -36,7 +38,7 @@ from regista.trace.formats import (
     device_error,
     is_regista_trace,
 )
-from regista.trace.listing import listed, modelled
+from regista.trace.listing import FIELDS, listed, listed_all, modelled, views
 from regista.trace.migrations import migrate
 from regista.trace.names import (
     CONTEXT_COMPACTION,
@@ -54,7 +56,6 @@ from regista.trace.validate import (
     NOTHING_NESTED,
     check_event,
     check_response,
-    flat,
     too_deep,
 )
 
@@ -324,7 +325,7 @@ def _light(raw: bytes) -> Any:
         version = data.get("schema_version")
         if type(version) is not int or version != SCHEMA_VERSION:
             return None
-        if not flat(data) and too_deep(raw, data):
+        if too_deep(raw, data):
             return None
         event = listed(data)
         if event is None:
@@ -346,6 +347,116 @@ def _light(raw: bytes) -> Any:
     if type(step) is int and step < 0:
         return None
     return event
+
+
+def _light_lines(lines: list[bytes], seq: int, path: Path, lineno: int) -> list[Any] | None:
+    """The events of ``lines`` (lines ``lineno + 1`` on, events ``seq`` on; none of them a
+    file's last) as :func:`parse_file` reads them one at a time for a listing (by
+    :func:`_light`, else by :func:`parse_line`); ``None`` when any of them is read otherwise
+    than by the common case below, or refused: they are then read one at a time, which
+    says what is wrong and where as the reference says it.
+
+    The common case: the lines of the kinds :func:`_light` reads whole are decoded and
+    checked a kind at a time, a field at a time (``map`` and sets, in C) rather than a line
+    at a time; a request is read by :func:`_light`, a line of another kind by
+    :func:`parse_line`. ``tests/trace/test_listing_light.py`` keeps this equal to the
+    reading one line at a time, on clean, changed and half-written lines.
+    """
+    requests = list(map(bytes.find, lines, repeat(_B_REQUEST_TYPE), repeat(0), repeat(256)))
+    # a compaction (the longest lines by far) is read by parse_line alone, not twice
+    compactions = list(map(bytes.find, lines, repeat(_B_COMPACTION_TYPE), repeat(0), repeat(256)))
+    whole = list(compress(lines, map(_neither, requests, compactions)))
+    try:
+        datas = list(map(orjson.loads, whole))
+    except orjson.JSONDecodeError:
+        return None
+    if datas and set(map(type, datas)) != {dict}:
+        return None
+    kinds = list(map(dict.get, datas, repeat("type")))
+    groups: dict[str, tuple[list[bytes], list[dict[str, Any]]]] = {}
+    try:
+        for raw, data, kind in zip(whole, datas, kinds, strict=True):
+            if kind in _LIGHT_KINDS:
+                group = groups.get(kind)
+                if group is None:
+                    group = groups[kind] = ([], [])
+                group[0].append(raw)
+                group[1].append(data)
+    except TypeError:  # a type that is no str, nor hashable
+        return None
+    for kind, (raws, group) in groups.items():
+        values = listed_all(kind, group)
+        if values is None or {SCHEMA_VERSION} != set(map(_first, values)):
+            return None  # (its type was checked: an int)
+        steps = list(map(_step, group))
+        if kind == ERROR:
+            steps = [n for n in steps if n is not None]
+        if steps and min(steps) < 0:
+            return None
+        plain = _PLAIN_SIZE[kind]
+        for raw, data in zip(raws, group, strict=True):
+            # as too_deep says: a line with no object or list among its values is one
+            # level deep
+            if (
+                len(data) != plain
+                or kind in _NESTED
+                or (kind == TOOL_RESULT and type(data["content"]) is not str)
+            ) and too_deep(raw, data):
+                return None
+        if kind == LLM_RESPONSE:
+            try:
+                for response in map(_response, group):
+                    check_response(response)
+            except ValueError:
+                return None
+        elif kind == TOOL_RESULT:
+            for data in group:
+                if type(data["content"]) is not str and check_event(listed(data)) is not None:
+                    return None
+    read = iter(views(datas))
+    decoded = iter(kinds)
+    events: list[Any] = []
+    for raw, request, compaction in zip(lines, requests, compactions, strict=True):
+        lineno += 1
+        if request >= 0:
+            event = _light(raw)
+            if event is None:
+                return None
+        elif compaction >= 0:
+            try:
+                event = parse_line(raw, path, lineno, None, messages=False, light=True)
+            except RegistaError:
+                return None
+        else:
+            event = next(read)
+            if next(decoded) not in _LIGHT_KINDS:
+                try:
+                    event = parse_line(raw, path, lineno, None, messages=False, light=True)
+                except RegistaError:
+                    return None
+        events.append(event)
+    if list(map(_seq, events)) != list(range(seq, seq + len(events))):
+        return None
+    return events
+
+
+def _neither(request: int, compaction: int) -> bool:
+    return request < 0 and compaction < 0  # bytes.find's -1: not found
+
+
+_B_COMPACTION_TYPE = b'"type":"context.compaction"'
+_first = operator.itemgetter(0)
+_step = operator.itemgetter("step")
+_response = operator.itemgetter("response")
+_seq = operator.attrgetter("seq")
+#: How many fields each kind :func:`_light_lines` checks has (a line with no extra field
+#: has this many keys).
+_PLAIN_SIZE = {
+    kind: len(FIELDS[kind])
+    for kind in (LLM_RESPONSE, TOOL_CALL, PERMISSION_DECISION, TOOL_RESULT, ERROR)
+}
+#: The kinds among them whose lines always hold an object (their depth is checked).
+_NESTED = frozenset((LLM_RESPONSE, TOOL_CALL))
 
 
 #: The kinds :func:`_light` reads whole (their nested values are checked there as
@@ -446,6 +557,7 @@ def parse_file(
     append = events.append
     decoder = parser.decoder if messages else None  # a listing rebuilds no request
     fast = _light if light and not messages else None
+    batch = fast is not None  # a piece's lines read together (_light_lines)
     lineno = 0
     rest = b""  # the start of a line the next piece ends
     chunk = head or file.read(CHUNK)
@@ -460,6 +572,10 @@ def parse_file(
                 if held is not None:
                     lines[0:0] = (held,)
                 held = lines.pop()
+                if batch and (got := _light_lines(lines, lineno, path, lineno)) is not None:
+                    events += got
+                    lineno += len(lines)
+                    lines = []  # read
                 for raw in lines:  # none of them is the file's last line
                     lineno += 1
                     event = None if fast is None else fast(raw)

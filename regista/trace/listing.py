@@ -18,6 +18,7 @@ the models' annotations, so the two cannot drift apart. Nested payloads are chec
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import repeat
 from operator import itemgetter
 from pathlib import Path
 from types import NoneType
@@ -35,7 +36,16 @@ from regista.trace.names import (
     TOOL_RESULT,
 )
 
-__all__ = ["FIELDS", "LEFT_OUT", "Listed", "Listing", "listed", "modelled"]
+__all__ = [
+    "FIELDS",
+    "LEFT_OUT",
+    "Listed",
+    "Listing",
+    "listed",
+    "listed_all",
+    "modelled",
+    "views",
+]
 
 
 class Listed:
@@ -268,6 +278,43 @@ def listed(data: dict[str, Any]) -> Listed | None:
     event = _new(Listed)
     _set(event, "__dict__", data)
     return event
+
+
+def listed_all(kind: str, lines: list[dict[str, Any]]) -> list[tuple[Any, ...]] | None:
+    """:func:`listed`'s check of each of ``lines`` (decoded lines of event ``kind``, one of
+    those read whole: not a request), made a field at a time for them all: each line's
+    field values, in the model's order, when :func:`listed` takes every one of them; else
+    ``None``. Their views are :func:`views` of them."""
+    fields = _KINDS[kind]
+    try:
+        values = list(map(fields.values, lines))
+    except KeyError:
+        return None
+    seen, types = fields.seen, fields.types
+    for key in set(map(tuple, map(map, repeat(type), values))):
+        if key not in seen:
+            if not all(t in ok for t, ok in zip(key, types, strict=True)):
+                return None
+            seen.add(key)
+    for i, allowed in fields.literals:
+        if not allowed.issuperset(map(itemgetter(i), values)):  # strs: their type was checked
+            return None
+    for i in fields.lists:
+        for value in map(itemgetter(i), values):
+            if type(value) is list and not all(type(item) is dict for item in value):
+                return None
+    return values
+
+
+def _view(data: dict[str, Any]) -> Listed:
+    event = _new(Listed)
+    _set(event, "__dict__", data)
+    return event
+
+
+def views(lines: list[dict[str, Any]]) -> list[Listed]:
+    """A :class:`Listed` view of each of ``lines``, which :func:`listed_all` took."""
+    return list(map(_view, lines))
 
 
 def modelled(data: dict[str, Any]) -> Any:

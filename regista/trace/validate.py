@@ -35,7 +35,6 @@ __all__ = [
     "check_messages",
     "check_response",
     "deeper",
-    "flat",
     "more_brackets",
     "too_deep",
 ]
@@ -68,12 +67,6 @@ def too_deep(raw: bytes, data: Any, limit: int = MAX_DEPTH) -> bool:
     if found <= limit and found + len(rest) - len(rest.replace(b"{", b"", limit + 1)) <= limit:
         return False
     return _deeper(data, limit)
-
-
-def flat(data: dict[str, Any]) -> bool:
-    """Whether none of the values of ``data`` (a decoded object) is an object or a list:
-    then it nests one level deep."""
-    return _NESTING.isdisjoint(map(type, data.values()))
 
 
 def more_brackets(raw: bytes, limit: int) -> bool:

@@ -287,3 +287,61 @@ def test_a_listing_reads_the_writers_lines_in_fewer_steps_as_it_reads_any() -> N
         assert _view(got) == _read_as(raw), raw[:300]
         assert isinstance(got, Listed)
     assert fast > len(clean) // 2 + n // 4  # changed and odd lines are read too, not only left
+
+
+def _one_at_a_time(lines: list[bytes], seq: int) -> list[tuple[Any, ...]] | None:
+    """``lines`` read one at a time as ``parse_file`` reads them for a listing; ``None``
+    when one is refused (or out of order)."""
+    from regista.trace.lines import _light, parse_line
+
+    out = []
+    for i, raw in enumerate(lines):
+        try:
+            event = _light(raw) or parse_line(
+                raw, Path("t.jsonl"), i + 1, light=True, messages=False
+            )
+        except RegistaError:
+            return None
+        if event.seq != seq + i:
+            return None
+        out.append(_view(event))
+    return out
+
+
+def test_a_listing_reads_a_piece_of_lines_as_it_reads_them_one_at_a_time() -> None:
+    """Seeded: ``parse_file`` reads each piece of a file for a listing at once
+    (``lines._light_lines``: a kind at a time, a field at a time); it gives the events the
+    reading one line at a time gives, or leaves the piece to it (``None``): always when a
+    line is refused, or out of order. Pieces of the samples, with lines changed, cut, laid
+    out otherwise, moved or left out."""
+    from regista.trace.lines import _light_lines
+
+    rng = random.Random(int(os.environ.get("REGISTA_FUZZ_SEED", "1212")) + 43)
+    n = int(os.environ.get("REGISTA_FUZZ_ITERATIONS", "150"))
+    sources = [p.read_bytes().splitlines() for p in SAMPLES]
+    read_at_once = 0
+    for i in range(n * 2):
+        source = rng.choice(sources)
+        start = rng.randrange(len(source))
+        lines = source[start : start + rng.randrange(1, 40)]
+        for _ in range(i % 3):  # none, one or two lines changed
+            k = rng.randrange(len(lines))
+            how = rng.randrange(4)
+            if how < 2 and lines[k] not in source:  # changed already (and perhaps cut)
+                continue
+            if how == 0:
+                lines[k] = orjson.dumps(_line_changes(rng, orjson.loads(lines[k])))
+            elif how == 1:
+                lines[k] = rng.choice(_odd_layouts(rng, lines[k]))
+            elif how == 2 and len(lines) > 1:
+                del lines[k]
+            else:
+                lines.insert(k, rng.choice(source))
+        want = _one_at_a_time(lines, start)
+        got = _light_lines(lines, start, Path("t.jsonl"), start)
+        if got is None:
+            continue
+        assert want is not None, lines
+        assert [_view(ev) for ev in got] == want
+        read_at_once += 1
+    assert read_at_once > n // 2  # not only left to the line at a time
