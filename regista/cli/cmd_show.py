@@ -89,17 +89,6 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-class _RowStep:
-    """A row of the steps pass as :class:`~regista.loops.RepeatFinder` reads a step."""
-
-    __slots__ = ("errors", "index", "kind", "response_event", "result", "tool_call")
-
-    def __init__(self, row: Any) -> None:
-        self.index, self.kind = row.index, row.kind
-        self.tool_call, self.result, self.response_event = row.call, row.result, row.response
-        self.errors = [row.error] if row.error is not None else []
-
-
 def repeats_of(steps: StepsPass) -> dict[str, Any] | None:
     """The run's repeats and what they took (:func:`regista.loops.waste`)."""
     from regista.breakdown import tokens_and_cost
@@ -108,7 +97,7 @@ def repeats_of(steps: StepsPass) -> dict[str, Any] | None:
     finder = RepeatFinder()
     by_index = {}
     for row in steps.rows:
-        finder.add(_RowStep(row))
+        finder.add(row)  # a Row reads as a Step reads
         by_index[row.index] = row
 
     def took(n: int) -> Any:

@@ -109,6 +109,19 @@ class Row:
         self.tokens = ""
         self.gist: str | None = None
 
+    # What regista.loops.RepeatFinder reads of a step, under the names Step gives them.
+    @property
+    def tool_call(self) -> Any:
+        return self.call
+
+    @property
+    def response_event(self) -> Any:
+        return self.response
+
+    @property
+    def errors(self) -> list[Any]:
+        return [] if self.error is None else [self.error]
+
     @property
     def ms(self) -> float | None:
         """How long the step took (:func:`regista.breakdown.took_ms`)."""
