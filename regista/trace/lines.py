@@ -377,11 +377,11 @@ def _light_lines(lines: list[bytes], seq: int, path: Path, lineno: int) -> list[
     try:
         for raw, data, kind in zip(whole, datas, kinds, strict=True):
             if kind in _LIGHT_KINDS:
-                group = groups.get(kind)
-                if group is None:
-                    group = groups[kind] = ([], [])
-                group[0].append(raw)
-                group[1].append(data)
+                pair = groups.get(kind)
+                if pair is None:
+                    pair = groups[kind] = ([], [])
+                pair[0].append(raw)
+                pair[1].append(data)
     except TypeError:  # a type that is no str, nor hashable
         return None
     for kind, (raws, group) in groups.items():
@@ -445,10 +445,10 @@ def _neither(request: int, compaction: int) -> bool:
 
 
 _B_COMPACTION_TYPE = b'"type":"context.compaction"'
-_first = operator.itemgetter(0)
-_step = operator.itemgetter("step")
-_response = operator.itemgetter("response")
-_seq = operator.attrgetter("seq")
+_first: Callable[[tuple[Any, ...]], Any] = operator.itemgetter(0)
+_step: Callable[[dict[str, Any]], Any] = operator.itemgetter("step")
+_response: Callable[[dict[str, Any]], Any] = operator.itemgetter("response")
+_seq: Callable[[Any], Any] = operator.attrgetter("seq")
 #: How many fields each kind :func:`_light_lines` checks has (a line with no extra field
 #: has this many keys).
 _PLAIN_SIZE = {
@@ -557,7 +557,9 @@ def parse_file(
     append = events.append
     decoder = parser.decoder if messages else None  # a listing rebuilds no request
     fast = _light if light and not messages else None
-    batch = fast is not None  # a piece's lines read together (_light_lines)
+    # Each piece's lines read together (_light_lines), until two pieces of other lines
+    # (another writer's, an older schema's) were not: the rest is read a line at a time.
+    misses = 0 if fast is not None else 2
     lineno = 0
     rest = b""  # the start of a line the next piece ends
     chunk = head or file.read(CHUNK)
@@ -572,10 +574,14 @@ def parse_file(
                 if held is not None:
                     lines[0:0] = (held,)
                 held = lines.pop()
-                if batch and (got := _light_lines(lines, lineno, path, lineno)) is not None:
-                    events += got
-                    lineno += len(lines)
-                    lines = []  # read
+                if misses < 2:
+                    got = _light_lines(lines, lineno, path, lineno)
+                    if got is not None:
+                        events += got
+                        lineno += len(lines)
+                        lines = []  # read
+                    else:  # after two pieces read a line at a time, so is the rest
+                        misses += 1
                 for raw in lines:  # none of them is the file's last line
                     lineno += 1
                     event = None if fast is None else fast(raw)
