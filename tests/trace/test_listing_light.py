@@ -345,3 +345,61 @@ def test_a_listing_reads_a_piece_of_lines_as_it_reads_them_one_at_a_time() -> No
         assert [_view(ev) for ev in got] == want
         read_at_once += 1
     assert read_at_once > n // 2  # not only left to the line at a time
+
+
+def _long_trace(rng: random.Random, pieces: int) -> list[bytes]:
+    """A sample's lines, its middle ones repeated (numbered on) until the trace is longer
+    than ``pieces`` of the pieces ``parse_file`` reads."""
+    from regista.trace.lines import CHUNK
+
+    source = rng.choice(SAMPLES).read_bytes().splitlines()
+    middle = [orjson.loads(raw) for raw in source[1:-1]]
+    lines, size = [source[0]], len(source[0])
+    while size < pieces * CHUNK:
+        line = dict(rng.choice(middle), seq=len(lines))
+        lines.append(orjson.dumps(line))
+        size += len(lines[-1]) + 1
+    lines.append(orjson.dumps(dict(orjson.loads(source[-1]), seq=len(lines))))
+    return lines
+
+
+@pytest.mark.parametrize("how", ["clean", "changed", "cut", "blank", "older", "every piece"])
+def test_a_long_trace_is_listed_as_the_models_read_it(
+    how: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Seeded: a trace of several pieces, clean or with a line changed in a later piece (a
+    field of another type, a line cut short, a blank line, an older schema), or a line of
+    another writer's shape in every piece: the listing reads what the models read, or
+    says what they say, at the same line."""
+    rng = random.Random(int(os.environ.get("REGISTA_FUZZ_SEED", "1212")) + 47)
+    lines = _long_trace(rng, 4)
+    k = rng.randrange(len(lines) * 2 // 3, len(lines) - 1)
+    if how == "changed":
+        lines[k] = orjson.dumps(_line_changes(rng, orjson.loads(lines[k])))
+    elif how == "cut":
+        lines[k] = lines[k][: len(lines[k]) // 2]
+    elif how == "blank":
+        lines[k] = b""
+    elif how == "older":  # as a schema-1 writer wrote it
+        lines[k] = orjson.dumps({**orjson.loads(lines[k]), "schema_version": 1})
+    elif how == "every piece":  # extra fields, one holding an object
+        for i in range(1, len(lines) - 1, 97):
+            lines[i] = orjson.dumps({**orjson.loads(lines[i]), "extra": {"n": [1, [2]]}})
+    path = tmp_path / "long.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    from regista.trace import lines as reader
+
+    read_at_once = []
+    at_once = reader._light_lines
+
+    def counted(*args: Any) -> Any:
+        got = at_once(*args)
+        read_at_once.append(got is not None)
+        return got
+
+    monkeypatch.setattr(reader, "_light_lines", counted)
+    assert _outcome(lambda: Listing.load(path)) == _outcome(
+        lambda: Trace.load(path, messages=False)
+    )
+    if how in ("clean", "every piece"):
+        assert read_at_once.count(True) >= 3, read_at_once
