@@ -50,6 +50,8 @@ class Tokens:
         return self.input + self.output + self.cache_read + self.cache_write
 
     def __add__(self, other: Tokens) -> Tokens:
+        if other is _NONE:  # none counted (a tool step's): a run's sum adds many
+            return self
         return Tokens(
             self.input + other.input,
             self.output + other.output,

@@ -93,6 +93,7 @@ def repeats_of(steps: StepsPass) -> dict[str, Any] | None:
     """The run's repeats and what they took (:func:`regista.loops.waste`)."""
     from regista.breakdown import tokens_and_cost
     from regista.loops import RepeatFinder, waste
+    from regista.tokens import tokens_of
 
     finder = RepeatFinder()
     by_index = {}
@@ -100,8 +101,12 @@ def repeats_of(steps: StepsPass) -> dict[str, Any] | None:
         finder.add(row)  # a Row reads as a Step reads
         by_index[row.index] = row
 
+    nothing = (tokens_of(None), 0.0)  # what tokens_and_cost gives of no event
+
     def took(n: int) -> Any:
         row = by_index[n]
+        if row.response is None and row.compaction is None:  # a tool step's
+            return nothing
         return tokens_and_cost(ev for ev in (row.response, row.compaction) if ev is not None)
 
     return waste(finder.repeats, took)
