@@ -16,7 +16,7 @@ import warnings
 from collections.abc import Callable
 from itertools import compress, repeat
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
@@ -366,6 +366,23 @@ def _light_lines(lines: list[bytes], seq: int, path: Path, lineno: int) -> list[
     # a compaction (the longest lines by far) is read by parse_line alone, not twice
     compactions = list(map(bytes.find, lines, repeat(_B_COMPACTION_TYPE), repeat(0), repeat(256)))
     whole = list(compress(lines, map(_neither, requests, compactions)))
+    # the requests, from their heads (as _light reads them)
+    found = list(map(_request_head, compress(lines, map((0).__le__, requests))))
+    if None in found:
+        return None
+    heads = cast(list[bytes], found)
+    try:
+        asked = list(map(orjson.loads, heads))
+    except orjson.JSONDecodeError:
+        return None
+    if asked and (
+        set(map(type, asked)) != {dict}
+        or not all(map(_LEFT_OUT_OF_HEAD.isdisjoint, asked))
+        or not all(map(operator.eq, map(dict.get, asked, repeat("type")), repeat(LLM_REQUEST)))
+    ):
+        return None
+    for data in asked:
+        data["messages"] = []  # as _without_messages leaves it
     try:
         datas = list(map(orjson.loads, whole))
     except orjson.JSONDecodeError:
@@ -384,6 +401,8 @@ def _light_lines(lines: list[bytes], seq: int, path: Path, lineno: int) -> list[
                 pair[1].append(data)
     except TypeError:  # a type that is no str, nor hashable
         return None
+    if asked:
+        groups[LLM_REQUEST] = (heads, asked)  # (a request's depth is not checked)
     for kind, (raws, group) in groups.items():
         values = listed_all(kind, group)
         if values is None or {SCHEMA_VERSION} != set(map(_first, values)):
@@ -393,6 +412,8 @@ def _light_lines(lines: list[bytes], seq: int, path: Path, lineno: int) -> list[
             steps = [n for n in steps if n is not None]
         if steps and min(steps) < 0:
             return None
+        if kind == LLM_REQUEST:
+            continue  # nothing nested to check (check_event's, without messages)
         plain = _PLAIN_SIZE[kind]
         for raw, data in zip(raws, group, strict=True):
             # as too_deep says: a line with no object or list among its values is one
@@ -415,13 +436,12 @@ def _light_lines(lines: list[bytes], seq: int, path: Path, lineno: int) -> list[
                     return None
     read = iter(views(datas))
     decoded = iter(kinds)
+    read_asked = iter(views(asked))
     events: list[Any] = []
     for raw, request, compaction in zip(lines, requests, compactions, strict=True):
         lineno += 1
         if request >= 0:
-            event = _light(raw)
-            if event is None:
-                return None
+            event = next(read_asked)
         elif compaction >= 0:
             try:
                 event = parse_line(raw, path, lineno, None, messages=False, light=True)

@@ -281,11 +281,14 @@ def listed(data: dict[str, Any]) -> Listed | None:
 
 
 def listed_all(kind: str, lines: list[dict[str, Any]]) -> list[tuple[Any, ...]] | None:
-    """:func:`listed`'s check of each of ``lines`` (decoded lines of event ``kind``, one of
-    those read whole: not a request), made a field at a time for them all: each line's
-    field values, in the model's order, when :func:`listed` takes every one of them; else
-    ``None``. Their views are :func:`views` of them."""
+    """:func:`listed`'s check of each of ``lines`` (decoded lines of event ``kind``; a
+    request's read as :data:`LEFT_OUT` says), made a field at a time for them all: each
+    line's field values, in the model's order, when :func:`listed` takes every one of
+    them (and the fields left out filled, as it fills them); else ``None``. Their views
+    are :func:`views` of them."""
     fields = _KINDS[kind]
+    if fields.filled and not all(map(fields.left_out.isdisjoint, lines)):
+        return None  # read whole: the values of these are for the models to judge
     try:
         values = list(map(fields.values, lines))
     except KeyError:
@@ -303,6 +306,13 @@ def listed_all(kind: str, lines: list[dict[str, Any]]) -> list[tuple[Any, ...]] 
         for value in map(itemgetter(i), values):
             if type(value) is list and not all(type(item) is dict for item in value):
                 return None
+    for name, default in fields.filled:
+        if default is list:
+            for line in lines:
+                line[name] = []
+        else:
+            for line in lines:
+                line[name] = default
     return values
 
 
