@@ -239,8 +239,9 @@ def _request_head(raw: bytes) -> bytes | None:
 _B_REQUEST_TYPE = b'"type":"llm.request"'
 
 
-def _listed_request(raw: bytes, path: Path, lineno: int, light: bool) -> Any:
-    """The event of a request line read from its head alone, or ``None``: read it whole."""
+def _decoded_head(raw: bytes) -> dict[str, Any] | None:
+    """A request line's head (:func:`_request_head`) decoded, or ``None``: the line is not
+    laid out so, or its head is not a request's object."""
     head = _request_head(raw)
     if head is None:
         return None
@@ -248,7 +249,15 @@ def _listed_request(raw: bytes, path: Path, lineno: int, light: bool) -> Any:
         data = orjson.loads(head)
     except orjson.JSONDecodeError:
         return None
-    if not isinstance(data, dict) or data.get("type") != LLM_REQUEST:
+    if type(data) is not dict or data.get("type") != LLM_REQUEST:
+        return None
+    return data
+
+
+def _listed_request(raw: bytes, path: Path, lineno: int, light: bool) -> Any:
+    """The event of a request line read from its head alone, or ``None``: read it whole."""
+    data = _decoded_head(raw)
+    if data is None:
         return None
     try:
         return _without_messages(data, path, lineno, light)
@@ -293,19 +302,10 @@ def _light(raw: bytes) -> Any:
     tool result or error whole.
     """
     if raw.find(_B_REQUEST_TYPE, 0, 256) >= 0:
-        head = _request_head(raw)
-        if head is None:
+        head = _decoded_head(raw)
+        if head is None or not _LEFT_OUT_OF_HEAD.isdisjoint(head):
             return None
-        try:
-            data = orjson.loads(head)
-        except orjson.JSONDecodeError:
-            return None
-        if (
-            type(data) is not dict
-            or data.get("type") != LLM_REQUEST
-            or not _LEFT_OUT_OF_HEAD.isdisjoint(data)
-        ):
-            return None
+        data = head
         version = data.get("schema_version")
         if type(version) is not int or version != SCHEMA_VERSION:
             return None
