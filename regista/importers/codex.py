@@ -144,6 +144,7 @@ class _Source:
         if self.doc is not None:
             yield from self.doc
             return
+        lines: Iterator[tuple[int, dict[str, Any]]]
         if self.data is not None:
             lines = iter_json_lines(self.data, self.path, report, 0, wanted)
         else:

@@ -9,7 +9,7 @@ Timestamps are made when an event is created, never when it is loaded.
 from __future__ import annotations
 
 import time
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
@@ -84,8 +84,9 @@ class EventBase(BaseModel):
     """The envelope every event shares."""
 
     # Unknown fields are kept (and written back) so that a minor addition inside one
-    # schema version never loses data.
-    model_config = ConfigDict(extra="allow")
+    # schema version never loses data. The validators are built when first used (most of
+    # the cost of importing this module; a process that only writes events uses none).
+    model_config = ConfigDict(extra="allow", defer_build=True)
 
     schema_version: int = SCHEMA_VERSION
     """The trace schema the line was written with (``SCHEMA_VERSION``)."""
@@ -334,4 +335,17 @@ Event = Annotated[
     Field(discriminator="type"),
 ]
 
-EventAdapter: TypeAdapter[Event] = TypeAdapter(Event)
+
+def __getattr__(name: str) -> Any:
+    # ``EventAdapter``, built when first asked for: building it (and the models' validators,
+    # ``defer_build``) is a third of this module's import, and a process that only writes
+    # events (the debugger opening a transcript) never validates one.
+    if name == "EventAdapter":
+        adapter: TypeAdapter[Event] = TypeAdapter(Event)
+        globals()["EventAdapter"] = adapter
+        return adapter
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+if TYPE_CHECKING:
+    EventAdapter: TypeAdapter[Event]
