@@ -87,12 +87,13 @@ _STR_FIELDS = ("timestamp", "uuid", "parentUuid", "sessionId", "agentId", "reque
 
 def _clean(obj: dict[str, Any]) -> dict[str, Any]:
     """A line with fields of the wrong type dropped, so one odd line cannot stop an import."""
+    get = obj.get
     for key in _STR_FIELDS:
-        if key in obj and not isinstance(obj[key], str):
+        if not isinstance(get(key, ""), str):  # present, and not a string
             del obj[key]
     if "message" in obj and not isinstance(obj["message"], dict):
         obj["message"] = {}
-    msg = obj.get("message")
+    msg = get("message")
     if msg:
         for key in ("id", "model", "stop_reason", "stop_sequence"):
             if key in msg and not isinstance(msg[key], str):
@@ -101,13 +102,16 @@ def _clean(obj: dict[str, Any]) -> dict[str, Any]:
         if usage is not None:
             if not isinstance(usage, dict):
                 del msg["usage"]
-            else:
+            elif any(not _count_ok(usage[k]) for k in USAGE_COUNTS if k in usage):
                 msg["usage"] = {
-                    k: v
-                    for k, v in usage.items()
-                    if k not in USAGE_COUNTS or (isinstance(v, int) and not isinstance(v, bool))
+                    k: v for k, v in usage.items() if k not in USAGE_COUNTS or _count_ok(v)
                 }
     return obj
+
+
+def _count_ok(v: Any) -> bool:
+    """A token count: an integer (not a boolean)."""
+    return type(v) is int or (isinstance(v, int) and not isinstance(v, bool))
 
 
 def _result_content(value: Any) -> str | list[dict[str, Any]]:
@@ -135,6 +139,26 @@ def _blocks(content: Any) -> list[dict[str, Any]]:
         if block_problem(b) is None:
             out.append(b)
     return out
+
+
+def _kept(content: Any) -> tuple[list[dict[str, Any]], int]:
+    """``_blocks(content)`` and ``_left_out(content)``, in one pass over the blocks."""
+    if not isinstance(content, list):
+        return _blocks(content), 0
+    out = []
+    n = 0
+    for b in content:
+        if type(b) is dict and b.get("type") == "tool_result":
+            inner = b.get("content")
+            if isinstance(inner, list):
+                kept = [x for x in inner if block_problem(x) is None]
+                n += len(inner) - len(kept)
+                b = {**b, "content": kept}  # its own problem is the same with none of them
+        if block_problem(b) is None:
+            out.append(b)
+        else:
+            n += 1
+    return out, n
 
 
 def _left_out(content: Any) -> int:
@@ -356,13 +380,13 @@ class _Facts:
         elif kind == "assistant":
             if self.model is None and (m := (message or {}).get("model")) and m != "<synthetic>":
                 self.model = m
-            blocks = _blocks(content)
+            blocks, left_out = _kept(content)
             for block in blocks:
                 if block.get("type") == "tool_use" and block.get("name") in _SUBAGENT_TOOLS:
                     inp = block.get("input")
                     prompt = inp.get("prompt") if isinstance(inp, dict) else None
                     self.prompts.append((str(block.get("id")), str(prompt or "")))
-            self.left_out += _left_out(content)
+            self.left_out += left_out
             usage = (message or {}).get("usage")
             if self.usage is not None and isinstance(usage, dict):
                 _add_usage(self.usage, obj, usage)
