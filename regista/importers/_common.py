@@ -355,12 +355,13 @@ class JsonLinesFile:
                 if cut == 0:
                     rest = buf
                     continue
-                piece, rest = buf[:cut], buf[cut:]
-                del buf
-                # the lines counted as they are read (``bytes.count`` is no faster than that)
+                rest = buf[cut:]
+                # the lines counted as they are read (``bytes.count`` is no faster than that);
+                # the block's whole lines read in place (not copied out first)
                 self.lineno = yield from iter_json_lines(
-                    piece, path, self.report, self.lineno, self.wanted
+                    buf, path, self.report, self.lineno, self.wanted, stop=cut
                 )
+                del buf
                 self.offset += cut
 
 
@@ -372,7 +373,12 @@ def read_json_lines(
 
 
 def iter_json_lines(
-    data: bytes, path: Path, report: ImportReport, first: int = 0, wanted: bytearray | None = None
+    data: bytes,
+    path: Path,
+    report: ImportReport,
+    first: int = 0,
+    wanted: bytearray | None = None,
+    stop: int | None = None,
 ) -> Generator[tuple[int, dict[str, Any]], None, int]:
     """The JSON objects of a JSON-lines file with their (1-based) line numbers; returns
     the number of the last line (``first`` and the lines of ``data``).
@@ -385,11 +391,12 @@ def iter_json_lines(
         first: Lines before ``data`` (it is a later part of the file).
         wanted: The lines to read, when an earlier reading chose them (``wanted[n]`` for
             line ``n``): the others are skipped unread, and these are not checked again.
+        stop: Where the lines end in ``data`` (default: its end).
     """
     loads = orjson.loads
     find = data.find
     view = memoryview(data)  # lines are parsed in place, not copied out first
-    size = len(data)
+    size = len(data) if stop is None else stop
     start = 0
     lineno = first
     while start < size:
