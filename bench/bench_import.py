@@ -29,6 +29,11 @@ imports about twice as fast as a real transcript, which is why it is no longer t
 (reasoning with its encrypted content, exec calls and their events, long outputs, a token
 count per answer).
 
+``--old DIR`` (without ``--rss``) measures instead ``convert`` in new processes, this tree's
+and the ``regista`` package of ``DIR`` (``git archive main | tar -x -C DIR``), interleaved
+with the floor (new, old, floor, new, old, floor, …): medians and spread in MB/s, to compare
+before and after a change on a noisy machine.
+
 ``--rss MB [MB …]`` measures instead, for transcripts of those sizes, the peak memory (RSS)
 and the CPU time of ``regista import`` in a new process, and of the debugger converting the
 whole transcript (``regista-tui``'s index scanned to the end), each interleaved with a
@@ -40,6 +45,7 @@ after a change. The transcripts are made in ``--dir`` and deleted after (``--kee
 them).
 
     .venv/bin/python bench/bench_import.py [--mb 50] [--repeat 5] [--simple] [--format codex]
+    .venv/bin/python bench/bench_import.py --old DIR [--mb 50] [--repeat 9] [--format codex]
     .venv/bin/python bench/bench_import.py --rss 100 500 1000 [--dir /tmp/regista-bench] \
         [--format codex] [--old DIR]
 """
@@ -250,6 +256,72 @@ def _child(src: str, path: Path, out: Path, old: Path | None = None) -> tuple[in
     return int(rss), float(cpu)
 
 
+# CPU seconds of one conversion (the transcript converted into trace bytes, as ``convert``),
+# in a new process, the imports not counted.
+CONVERT_CHILD = """
+import resource, sys
+from pathlib import Path
+def cpu():
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+from regista.importers import convert
+t = cpu()
+for run in convert(sys.argv[3], Path(sys.argv[1])).runs:
+    run.to_bytes()
+print(cpu() - t)
+"""
+FLOOR_CHILD = """
+import resource, sys
+import orjson
+def cpu():
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+t = cpu()
+with open(sys.argv[1], "rb") as f:
+    for line in f.read().split(b"\\n"):
+        if line:
+            orjson.loads(line)
+print(cpu() - t)
+"""
+
+
+def _cpu_child(src: str, path: Path, old: Path | None = None) -> float:
+    env = dict(os.environ)
+    if old is not None:  # the package of ``old`` first on the path
+        env["PYTHONPATH"] = os.pathsep.join([str(old), env.get("PYTHONPATH", "")])
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+    done = subprocess.run(
+        [sys.executable, "-c", src, str(path), "", FMT],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=old or OUT,  # ``-c`` puts the working folder first on the path
+    )
+    if done.returncode:
+        raise SystemExit(done.stderr[-2000:])
+    return float(done.stdout.split()[-1])
+
+
+def compare_old(path: Path, old: Path, repeat: int) -> None:
+    """``convert`` of this tree and of ``old``, each in new processes, interleaved with
+    the floor; medians and spread."""
+    mb = path.stat().st_size / 1e6
+    runs: dict[str, list[float]] = {"floor": [], "new": [], "old": []}
+    for _ in range(repeat):
+        runs["new"].append(_cpu_child(CONVERT_CHILD, path))
+        runs["old"].append(_cpu_child(CONVERT_CHILD, path, old))
+        runs["floor"].append(_cpu_child(FLOOR_CHILD, path))
+    print(f"{FMT}: convert in new processes, {repeat} rounds interleaved (CPU time)")
+    floor = statistics.median(runs["floor"])
+    for name, times in runs.items():
+        t = statistics.median(times)
+        print(
+            f"{name:<6} median {t:6.3f} s  {mb / t:5.1f} MB/s  (spread {mb / max(times):.1f}-"
+            f"{mb / min(times):.1f} MB/s)   ratio to floor {t / floor:5.2f}x"
+        )
+    print(f"new / old: {statistics.median(runs['new']) / statistics.median(runs['old']):.2f}x")
+
+
 def peak_rss(sizes: list[int], folder: Path, keep: bool, old: Path | None) -> None:
     import shutil
     import tempfile
@@ -352,7 +424,7 @@ def main() -> None:
     ap.add_argument("--keep", action="store_true", help="keep --rss's transcripts")
     ap.add_argument("--skip-tui", action="store_true", help="only the import rows")
     ap.add_argument("--format", choices=["claude-code", "codex"], default="claude-code")
-    ap.add_argument("--old", type=Path, help="--rss: also the regista package of this folder")
+    ap.add_argument("--old", type=Path, help="also the regista package of this folder")
     args = ap.parse_args()
     global FMT
     FMT = args.format
@@ -360,6 +432,8 @@ def main() -> None:
         args.dir.mkdir(parents=True, exist_ok=True)
         return peak_rss(args.rss, args.dir, args.keep, args.old)
     path = make_transcript(args.mb) if args.simple else make_real_transcript(args.mb)
+    if args.old:
+        return compare_old(path, args.old, args.repeat)
     mb = path.stat().st_size / 1e6
     print(f"transcript: {path} ({mb:.1f} MB)")
     rows = [
