@@ -31,7 +31,7 @@ from ulid import ULID
 
 from regista.pricing import add_costs, price_for, total_cost
 from regista.redact import redact_bytes
-from regista.tokens import tokens_of
+from regista.tokens import Tokens, tokens_of
 from regista.trace.events import (
     CONTEXT_COMPACTION,
     ERROR,
@@ -55,7 +55,7 @@ from regista.trace.events import (
     ToolResult,
 )
 from regista.trace.writer import TraceWriter
-from regista.types import Usage
+from regista.types import _SPLIT, Usage
 
 __all__ = [
     "UNKNOWN_REQUEST_FIELDS",
@@ -150,14 +150,31 @@ class _Hasher:
 
     def digest(self, model: str, system: str | None) -> str:
         h = self._h.copy()
-        h.update(
+        h.update(_request_end(model, system))
+        return h.hexdigest()
+
+
+def _request_end(model: str, system: str | None) -> bytes:
+    """What follows the messages in a request's canonical JSON (redacted), made once per
+    model and system prompt (a Codex rollout's instructions are kilobytes, the same for
+    every request of a run)."""
+    key = (model, system)
+    end = _ENDS.get(key)
+    if end is None:
+        if len(_ENDS) >= 16:
+            _ENDS.clear()
+        end = _ENDS[key] = (
             b'],"model":'
             + redact_bytes(orjson.dumps(model))
             + b',"params":{},"system":'
             + redact_bytes(orjson.dumps(system))
             + b',"tool_choice":null,"tools":[]}'
         )
-        return h.hexdigest()
+    return end
+
+
+#: The ends of requests (:func:`_request_end`) by model and system prompt: the last few.
+_ENDS: dict[tuple[str, str | None], bytes] = {}
 
 
 class _Conversation:
@@ -267,6 +284,9 @@ class RunBuilder:
         self._hasher = _Hasher(0)
         self._prefix = 0  # messages already stored by earlier requests
         self.usage = Usage()
+        #: ``tokens_of(self.usage)`` when ``self.usage`` is ``_total_of`` (made by the last sum).
+        self._total_tokens = _NO_TOKENS
+        self._total_of: Usage | None = None
         self.cost: float | None = 0.0
         self.model = model
         self.tool_calls = 0
@@ -419,9 +439,10 @@ class RunBuilder:
         usage = Usage.model_validate(response.get("usage") or {})
         price = price_for(model)
         has_usage = response.get("usage") is not None
-        cost = price.cost(tokens_of(usage)) if price is not None and has_usage else None
+        tokens = tokens_of(usage)
+        cost = price.cost(tokens) if price is not None and has_usage else None
         self.model = model
-        self.usage = self.usage + usage
+        self._add_usage(usage, tokens)
         self.cost = add_costs(self.cost, cost)
         a, b = ts_millis(request_ts), ts_millis(response_ts)
         duration = float(max(b - a, 0)) if a is not None and b is not None else 0.0
@@ -445,6 +466,22 @@ class RunBuilder:
             self.last_text = text
         self.last_stop = response.get("stop_reason")
         return step
+
+    def _add_usage(self, usage: Usage, tokens: Tokens) -> None:
+        """``self.usage + usage`` (``tokens``: ``tokens_of(usage)``), the run's total's own
+        counts kept from the last sum rather than read from it again (a usage split into
+        cache writes or with a reasoning count is summed by its counts: see
+        :meth:`~regista.types.Usage.__add__`)."""
+        total = self.usage
+        if not (
+            _SPLIT.intersection(total.model_extra or ())
+            or _SPLIT.intersection(usage.model_extra or ())
+        ):
+            self.usage = total + usage
+            return
+        summed = (self._total_tokens if self._total_of is total else tokens_of(total)) + tokens
+        self.usage = Usage(**summed.usage_dict())
+        self._total_tokens, self._total_of = summed, self.usage
 
     def tool_call(
         self, *, tool_use_id: str, name: str, input: Any, ts: str | None, turn: int | None = None
@@ -666,3 +703,4 @@ def _compaction_cost(model: str, usage: dict[str, Any] | None) -> float | None:
 
 
 _PRICED = (LLM_RESPONSE, CONTEXT_COMPACTION)
+_NO_TOKENS = Tokens()
