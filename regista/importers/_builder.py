@@ -24,7 +24,7 @@ import io
 import tempfile
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, BinaryIO, cast
 
 import orjson
 from ulid import ULID
@@ -666,12 +666,12 @@ class RunEncoder:
     """
 
     def __init__(self, session_id: str, *, redact: bool | None = None) -> None:
-        self._buf = io.BytesIO()
+        self._lines = _Lines()
         self._writer = TraceWriter(
             f"{session_id}.jsonl",
             session_id,
             redact=redact,
-            file=self._buf,
+            file=cast(BinaryIO, self._lines),  # it writes, and closes on a failure: no more
             referred_kept=_REFERRED_KEPT,
         )
 
@@ -680,10 +680,26 @@ class RunEncoder:
         append = self._writer.append
         for ev in events:
             append(_CLASSES[ev["type"]], {k: v for k, v in ev.items() if k not in _ENVELOPE})
-        data = self._buf.getvalue()
-        self._buf.seek(0)
-        self._buf.truncate()
+        lines = self._lines.parts
+        data = b"".join(lines)
+        lines.clear()
         return data
+
+
+class _Lines(io.RawIOBase):
+    """Where :class:`RunEncoder`'s writer writes: its lines kept as written, joined once
+    (a ``BytesIO`` copies each line in, grows by copying, and copies all out again)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.parts: list[bytes] = []
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, b: Any) -> int:
+        self.parts.append(bytes(b) if type(b) is not bytes else b)
+        return len(b)
 
 
 def events_bytes(events: list[dict[str, Any]]) -> bytes:
