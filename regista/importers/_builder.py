@@ -27,7 +27,6 @@ from datetime import datetime
 from typing import Any, BinaryIO, cast
 
 import orjson
-from ulid import ULID
 
 from regista.pricing import add_costs, price_for, total_cost
 from regista.redact import redact_bytes
@@ -96,7 +95,19 @@ def derived_session_id(source_id: str, started: str | None) -> str:
     ms = ts_millis(started) or 0
     ms = min(max(ms, 0), (1 << 48) - 1)
     tail = hashlib.sha256(source_id.encode("utf-8", "surrogatepass")).digest()[:10]
-    return str(ULID.from_bytes(ms.to_bytes(6, "big") + tail))
+    return _ulid_text(ms.to_bytes(6, "big") + tail)
+
+
+#: Crockford's base 32, as a ULID is written.
+_CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+
+
+def _ulid_text(data: bytes) -> str:
+    """The 26 characters of the ULID of 16 bytes (``str(ulid.ULID.from_bytes(data))``,
+    without importing ``ulid``, which imports ``importlib.metadata``: a debugger opening a
+    transcript needs only this)."""
+    n = int.from_bytes(data, "big")
+    return "".join(_CROCKFORD[(n >> shift) & 31] for shift in range(125, -1, -5))
 
 
 @dataclass
