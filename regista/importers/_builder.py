@@ -24,7 +24,7 @@ import io
 import tempfile
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, BinaryIO, cast
+from typing import Any
 
 import orjson
 
@@ -677,12 +677,12 @@ class RunEncoder:
     """
 
     def __init__(self, session_id: str, *, redact: bool | None = None) -> None:
-        self._lines = _Lines()
+        self._buf = io.BytesIO()
         self._writer = TraceWriter(
             f"{session_id}.jsonl",
             session_id,
             redact=redact,
-            file=cast(BinaryIO, self._lines),  # it writes, and closes on a failure: no more
+            file=self._buf,
             referred_kept=_REFERRED_KEPT,
         )
 
@@ -691,26 +691,10 @@ class RunEncoder:
         append = self._writer.append
         for ev in events:
             append(_CLASSES[ev["type"]], {k: v for k, v in ev.items() if k not in _ENVELOPE})
-        lines = self._lines.parts
-        data = b"".join(lines)
-        lines.clear()
+        data = self._buf.getvalue()
+        self._buf.seek(0)
+        self._buf.truncate()
         return data
-
-
-class _Lines(io.RawIOBase):
-    """Where :class:`RunEncoder`'s writer writes: its lines kept as written, joined once
-    (a ``BytesIO`` copies each line in, grows by copying, and copies all out again)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.parts: list[bytes] = []
-
-    def writable(self) -> bool:
-        return True
-
-    def write(self, b: Any) -> int:
-        self.parts.append(bytes(b) if type(b) is not bytes else b)
-        return len(b)
 
 
 def events_bytes(events: list[dict[str, Any]]) -> bytes:
