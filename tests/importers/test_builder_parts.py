@@ -1,6 +1,6 @@
 """The import builder's shortcuts give what they stand for: the derived session id written
-without the ``ulid`` package, the run's usage total summed from kept counts, the writer's
-lines joined once, and a JSON-lines block read in place."""
+without the ``ulid`` package, the run's usage total summed from kept counts, a run encoded
+in pieces as it is whole, and a JSON-lines block read in place."""
 
 from __future__ import annotations
 
