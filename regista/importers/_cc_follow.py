@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -104,17 +105,49 @@ def _holds(line: dict[str, Any]) -> bool:
 class Follower:
     """The subagents of a followed session that start after its first conversion.
 
+    A subagent already running when the session is opened (its transcript was written in
+    the last :data:`~regista.importers.memory.LIVE_S`, no result names it, and no step
+    but one of the session's starts it) is followed too: its run is left out of the first
+    conversion and started as the session's conversion meets its call.
+
     Args:
         job: The session's conversion (followed).
-        known: The subagent transcripts its first conversion read.
+        main: What the first reading learnt of the session's thread.
+        threads: What it learnt of its subagents' (those it converts).
     """
 
-    def __init__(self, job: Job, known: list[Path]) -> None:
+    def __init__(self, job: Job, main: _Facts, threads: list[_Facts]) -> None:
+        from regista.importers.memory import LIVE_S
+
         self.job = job
         self.folder = job.source.parent / job.source.stem / "subagents"
-        self._known = {p.name for p in known if p.parent == self.folder}
         self._subs: dict[str, _Sub] = {}
         self._calls: dict[str, _Call] = {}
+        named = {agent for facts in [main, *threads] for agent in facts.owners}
+        calls = {tid for tid, _ in main.prompts}
+        now = time.time()
+        running: set[str] = set()
+        for facts in threads:
+            file, key = facts.file, facts.key
+            if file is None or file.parent != self.folder or key in named:
+                continue
+            tid = job.owner.get(key)
+            if key.startswith("acompact") or (tid is not None and tid not in calls):
+                continue
+            try:
+                if now - file.stat().st_mtime >= LIVE_S:
+                    continue
+            except OSError:
+                continue
+            running.add(key)
+            if tid is not None:
+                del job.owner[key], job.links[tid]
+            sub = self._subs[key] = _Sub(key, file)
+            sub.read()
+        job.todo = [t for t in job.todo if t[0] not in running]
+        self._known = {
+            f.file.name for f in threads if f.file is not None and f.file.parent == self.folder
+        }
 
     def watched(self) -> list[Path]:
         """The folder, and the transcripts of subagents still running."""

@@ -991,7 +991,7 @@ class Job(PieceJob):
         if live and subagents:  # subagents that start while the transcript is followed
             from regista.importers._cc_follow import Follower
 
-            self._follower = Follower(self, [f.file for f in g.threads if f.file is not None])
+            self._follower = Follower(self, main, g.threads)
 
     def _main_lines(self) -> int:
         return int(self.todo[0][2].converted)

@@ -123,11 +123,14 @@ class InMemoryRuns:
             for k in [k for k, v in self._pending.items() if v is streaming]:
                 del self._pending[k]
 
-    def _finished(self, conv: Conversion) -> None:
+    def _finished(self, conv: Conversion, followed: frozenset[str] = frozenset()) -> None:
         """A streamed conversion is done (or a followed one converted again): keep its
-        subagents' runs (a run that did not change keeps its file)."""
+        subagents' runs (a run that did not change keeps its file; one followed as it grows
+        is written by the conversion, see :meth:`Streaming._write_followed`)."""
         with self._lock:
             for run in conv.runs[1:]:
+                if run.session_id in followed:
+                    continue
                 key = (conv.source, run.session_id)
                 self._pending.pop(key, None)
                 data = run.to_bytes()
@@ -231,7 +234,8 @@ class Streaming:
                     if not self.live:
                         os.close(self._fd)
                         self._fd = -1
-                    self._runs._finished(self.job.conv)
+                    followed = frozenset(run.session_id for run in self.job.followed)
+                    self._runs._finished(self.job.conv, followed)
             return self.done
 
     def regrow(self) -> bool:

@@ -227,14 +227,19 @@ def test_subagents_started_while_followed_end_as_the_whole_conversion(tmp_path: 
     anywhere): each call is linked to its subagent, and every run ends as the conversion
     of the finished files makes it, the links and the parents' steps too."""
     rng = rng_for("followed-subagents")
-    for case in range(12):
+    for case in range(30):
         folder = tmp_path / f"case{case}"
         s, writes = _live_session(rng)
         path = folder / f"{s.session_id}.jsonl"
         path.parent.mkdir(parents=True)
-        # the prompt is there when it is opened; the rest comes in pieces cut anywhere
-        first = writes.pop(0)
-        path.write_bytes(first[1])
+        # opened after any number of the writes (a subagent may be running, or done); the
+        # rest comes in pieces cut anywhere
+        opened = rng.randrange(1, len(writes))
+        for file, data in writes[:opened]:
+            (folder / file).parent.mkdir(parents=True, exist_ok=True)
+            with open(folder / file, "ab") as f:
+                f.write(data)
+        del writes[:opened]
         index = follow(path, path.read_bytes(), "claude-code")
         assert index is not None
         index.scan()
