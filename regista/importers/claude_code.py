@@ -1058,7 +1058,8 @@ class Job(PieceJob):
     def grow(self) -> None:
         """Convert the lines a transcript being written (``live``) was appended since it
         was last read, and only those: the main run's new events follow the ones made
-        (its start, and the subagents' runs, stay those of the first reading)."""
+        (its start stays that of the first reading). Subagents that started since are
+        linked and followed (see :mod:`regista.importers._cc_follow`)."""
         thread = self._main
         assert thread is not None and self.done
         follower = self._follower
