@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from regista.errors import TraceError
 from regista.importers._builder import ImportReport, derived_session_id
 from regista.importers._common import ImportedRun, JsonLinesFile
 from regista.importers.claude_code import _add_usage, _clean, _Facts, _text, _Thread
@@ -143,7 +144,8 @@ class Follower:
             if tid is not None:
                 del job.owner[key], job.links[tid]
             sub = self._subs[key] = _Sub(key, file)
-            sub.read()
+            with contextlib.suppress(TraceError):  # gone since: nothing more to read
+                sub.read()
         job.todo = [t for t in job.todo if t[0] not in running]
         self._known = {
             f.file.name for f in threads if f.file is not None and f.file.parent == self.folder
@@ -224,10 +226,14 @@ class Follower:
             self._known.add(name)
             key = name.removeprefix("agent-").removesuffix(".jsonl")
             self._subs[key] = _Sub(key, self.folder / name)
-        for sub in self._subs.values():
+        for sub in list(self._subs.values()):
             if sub.owner is not None:
                 continue
-            sub.read()
+            try:
+                sub.read()
+            except TraceError:  # gone already: a whole conversion would not see it either
+                del self._subs[sub.key]
+                continue
             for tid, call in list(self._calls.items()):
                 if self._owns(sub, tid, call):
                     self._start(sub, tid, call)
@@ -239,8 +245,11 @@ class Follower:
             thread = sub.thread
             if thread is None or sub.done:
                 continue
-            for _, obj in sub.tail.read(last=sub.ending):
-                thread.feed(_clean(obj))
+            try:
+                for _, obj in sub.tail.read(last=sub.ending):
+                    thread.feed(_clean(obj))
+            except TraceError:  # removed, or cut short: its run ends with what was read
+                sub.ending = True
             if sub.ending:
                 thread.end()
                 sub.done = True

@@ -18,6 +18,8 @@ from regista.errors import RegistaError
 from regista.importers import convert
 from regista.importers._builder import events_bytes
 from regista.importers.memory import InMemoryRuns, follow
+from regista.subagents import subagent_link
+from regista.trace.index import TraceIndex
 
 from .cc_fixtures import CCSession, basic_session, text, tool_use
 from .codex_fixtures import basic_rollout, rollout_name
@@ -281,3 +283,44 @@ def test_subagents_started_while_followed_end_as_the_whole_conversion(tmp_path: 
         ]
         assert [link["agent_id"] for link in links] == ["c1", "c2", "c3"]
         index.close()
+
+
+def test_fuzzed_subagents_while_followed_give_steps_or_one_clear_error(tmp_path: Path) -> None:
+    """Subagent transcripts (and the session's lines) mutated, appended in pieces while the
+    session is followed: steps, each subagent's run readable, or one clear error."""
+    rng = rng_for("followed-subagents-fuzz")
+    for case in range(CASES // 5):
+        folder = tmp_path / f"case{case}"
+        s, writes = _live_session(rng)
+        path = folder / f"{s.session_id}.jsonl"
+        path.parent.mkdir(parents=True)
+        writes = [(f, mutate(rng, d) if rng.random() < 0.3 else d) for f, d in writes]
+        path.write_bytes(writes.pop(0)[1])
+        index = None
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                index = follow(path, path.read_bytes(), "claude-code")
+                assert index is not None
+                index.scan()
+                for file, data in writes:
+                    target = folder / file
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    with open(target, "ab") as f:
+                        f.write(data)
+                    if rng.random() < 0.3:
+                        index.scan()
+                index.scan()
+                for n in range(len(index)):
+                    link = subagent_link(index.step(n))
+                    if link is not None:
+                        found = memory.RUNS.path_of(link["session_id"], path)
+                        assert found is not None, f"case {case}: {link}"
+                        TraceIndex(found).scan()
+        except RegistaError:
+            continue
+        except Exception as exc:  # pragma: no cover - the failure report
+            raise AssertionError(f"case {case}: {type(exc).__name__}: {exc}") from exc
+        finally:
+            if index is not None:
+                index.close()
