@@ -74,9 +74,11 @@ class _Sub:
         self.ending = False
         self.done = False
 
-    def read(self) -> None:
-        """Take in the lines appended since (a run not started yet)."""
+    def read(self) -> int:
+        """Take in the lines appended since (a run not started yet); how many."""
+        n = 0
         for _, obj in self.tail.read(last=False):
+            n += 1
             obj = _clean(obj)
             self.lines.append(obj)
             if self.first_ts is None and obj.get("timestamp"):
@@ -87,6 +89,7 @@ class _Sub:
                 self.first_user = _text(message.get("content") if message else None)
             if kind == "assistant" and isinstance(usage := (message or {}).get("usage"), dict):
                 _add_usage(self.usage, obj, usage)
+        return n
 
     def meta(self) -> dict[str, Any]:
         meta: dict[str, Any] = {"layout": "file", "path": str(self.file.resolve())}
@@ -124,6 +127,8 @@ class Follower:
         self.folder = job.source.parent / job.source.stem / "subagents"
         self._subs: dict[str, _Sub] = {}
         self._calls: dict[str, _Call] = {}
+        #: Subagent transcript lines read since the first conversion (each once).
+        self.parsed = 0
         named = {agent for facts in [main, *threads] for agent in facts.owners}
         calls = {tid for tid, _ in main.prompts}
         now = time.time()
@@ -145,7 +150,7 @@ class Follower:
                 del job.owner[key], job.links[tid]
             sub = self._subs[key] = _Sub(key, file)
             with contextlib.suppress(TraceError):  # gone since: nothing more to read
-                sub.read()
+                self.parsed += sub.read()
         job.todo = [t for t in job.todo if t[0] not in running]
         self._known = {
             f.file.name for f in threads if f.file is not None and f.file.parent == self.folder
@@ -230,7 +235,7 @@ class Follower:
             if sub.owner is not None:
                 continue
             try:
-                sub.read()
+                self.parsed += sub.read()
             except TraceError:  # gone already: a whole conversion would not see it either
                 del self._subs[sub.key]
                 continue
@@ -247,6 +252,7 @@ class Follower:
                 continue
             try:
                 for _, obj in sub.tail.read(last=sub.ending):
+                    self.parsed += 1
                     thread.feed(_clean(obj))
             except TraceError:  # removed, or cut short: its run ends with what was read
                 sub.ending = True

@@ -237,6 +237,8 @@ def test_subagents_started_while_followed_end_as_the_whole_conversion(tmp_path: 
         # opened after any number of the writes (a subagent may be running, or done); the
         # rest comes in pieces cut anywhere
         opened = rng.randrange(1, len(writes))
+        lines = sum(1 for file, _ in writes if "/agent-" in file and file.endswith(".jsonl"))
+        before = any("/agent-" in file for file, _ in writes[:opened])
         for file, data in writes[:opened]:
             (folder / file).parent.mkdir(parents=True, exist_ok=True)
             with open(folder / file, "ab") as f:
@@ -263,6 +265,9 @@ def test_subagents_started_while_followed_end_as_the_whole_conversion(tmp_path: 
                             assert b'"subagent"' in line, f"case {case}: {line!r}"
                     shown = len(index.offsets)
         index.scan()
+        # each subagent line was read once (the ones the first conversion read, not again)
+        parsed = index.streaming.job._follower.parsed
+        assert parsed <= lines and (parsed == lines or before), f"case {case}"
         whole = convert("claude-code", path)
         expected = events_bytes(whole.main.events[:-1]).splitlines()
         got = [index.raw_line(n) for n in range(len(index.offsets))]
