@@ -215,10 +215,12 @@ class Streaming:
                 if self.live and self._fd >= 0:  # nothing follows it any more
                     os.close(self._fd)
                     self._fd = -1
+                    self._close_followed()
                 return
             self.done = True  # nothing converts it any more
             os.close(self._fd)
             self._fd = -1
+            self._close_followed()
         self._runs._forget(self)
 
     def pump(self, min_bytes: int) -> bool:
@@ -277,6 +279,12 @@ class Streaming:
         data = self._encoder.encode(new)
         write_all(self._fd, data)
         return len(data) + written
+
+    def _close_followed(self) -> None:
+        for sid, (fd, encoder) in list(self._followed.items()):
+            if fd >= 0:
+                os.close(fd)
+                self._followed[sid] = (-1, encoder)
 
     def _write_followed(self) -> int:
         """Append the new events of the runs started as the transcript grew."""
