@@ -112,7 +112,8 @@ class Follower:
     A subagent already running when the session is opened (its transcript was written in
     the last :data:`~regista.importers.memory.LIVE_S`, no result names it, and no step
     but one of the session's starts it) is followed too: its run is left out of the first
-    conversion and started as the session's conversion meets its call.
+    conversion and started as the session's conversion meets its call. So is a compaction
+    agent's written then (its run starts at its compaction's step, whose number it names).
 
     Args:
         job: The session's conversion (followed).
@@ -138,7 +139,7 @@ class Follower:
             if file is None or file.parent != self.folder or key in named:
                 continue
             tid = job.owner.get(key)
-            if key.startswith("acompact") or (tid is not None and tid not in calls):
+            if tid is not None and not tid.startswith("compact:") and tid not in calls:
                 continue
             try:
                 if now - file.stat().st_mtime >= LIVE_S:
@@ -205,10 +206,10 @@ class Follower:
         transcript not linked yet is its (complete by then)."""
         for sub in self._subs.values():
             if sub.owner is None and sub.key.startswith("acompact") and sub.first_ts:
-                self.job.compact_usage[key] = token_totals(sub.usage.values()).usage_dict()
+                thread.compact_usage[key] = token_totals(sub.usage.values()).usage_dict()
                 call = _Call(thread, thread.b.step, {}, "", False)
                 self._start(sub, key, call)
-                sub.ending = True
+                self._end(sub)
                 return
 
     # -- each growth -----------------------------------------------------------------------
@@ -250,17 +251,27 @@ class Follower:
             thread = sub.thread
             if thread is None or sub.done:
                 continue
+            if sub.ending:
+                self._end(sub)
+                continue
             try:
-                for _, obj in sub.tail.read(last=sub.ending):
+                for _, obj in sub.tail.read(last=False):
                     self.parsed += 1
                     thread.feed(_clean(obj))
             except TraceError:  # removed, or cut short: its run ends with what was read
-                sub.ending = True
-            if sub.ending:
-                thread.end()
-                sub.done = True
-            else:
-                thread.feed_answered()
+                self._end(sub)
+                continue
+            thread.feed_answered()
+
+    def _end(self, sub: _Sub) -> None:
+        """Convert the rest of ``sub``'s transcript, and end its run."""
+        assert sub.thread is not None
+        with contextlib.suppress(TraceError):  # removed, or cut short: what was read
+            for _, obj in sub.tail.read(last=True):
+                self.parsed += 1
+                sub.thread.feed(_clean(obj))
+        sub.thread.end()
+        sub.done = sub.ending = True
 
     # -- linking -----------------------------------------------------------------------------
 

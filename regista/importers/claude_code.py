@@ -566,14 +566,15 @@ class _Thread:
         for item in self._grouper.end():
             if self._step(item):
                 yield None
-        if self._boundary is not None:
-            self._compact(self._boundary, "", None)
-        self.b.finish()
+        self._finish()
 
     def end(self) -> None:
         """A thread being written is complete: convert the lines held, close the run."""
         for item in self._grouper.end():
             self._step(item)
+        self._finish()
+
+    def _finish(self) -> None:
         if self._boundary is not None:
             self._compact(self._boundary, "", None)
         self.b.finish()

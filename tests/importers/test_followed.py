@@ -159,8 +159,9 @@ def _subagent(agent: str, prompt: str, n: int, start: datetime) -> CCSession:
 
 def _live_session(rng: random.Random) -> tuple[CCSession, Writes]:
     """A session that starts three subagents (one, then two at once, one of them named by
-    its ``.meta.json``), written line by line in an order the CLI could write them, the
-    subagents' lines interleaved with each other and with the session's progress lines."""
+    its ``.meta.json``) and compacts its context between them, written line by line in an
+    order the CLI could write them, the subagents' lines interleaved with each other and
+    with the session's progress lines."""
     s = CCSession()
     writes: Writes = []
     name = f"{s.session_id}.jsonl"
@@ -209,6 +210,14 @@ def _live_session(rng: random.Random) -> tuple[CCSession, Writes]:
     main(len(s.lines))
     c1 = _subagent("c1", "Find refunds", 2, at + timedelta(seconds=30))
     interleave({"c1": c1}, ["toolu_T1"])
+    # the context is compacted: the compaction agent's transcript, then the boundary
+    summary = CCSession(agent_id="acompact-5e6f", sidechain=True, start=at + timedelta(seconds=45))
+    summary.prompt("Summarise the conversation")
+    summary.answer(text("<summary>refunds</summary>"), stop_reason="end_turn")
+    for line in summary.lines:
+        writes.append((f"{sub}acompact-5e6f.jsonl", _dump(line)))
+    s.compact("Refunds are computed in refund.py.")
+    main(len(s.lines))
     s.answer(
         task("toolu_T2", "c2", "Find the tests"),
         task("toolu_T3", "c3", "Find the fixtures"),
@@ -272,7 +281,7 @@ def test_subagents_started_while_followed_end_as_the_whole_conversion(tmp_path: 
         expected = events_bytes(whole.main.events[:-1]).splitlines()
         got = [index.raw_line(n) for n in range(len(index.offsets))]
         assert got[1:] == expected[1:], f"case {case}"
-        assert len(whole.runs) == 4
+        assert len(whole.runs) == 5
         for run in whole.runs[1:]:
             found = memory.RUNS.path_of(run.session_id, path)
             assert found is not None, f"case {case}: {run.session_id} not followed"
