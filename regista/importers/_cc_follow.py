@@ -201,6 +201,16 @@ class Follower:
             if sub.owner == tid:
                 sub.ending = True
 
+    def answered(self, thread: _Thread) -> None:
+        """The model answers again in ``thread``: its calls no longer wait for their
+        subagents (the model went on without their results, so a subagent that has not
+        written its first line by now may never; one found later still gets its run)."""
+        held = [c for c in self._calls.values() if c.thread is thread and c.held]
+        for call in held:
+            call.held = False
+        if held:
+            self._hold(thread)
+
     def compaction(self, thread: _Thread, key: str) -> None:
         """``thread`` makes the compaction ``key`` (its next step): a compaction agent's
         transcript not linked yet is its (complete by then)."""
@@ -297,7 +307,7 @@ class Follower:
         sid = derived_session_id(f"{job._gathered.source_sid}:{sub.key}", sub.first_ts)
         link = {"session_id": sid, "agent_id": sub.key}
         job.links[tid] = link
-        if call.event:
+        if call.event:  # (one written already keeps none: a step never changes)
             call.event["subagent"] = link
             call.thread.started[tid] = call.step
         job.starts[tid] = (call.sid, call.step)

@@ -676,6 +676,8 @@ class _Thread:
     def _assistant(
         self, first: dict[str, Any], lines: list[dict[str, Any]], request_ts: str | None
     ) -> None:
+        if self.follow is not None:
+            self.follow.answered(self)
         message = first.get("message") or {}
         if first.get("isApiErrorMessage") or message.get("model") == "<synthetic>":
             self.b.error(

@@ -338,3 +338,29 @@ def test_fuzzed_subagents_while_followed_give_steps_or_one_clear_error(tmp_path:
         finally:
             if index is not None:
                 index.close()
+
+
+def test_a_call_whose_subagent_never_writes_waits_only_until_the_model_goes_on(
+    tmp_path: Path,
+) -> None:
+    """A ``Task`` call whose subagent writes no transcript holds the steps after it until
+    its result comes, or the model answers again (a background call's steps go on)."""
+    s = CCSession()
+    s.prompt("Start the search in the background, then read the module")
+    s.answer(
+        tool_use("toolu_T", "Task", prompt="search", description="s", run_in_background=True),
+        stop_reason="tool_use",
+    )
+    path = tmp_path / f"{s.session_id}.jsonl"
+    s.write(path)
+    index = follow(path, path.read_bytes(), "claude-code")
+    assert index is not None
+    index.scan()
+    assert [e.kind for e in index.steps] == ["model"]  # the call waits for its subagent
+    s.answer(tool_use("toolu_R", "Read", file_path="refund.py"), stop_reason="tool_use")
+    with open(path, "ab") as f:
+        f.write(b"".join(orjson.dumps(line) + b"\n" for line in s.lines[-1:]))
+    index.scan()
+    assert [e.kind for e in index.steps] == ["model", "tool", "model", "tool"]
+    assert subagent_link(index.step(1)) is None
+    index.close()
