@@ -46,7 +46,11 @@ def open_index(path: Path) -> tuple[TraceIndex, str]:
         # Claude Code transcript's index converts as it scans (the first screen needs only
         # its start), the others are converted whole; either, written in the last minute,
         # is followed as it grows.
-        index = open_run(path).index()
+        # A subagent's run started while its session is followed grows with it (there is
+        # none unless a transcript was converted: a trace's first screen imports no more).
+        memory = sys.modules.get("regista.importers.memory")
+        followed = memory.followed_index(path) if memory is not None else None
+        index = followed or open_run(path).index()
     index.path = path
     # A regista trace's first screen needs no event decoded: the scan keeps session.start
     # raw (checked as far as it can be without the event models) and the browser loads the

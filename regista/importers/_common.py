@@ -171,6 +171,10 @@ class PieceJob:
         self.into = into
         self.live = live
         self.done = False
+        #: Runs started after the first conversion (a subagent that began while the
+        #: transcript was followed), converted as their transcripts grow; each is complete
+        #: once its ``session.end`` is made.
+        self.followed: list[ImportedRun] = []
         self._next = 0
         self._main_done = 0  # lines of the main run converted
         self._current: Iterator[None] | None = None
@@ -212,6 +216,10 @@ class PieceJob:
     def grow(self) -> None:
         """Convert what a transcript being written was appended since it was last read."""
         raise NotImplementedError
+
+    def watched(self) -> list[Path]:
+        """Other files whose growth :meth:`grow` converts (a followed subagent's)."""
+        return []
 
     def _spoolable(self, run: ImportedRun) -> bool:
         """Whether ``run`` may be written out as it is made (its start is final)."""

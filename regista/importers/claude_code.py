@@ -19,7 +19,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -37,6 +37,9 @@ from regista.importers._common import (
 from regista.tokens import token_totals
 from regista.trace.names import USAGE_COUNTS
 from regista.trace.validate import block_problem
+
+if TYPE_CHECKING:
+    from regista.importers._cc_follow import Follower
 
 __all__ = ["Job", "convert", "discover", "looks_like"]
 
@@ -506,9 +509,13 @@ class _Thread:
         compact_usage: dict[str, dict[str, Any]] | None = None,
         import_report: dict[str, Any] | None = None,
         forked_from: dict[str, Any] | None = None,
+        follow: Follower | None = None,
     ) -> None:
         self.lines = lines
         self.links = links
+        #: The job of a transcript being written: told of each subagent call not linked
+        #: yet, each tool result, each compaction (a subagent may start after the call).
+        self.follow = follow
         self.window = window
         self._grouper = _Grouper(window)
         self._done: set[str] = set()
@@ -559,6 +566,15 @@ class _Thread:
         for item in self._grouper.end():
             if self._step(item):
                 yield None
+        self._finish()
+
+    def end(self) -> None:
+        """A thread being written is complete: convert the lines held, close the run."""
+        for item in self._grouper.end():
+            self._step(item)
+        self._finish()
+
+    def _finish(self) -> None:
         if self._boundary is not None:
             self._compact(self._boundary, "", None)
         self.b.finish()
@@ -640,6 +656,8 @@ class _Thread:
             extra: dict[str, Any] = {}
             if "toolUseResult" in obj:
                 extra["tool_use_result"] = obj["toolUseResult"]
+            if self.follow is not None:
+                self.follow.result(self, tid, obj)
             link = self.links.get(tid)
             if link is not None:
                 extra["subagent"] = link
@@ -658,6 +676,8 @@ class _Thread:
     def _assistant(
         self, first: dict[str, Any], lines: list[dict[str, Any]], request_ts: str | None
     ) -> None:
+        if self.follow is not None:
+            self.follow.answered(self)
         message = first.get("message") or {}
         if first.get("isApiErrorMessage") or message.get("model") == "<synthetic>":
             self.b.error(
@@ -711,6 +731,8 @@ class _Thread:
             if tid in self.links:
                 self.b.events[-1]["subagent"] = self.links[tid]
                 self.started[tid] = step
+            elif self.follow is not None and name in _SUBAGENT_TOOLS:
+                self.follow.call(self, tid, block, step, lines[-1])
             self.tool_steps[tid] = (step, name)
 
     def _compact(self, boundary: dict[str, Any] | None, summary: str, ts: str | None) -> None:
@@ -720,6 +742,8 @@ class _Thread:
         if isinstance(meta.get("trigger"), str):
             extra["trigger"] = meta["trigger"]
         key = f"compact:{(boundary or {}).get('uuid')}"
+        if self.follow is not None and key not in self.links:
+            self.follow.compaction(self, key)
         link = self.links.get(key)
         if link is not None:
             extra["subagent"] = link
@@ -966,6 +990,11 @@ class Job(PieceJob):
         #: tool_use_id / compaction key -> (run sid, step) of the step that started a thread.
         self.starts: dict[str, tuple[str, int]] = {}
         self._thread: tuple[_Thread, str] | None = None
+        self._follower: Follower | None = None
+        if live and subagents:  # subagents that start while the transcript is followed
+            from regista.importers._cc_follow import Follower
+
+            self._follower = Follower(self, main, g.threads)
 
     def _main_lines(self) -> int:
         return int(self.todo[0][2].converted)
@@ -980,14 +1009,7 @@ class Job(PieceJob):
         if key and key in self.owner:
             run_sid, step = self.starts.get(self.owner[key], (self.main_sid, -1))
             parent = {"session_id": run_sid, "step": step, "tool_use_id": self.owner[key]}
-        thread_meta: dict[str, Any] = {
-            "imported_from": {**self.origin, **({"agent_id": key} if key else {})}
-        }
-        thread_meta.update({k: v for k, v in meta.items() if k != "layout"} if key else {})
-        if key:
-            thread_meta["subagent_layout"] = meta.get("layout")
-        if parent is not None:
-            thread_meta["parent"] = parent
+        thread_meta = self.thread_meta(key, meta, parent)
         live = not key and self._tail is not None
         thread = _Thread(
             facts,
@@ -999,12 +1021,27 @@ class Job(PieceJob):
             compact_usage=self.compact_usage,
             import_report=None if key else report_of(self.conv.report),
             forked_from=None if key else _fork_link(facts.fork),
+            follow=self._follower if live else None,
         )
         self.conv.runs.append(ImportedRun(sid, thread.b.events, parent, builder=thread.b))
         if not key:
             self._main = thread
         self._thread = (thread, sid)
         return thread.steps(live=live)
+
+    def thread_meta(
+        self, key: str, meta: dict[str, Any], parent: dict[str, Any] | None
+    ) -> dict[str, Any]:
+        """The ``session.start`` metadata of the thread ``key`` ("": the session)."""
+        thread_meta: dict[str, Any] = {
+            "imported_from": {**self.origin, **({"agent_id": key} if key else {})}
+        }
+        thread_meta.update({k: v for k, v in meta.items() if k != "layout"} if key else {})
+        if key:
+            thread_meta["subagent_layout"] = meta.get("layout")
+        if parent is not None:
+            thread_meta["parent"] = parent
+        return thread_meta
 
     def _closed(self, n: int) -> None:
         assert self._thread is not None
@@ -1024,12 +1061,21 @@ class Job(PieceJob):
     def grow(self) -> None:
         """Convert the lines a transcript being written (``live``) was appended since it
         was last read, and only those: the main run's new events follow the ones made
-        (its start, and the subagents' runs, stay those of the first reading)."""
+        (its start stays that of the first reading). Subagents that started since are
+        linked and followed (see :mod:`regista.importers._cc_follow`)."""
         thread = self._main
         assert thread is not None and self.done
+        follower = self._follower
+        if follower is not None:
+            follower.discover()
         for obj in self._tail_lines():
             thread.feed(obj)
         thread.feed_answered()
+        if follower is not None:
+            follower.grow()
+
+    def watched(self) -> list[Path]:
+        return [] if self._follower is None else self._follower.watched()
 
 
 def _fork_link(link: Any) -> dict[str, Any] | None:

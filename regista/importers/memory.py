@@ -19,7 +19,10 @@ index scans a transcript that grew, the lines appended since (and only those) ar
 converted and their events appended, so a viewer follows it as it follows a trace being
 written. A model answer still being written (its lines have no stop reason yet) is held
 back until its last line comes (a Codex answer, until its token count); a run's
-``session.start``, and its subagents' runs, are those of the first conversion.
+``session.start`` is that of its first conversion. A Claude Code subagent that starts while
+the session is followed is linked to the step that started it, and its run is converted
+and followed as it grows, in an in-memory file of its own (see
+:mod:`regista.importers._cc_follow`); a viewer opens it with :func:`followed_index`.
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ __all__ = [
     "StreamedIndex",
     "Streaming",
     "follow",
+    "followed_index",
 ]
 
 #: Transcript lines converted between two writes of the trace.
@@ -78,6 +82,8 @@ class InMemoryRuns:
         self._pending: dict[_Key, Streaming] = {}
         self._streams: dict[_Key, Streaming] = {}
         self._digests: dict[_Key, int] = {}
+        #: The conversion that writes each run converted as its transcript grows.
+        self._followers: dict[Path, Streaming] = {}
         self._lock = threading.Lock()
 
     def add(self, conv: Conversion) -> Path:
@@ -117,11 +123,14 @@ class InMemoryRuns:
             for k in [k for k, v in self._pending.items() if v is streaming]:
                 del self._pending[k]
 
-    def _finished(self, conv: Conversion) -> None:
+    def _finished(self, conv: Conversion, followed: frozenset[str] = frozenset()) -> None:
         """A streamed conversion is done (or a followed one converted again): keep its
-        subagents' runs (a run that did not change keeps its file)."""
+        subagents' runs (a run that did not change keeps its file; one followed as it grows
+        is written by the conversion, see :meth:`Streaming._write_followed`)."""
         with self._lock:
             for run in conv.runs[1:]:
+                if run.session_id in followed:
+                    continue
                 key = (conv.source, run.session_id)
                 self._pending.pop(key, None)
                 data = run.to_bytes()
@@ -129,6 +138,17 @@ class InMemoryRuns:
                 if self._digests.get(key) != digest:
                     self._digests[key] = digest
                     self._keep(key, data)
+
+    def _follows(self, key: _Key, path: Path, streaming: Streaming) -> None:
+        """The run ``key`` is written into ``path`` by ``streaming`` as it grows."""
+        with self._lock:
+            self._files[key] = path
+            self._source_of_path[path] = key[0]
+            self._followers[path] = streaming
+
+    def follower(self, path: Path) -> Streaming | None:
+        """The followed conversion that writes the run at ``path``, if one does."""
+        return self._followers.get(path)
 
     def _keep(self, key: _Key, data: bytes) -> None:
         path = memory_file(key[1], data)
@@ -177,6 +197,9 @@ class Streaming:
         self._fd = os.open(path, os.O_WRONLY | os.O_APPEND)
         self._written = 0  # main-run events written out
         self._encoder = RunEncoder(job.main_sid)
+        #: Each followed run's in-memory file (its descriptor: -1 once it ended).
+        self._followed: dict[str, tuple[int, RunEncoder]] = {}
+        self._watch = self.watch_stamp()
         self._lock = threading.Lock()
         self.done = False
         #: Indexes reading it; the last one closed before the end gives the conversion up.
@@ -192,10 +215,12 @@ class Streaming:
                 if self.live and self._fd >= 0:  # nothing follows it any more
                     os.close(self._fd)
                     self._fd = -1
+                    self._close_followed()
                 return
             self.done = True  # nothing converts it any more
             os.close(self._fd)
             self._fd = -1
+            self._close_followed()
         self._runs._forget(self)
 
     def pump(self, min_bytes: int) -> bool:
@@ -211,7 +236,8 @@ class Streaming:
                     if not self.live:
                         os.close(self._fd)
                         self._fd = -1
-                    self._runs._finished(self.job.conv)
+                    followed = frozenset(run.session_id for run in self.job.followed)
+                    self._runs._finished(self.job.conv, followed)
             return self.done
 
     def regrow(self) -> bool:
@@ -219,11 +245,17 @@ class Streaming:
         returns whether anything was appended."""
         with self._lock:
             stamp = _stamp(self.job.source)
-            if not self.live or not self.done or self._fd < 0 or stamp == self.stamp:
+            watch = self.watch_stamp()
+            if not self.live or not self.done or self._fd < 0 or watch == self._watch:
                 return False
-            self.stamp = stamp
+            self.stamp, self._watch = stamp, watch
             self.job.grow()  # converts only what was appended
             return self._write_new(True) > 0
+
+    def watch_stamp(self) -> tuple[tuple[int, int] | None, ...]:
+        """The size and time of the transcript and of the other files its growth converts
+        (a followed subagent's): one that changed means :meth:`regrow` has work."""
+        return (_stamp(self.job.source), *(_stamp(p) for p in self.job.watched()))
 
     def finish(self) -> None:
         """Convert everything that is left."""
@@ -241,11 +273,41 @@ class Streaming:
             upto -= 1  # the session goes on (an answer still being written is held back)
         new = builder.take(upto)
         self._written += len(new)
+        written = self._write_followed()
         if not new:
-            return 0
+            return written
         data = self._encoder.encode(new)
         write_all(self._fd, data)
-        return len(data)
+        return len(data) + written
+
+    def _close_followed(self) -> None:
+        for sid, (fd, encoder) in list(self._followed.items()):
+            if fd >= 0:
+                os.close(fd)
+                self._followed[sid] = (-1, encoder)
+
+    def _write_followed(self) -> int:
+        """Append the new events of the runs started as the transcript grew."""
+        n = 0
+        for run in self.job.followed:
+            out = self._followed.get(run.session_id)
+            if out is None:
+                path = memory_file(run.session_id, b"")
+                out = (os.open(path, os.O_WRONLY | os.O_APPEND), RunEncoder(run.session_id))
+                self._followed[run.session_id] = out
+                self._runs._follows((self.job.source, run.session_id), path, self)
+            fd, encoder = out
+            if fd < 0 or run.builder is None:
+                continue
+            new = run.builder.take()
+            if new:
+                data = encoder.encode(new)
+                write_all(fd, data)
+                n += len(data)
+                if new[-1].get("type") == SESSION_END:
+                    os.close(fd)
+                    self._followed[run.session_id] = (-1, encoder)
+        return n
 
 
 class StreamedIndex(TraceIndex):
@@ -267,6 +329,11 @@ class StreamedIndex(TraceIndex):
     def follows(self) -> bool:
         """The transcript is a session still going on: followed, with no end written."""
         return self.streaming.live
+
+    def watch_stamp(self) -> tuple[tuple[int, int] | None, ...]:
+        """What a viewer checks to know the run may have grown (see
+        :meth:`Streaming.watch_stamp`)."""
+        return self.streaming.watch_stamp()
 
     def close(self) -> None:
         super().close()
@@ -299,6 +366,36 @@ class StreamedIndex(TraceIndex):
             # keeps scanning until the conversion is done.
             self.size = max(self.size + 1, int(self.size / max(progress, 1e-3)))
         return reached_end and converted
+
+
+class FollowedRunIndex(TraceIndex):
+    """A :class:`TraceIndex` of a run started while its transcript was followed (a
+    subagent's): each scan first converts what its transcripts grew by."""
+
+    def __init__(self, streaming: Streaming, path: Path) -> None:
+        super().__init__(path)
+        self.streaming = streaming
+
+    @property
+    def follows(self) -> bool:
+        return True
+
+    def watch_stamp(self) -> tuple[tuple[int, int] | None, ...]:
+        return (_stamp(self.path), *self.streaming.watch_stamp())
+
+    def scan(self, max_bytes: int | None = None) -> bool:
+        try:
+            self.streaming.regrow()
+        except (OSError, TraceError) as exc:  # gone, or cut short while it was read
+            raise TraceError(f"{self.streaming.job.source}: could not follow it ({exc})") from None
+        return super().scan(max_bytes)
+
+
+def followed_index(path: Path) -> FollowedRunIndex | None:
+    """An index of the run at ``path`` that follows it, if it is a run converted as its
+    transcript grows (else ``None``: open it as any trace)."""
+    streaming = RUNS.follower(Path(path))
+    return None if streaming is None else FollowedRunIndex(streaming, Path(path))
 
 
 def follow(path: Path, data: bytes | None, fmt: str | None) -> StreamedIndex | None:

@@ -8,7 +8,7 @@ import contextvars
 import gc
 import os
 from collections.abc import Callable
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -91,7 +91,7 @@ class BrowserScreen(ForkActions, LinkActions, WhereActions):
         self.polls_grown = 0
         self.polls_still = 0
         self._following = False
-        self._seen: tuple[int, int] | None = None
+        self._seen: Any = None
         self._diverged_at = self._divergence()
         #: The trace is closed once this screen is gone and its threads stopped reading.
         self.lease = Lease(index.close)
@@ -208,12 +208,22 @@ class BrowserScreen(ForkActions, LinkActions, WhereActions):
         times the scan finishes)."""
         if not self._following:
             self._following = True
-            try:
-                st = os.stat(self.index.path)
-                self._seen = (st.st_size, st.st_mtime_ns)
-            except OSError:
-                pass
+            seen = self._stamp()
+            if seen is not None:
+                self._seen = seen
             self.set_interval(_FOLLOW_S, self._follow)
+
+    def _stamp(self) -> Any:
+        """The file's size and time (and, for a followed transcript, those of the files
+        its growth converts: a subagent's); ``None`` if it is gone."""
+        watch = getattr(self.index, "watch_stamp", None)
+        if watch is not None:
+            return watch()
+        try:
+            st = os.stat(self.index.path)
+        except OSError:
+            return None
+        return (st.st_size, st.st_mtime_ns)
 
     def _follow(self) -> None:
         """Pick up what a still-running session appended.
@@ -224,11 +234,9 @@ class BrowserScreen(ForkActions, LinkActions, WhereActions):
         """
         if self.index.end is not None:
             return
-        try:
-            st = os.stat(self.index.path)
-        except OSError:
+        seen = self._stamp()
+        if seen is None:
             return
-        seen = (st.st_size, st.st_mtime_ns)
         if seen != self._seen and not self.workers:
             self._seen = seen
             self.polls_grown += 1

@@ -251,3 +251,79 @@ async def test_a_codex_rollout_appended_to_shows_each_step_converting_only_the_n
 
     app = RegistaApp(index, notice=notice, settle_s=0)
     await _each_exchange_shows(app, index, r.lines, write, exchange)
+
+
+async def test_a_subagent_started_while_followed_opens_from_its_step_and_grows(
+    tmp_path: Path,
+) -> None:
+    """The followed session calls ``Task``; its subagent's transcript then appears in
+    ``subagents/`` and grows: the call's step shows with its link, Enter opens the
+    subagent's run, which grows as its transcript does and ends when the call's result
+    comes."""
+    from regista.subagents import subagent_link
+
+    s = CCSession()
+    s.prompt("Find where refunds are computed")
+    _, write, index, app = _followed(tmp_path, s)
+    prompt = "Search the code for refund computations"
+    c = CCSession(agent_id="a1b2c3d4", sidechain=True, model="claude-haiku-4-5-20251001")
+    c.start = s.start.replace(minute=20)
+    sub = tmp_path / s.session_id / "subagents" / "agent-a1b2c3d4.jsonl"
+    sub.parent.mkdir(parents=True)
+    write_sub = Appender(sub, c.lines)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        parent = app.screen
+        assert isinstance(parent, BrowserScreen)
+        await until(pilot, lambda: parent._following, "the screen follows the transcript")
+
+        s.answer(
+            text("Searching."),
+            tool_use("toolu_T1", "Task", description="search", prompt=prompt),
+            stop_reason="tool_use",
+        )
+        write()
+        await until(pilot, lambda: _kinds(index) == ["model"], "the answer shows")
+        await settle(pilot)
+        assert _kinds(index) == ["model"]  # the call waits for its subagent
+
+        c.prompt(prompt)
+        write_sub()
+        await until(pilot, lambda: _kinds(index) == ["model", "tool"], "the call shows")
+        link = subagent_link(index.step(1))
+        assert link is not None and link["agent_id"] == "a1b2c3d4"
+
+        await pilot.press("j")
+        await until(pilot, lambda: parent.timeline.cursor == 1, "the cursor on the call")
+        await pilot.press("enter")
+        await until(pilot, lambda: app.screen is not parent, "the subagent's run opened")
+        child = app.screen
+        assert isinstance(child, BrowserScreen)
+        assert child.index.start is not None
+        assert child.index.start.session_id == link["session_id"]
+        assert child.index.start.metadata["parent"]["step"] == 1
+        assert _kinds(child.index) == [] and child.index.end is None
+
+        # the subagent works: its steps show in its run as its transcript grows
+        c.answer(tool_use("toolu_C1", "Grep", pattern="refund"), stop_reason="tool_use")
+        write_sub()
+        await until(pilot, lambda: _kinds(child.index) == ["model", "tool"], "its call shows")
+        c.tool_result("toolu_C1", "refund.py:2")
+        c.answer(text("In refund.py."), stop_reason="end_turn")
+        write_sub()
+        await until(pilot, lambda: len(child.index.steps) == 3, "its answer shows")
+        assert child.index.end is None and "running" in text_of(app, "#header")
+
+        # the call's result comes: the subagent's run ends
+        s.tool_result(
+            "toolu_T1",
+            [text("In refund.py.")],
+            result={"status": "completed", "agentId": "a1b2c3d4", "content": []},
+        )
+        write()
+        await until(pilot, lambda: child.index.end is not None, "the subagent's run ends")
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is parent, "back to the session")
+        await until(pilot, lambda: index.steps[1].complete, "the call's result shows")
+        assert subagent_link(index.step(1)) == link
+        assert index.end is None
