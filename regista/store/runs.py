@@ -42,7 +42,9 @@ __all__ = [
     "has_default_runs",
     "list_runs",
     "parse_since",
+    "project_of",
     "read_run",
+    "run_files",
     "sweep_fork_traces",
     "trace_files",
     "under_parents",
@@ -394,13 +396,14 @@ def _project(path: Path, metadata: Any) -> str:
 
 
 def list_runs(folder: str | Path | None = None, *, paths: Iterable[Path] | None = None) -> RunList:
-    """Every run under ``folder`` (default ``.regista/traces`` and ``.regista/imports``),
-    newest first, with parents linked.
+    """Every run of ``folder`` (the files :func:`run_files` names: with none named, those of
+    ``.regista/traces``, ``.regista/imports`` and the sweeps' forks), newest first, with
+    parents linked.
 
     Raises:
         UserError: ``folder`` does not exist or is a file.
     """
-    files = list(paths) if paths is not None else list(_files_of(folder))
+    files = list(paths) if paths is not None else list(run_files(folder))
     runs: list[RunInfo] = []
     skipped: list[tuple[Path, str]] = []
     for path in files:
@@ -433,24 +436,57 @@ def sweep_fork_traces(folder: Path) -> Iterator[Path]:
                 )
 
 
-def _files_of(folder: str | Path | None) -> Iterator[Path]:
+def project_of(folder: str | Path) -> Path | None:
+    """The ``.regista`` folder whose traces folder ``folder`` is (``None``: it is not one).
+
+    A project's traces folder (``traces`` right inside a ``.regista`` folder), named as a
+    folder, stands for the project's runs, as no folder named does: a reader given
+    ``.regista/traces`` by name (``regista mcp .regista/traces``, an absolute path to it)
+    lists its imports and the forks of its sweeps too."""
+    where = Path(os.path.abspath(folder))
+    if where.name == DEFAULT_DIR.name and where.parent.name == DEFAULT_DIR.parent.name:
+        return where.parent
+    return None
+
+
+def run_files(folder: str | Path | None = None) -> Iterator[Path]:
+    """The trace files :func:`list_runs` reads for ``folder``: with none named (or a
+    project's traces folder named, :func:`project_of`), those of ``.regista/traces``,
+    ``.regista/imports`` and the forks of the sweeps in ``.regista/sweeps``; else every
+    trace under ``folder``. Every reader that lists a folder's runs (``runs``, recall,
+    ``mcp``, the server, the debugger) reads these files.
+
+    Raises:
+        UserError: ``folder`` does not exist or is a file.
+    """
     if folder is None:
         if not has_default_runs():
             raise UserError(
                 f"no traces folder here ({DEFAULT_DIR} does not exist); name one: regista runs DIR"
             )
-        for d in (DEFAULT_DIR, IMPORTS_DIR):
-            if d.is_dir():
-                yield from trace_files(d)
-        if SWEEPS_DIR.is_dir():
-            yield from sweep_fork_traces(SWEEPS_DIR)
+        yield from _project_files(DEFAULT_DIR.parent)
         return
     path = Path(folder)
     if path.is_file():
         raise UserError(f"{path}: is a file; give the folder that holds the traces")
     if not path.is_dir():
         raise UserError(f"{path}: no such folder")
+    project = project_of(path)
+    if project is None:
+        yield from trace_files(path)
+        return
     yield from trace_files(path)
+    yield from _project_files(project, traces=False)
+
+
+def _project_files(project: Path, *, traces: bool = True) -> Iterator[Path]:
+    """The runs of the project whose ``.regista`` folder is ``project``."""
+    names = (DEFAULT_DIR.name, IMPORTS_DIR.name) if traces else (IMPORTS_DIR.name,)
+    for name in names:
+        if (project / name).is_dir():
+            yield from trace_files(project / name)
+    if (project / SWEEPS_DIR.name).is_dir():
+        yield from sweep_fork_traces(project / SWEEPS_DIR.name)
 
 
 def link_parents(runs: list[RunInfo]) -> None:
