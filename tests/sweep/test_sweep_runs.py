@@ -207,3 +207,40 @@ def _payload(result: Any) -> Any:
     if structured is not None:  # a list comes wrapped as {"result": [...]}
         return structured["result"] if set(structured) == {"result"} else structured
     return json.loads(result.content[0].text)
+
+
+def test_the_server_over_the_projects_traces_lists_and_serves_the_forks(swept: Path) -> None:
+    """``regista serve`` over ``.regista/traces``: ``/v1/runs`` lists the sweep's forks (the
+    same listing), and each link it gives answers (the run, its diff with its parent); a
+    word they share is recalled in each."""
+    parent = Trace.load(LOOP).session_id
+    forks = _fork_ids(swept)
+    # the server names a run by its file (``<id>.jsonl``): the parent as the proxy writes it
+    traces = swept / ".regista" / "traces"
+    (traces / LOOP.name).rename(traces / f"{parent}.jsonl")
+    try:
+        _serve_the_project(swept, parent, forks)
+    finally:
+        (traces / f"{parent}.jsonl").rename(traces / LOOP.name)
+
+
+def _serve_the_project(swept: Path, parent: str, forks: list[str]) -> None:
+    import httpx2
+
+    from regista.server import BackgroundServer, create_app
+
+    app = create_app(swept / ".regista" / "traces", upstreams={"anthropic": "http://127.0.0.1:9"})
+    with BackgroundServer(app) as server, httpx2.Client(base_url=server.url) as http:
+        runs = {r["id"]: r for r in http.get("/v1/runs").json()["runs"]}
+        assert set(runs) == {parent, *forks}
+        for fork in forks:
+            links = runs[fork]["links"]
+            got = http.get(links["self"])
+            assert got.status_code == 200 and got.json()["forked_from"]["session_id"] == parent
+            diff = http.get(links["diff_with_parent"])
+            assert diff.status_code == 200 and diff.json()["first_divergence"]["a_step"] == 1
+        hits = http.get("/v1/recall", params={"q": "Trailblazer"}).json()["runs"]
+        assert {h["id"] for h in hits} == {parent, *forks}
+        # an id is still a plain name: no path leads into the sweep's folder
+        sweep = next((swept / ".regista" / "sweeps").iterdir()).name
+        assert http.get(f"/v1/runs/..%2Fsweeps%2F{sweep}%2Fsweep").status_code == 404
