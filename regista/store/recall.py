@@ -35,7 +35,7 @@ from regista.store.extract import (
     event_text,
     request_text,
 )
-from regista.store.runs import DEFAULT_DIR, run_files
+from regista.store.runs import DEFAULT_DIR, run_names
 from regista.vocab import run_outcome
 
 __all__ = ["INDEX_NAME", "RecallHit", "RecallIndex", "UpdateStats", "fingerprint", "recall"]
@@ -140,16 +140,16 @@ def fingerprint(read_at: Callable[[int, int], bytes], n: int) -> bytes:
 
 
 def _walk(folder: Path) -> Iterator[tuple[str, int, int]]:
-    """The runs ``regista runs`` lists for ``folder`` (:func:`regista.store.runs.run_files`:
+    """The runs ``regista runs`` lists for ``folder`` (:func:`regista.store.runs.run_names`:
     a project's traces folder brings its imports and its sweeps' forks), with their size and
     mtime; what is not a regular file is left out."""
-    for path in run_files(folder):
+    for path in run_names(folder):
         try:
             st = os.stat(path)
         except OSError:
             continue
         if stat.S_ISREG(st.st_mode):
-            yield str(path), st.st_size, st.st_mtime_ns
+            yield path, st.st_size, st.st_mtime_ns
 
 
 _WORD = WORD

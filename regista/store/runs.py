@@ -45,6 +45,7 @@ __all__ = [
     "project_of",
     "read_run",
     "run_files",
+    "run_names",
     "sweep_fork_traces",
     "trace_files",
     "under_parents",
@@ -186,18 +187,40 @@ class RunList:
         return hits[0] if len(hits) == 1 else None
 
 
-def trace_files(folder: Path) -> Iterator[Path]:
+def trace_files(folder: str | Path) -> Iterator[Path]:
     """Every ``*.jsonl`` under ``folder`` (sub-folders too), skipping hidden folders and
     symlinks that lead out of ``folder`` (:func:`regista.store.paths.inside`)."""
+    return map(Path, _trace_names(os.fspath(folder)))
+
+
+def _trace_names(folder: str) -> Iterator[str]:
+    """:func:`trace_files` as the paths' strings: each folder's files (by name), then its
+    sub-folders (by name), as ``os.walk`` goes; a symlink is checked only when the entry
+    is one (the folder's listing says so without a system call)."""
     from regista.store.paths import inside
 
-    for root, dirs, files in os.walk(folder):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        for name in sorted(files):
-            if name.endswith(".jsonl") and not name.startswith("."):
-                path = Path(root) / name
-                if not os.path.islink(path) or inside(folder, path):
-                    yield path
+    stack = [folder]
+    while stack:
+        top = stack.pop()
+        try:
+            with os.scandir(top) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError:
+            continue
+        subs = []
+        for e in entries:
+            if e.name.startswith("."):
+                continue
+            try:
+                is_dir = e.is_dir()
+            except OSError:
+                continue
+            if is_dir:
+                if not e.is_symlink():  # a symlinked folder is not entered
+                    subs.append(e.path)
+            elif e.name.endswith(".jsonl") and (not e.is_symlink() or inside(folder, e.path)):
+                yield e.path
+        stack.extend(reversed(subs))
 
 
 def _first_line(f: BinaryIO) -> bytes:
@@ -459,34 +482,41 @@ def run_files(folder: str | Path | None = None) -> Iterator[Path]:
     Raises:
         UserError: ``folder`` does not exist or is a file.
     """
+    return map(Path, run_names(folder))
+
+
+def run_names(folder: str | Path | None = None) -> Iterator[str]:
+    """:func:`run_files` as the paths' strings (what an index keeps: no path objects made).
+
+    Raises:
+        UserError: ``folder`` does not exist or is a file (when the first is asked for).
+    """
     if folder is None:
         if not has_default_runs():
             raise UserError(
                 f"no traces folder here ({DEFAULT_DIR} does not exist); name one: regista runs DIR"
             )
-        yield from _project_files(DEFAULT_DIR.parent)
+        yield from _project_names(DEFAULT_DIR.parent)
         return
     path = Path(folder)
     if path.is_file():
         raise UserError(f"{path}: is a file; give the folder that holds the traces")
     if not path.is_dir():
         raise UserError(f"{path}: no such folder")
+    yield from _trace_names(os.fspath(path))
     project = project_of(path)
-    if project is None:
-        yield from trace_files(path)
-        return
-    yield from trace_files(path)
-    yield from _project_files(project, traces=False)
+    if project is not None:
+        yield from _project_names(project, traces=False)
 
 
-def _project_files(project: Path, *, traces: bool = True) -> Iterator[Path]:
+def _project_names(project: Path, *, traces: bool = True) -> Iterator[str]:
     """The runs of the project whose ``.regista`` folder is ``project``."""
     names = (DEFAULT_DIR.name, IMPORTS_DIR.name) if traces else (IMPORTS_DIR.name,)
     for name in names:
         if (project / name).is_dir():
-            yield from trace_files(project / name)
+            yield from _trace_names(os.fspath(project / name))
     if (project / SWEEPS_DIR.name).is_dir():
-        yield from sweep_fork_traces(project / SWEEPS_DIR.name)
+        yield from map(os.fspath, sweep_fork_traces(project / SWEEPS_DIR.name))
 
 
 def link_parents(runs: list[RunInfo]) -> None:
