@@ -12,7 +12,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "mcp",
         help="serve a traces folder to agents over the Model Context Protocol (stdio)",
         description="An MCP server on stdin/stdout with tools to list runs, read a run's "
-        "summary and a step, diff two runs and recall runs by their words.",
+        "summary and a step, diff two runs and recall runs by their words. The runs are "
+        "those regista runs lists for DIR: for .regista/traces, with .regista/imports and "
+        "the forks of the sweeps in .regista/sweeps.",
     )
     p.add_argument("dir", nargs="?", help="the traces folder (default .regista/traces)")
     p.set_defaults(func=run)

@@ -18,7 +18,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "recall",
         help="find earlier runs that dealt with the same words",
-        description="Search the runs of DIR (default .regista/traces) for WORDS: successful "
+        description="Search the runs of DIR for WORDS (the runs regista runs lists there; "
+        "default .regista/traces, with .regista/imports and the forks of the sweeps in "
+        ".regista/sweeps): successful "
         "runs first, each with the path its steps took and the steps where the words occur. "
         "The index (.regista-recall.sqlite in DIR) is updated first, reading only what changed.",
     )

@@ -78,6 +78,14 @@ class ServerContext:
         except OutsideStore:
             raise HttpError(404, f"no run {run_id!r} in the store") from None
         if not path.is_file():
+            # a run the store's listing reads elsewhere: a fork of the project's sweeps
+            # (``/v1/runs`` lists them; :func:`regista.store.runs.run_files`)
+            from regista.store.runs import project_of, run_files
+
+            if project_of(self.store) is not None:
+                for other in run_files(self.store):
+                    if other.name == name and other.is_file():
+                        return other.resolve()
             raise HttpError(404, f"no run {run_id!r} in the store")
         return path
 

@@ -128,7 +128,11 @@ class Spec:
     model: str | None = None
 
 
-_SPEC_KEYS = {"run", "mode", "edits", "live_after", "live", "ttl_seconds", "masks", "trace"}
+_SPEC_KEYS = {
+    "run", "mode", "edits", "live_after", "live", "ttl_seconds", "masks", "trace", "model"
+}  # fmt: skip
+#: The longest model name a replay takes.
+MAX_MODEL = 256
 _EDIT_KEYS = {"step", "tool_result", "answer", "is_error"}
 
 
@@ -202,12 +206,37 @@ def parse_spec(body: dict[str, Any]) -> Spec:
     if not isinstance(masks, bool):
         raise HttpError(400, "'masks' must be true (the server's masks, the default) or false")
     spec.masks = masks
+    if "model" in body:
+        spec.model = _model(body["model"], spec)
     ttl = body.get("ttl_seconds")
     if ttl is not None:
         if not isinstance(ttl, int | float) or isinstance(ttl, bool) or not 0 < ttl <= 86400:
             raise HttpError(400, "'ttl_seconds' must be a number of seconds (at most a day)")
         spec.ttl = float(ttl)
     return spec
+
+
+def _model(model: Any, spec: Spec) -> str:
+    """A fork's ``model``, checked: a name, for a fork whose live calls the server sends
+    (as ``rewind --model NAME -- CMD`` asks; 400 otherwise)."""
+    if not isinstance(model, str) or not model.strip() or model != model.strip():
+        raise HttpError(400, "'model' must be a model's name (a non-empty string)")
+    if len(model) > MAX_MODEL or not model.isprintable():
+        raise HttpError(400, f"'model' must be a model's name (printable, at most {MAX_MODEL})")
+    if spec.live_after is None and not spec.answers and not spec.tool_results:
+        raise HttpError(
+            400,
+            "'model' needs a fork that goes live: give edits or live_after (a replay "
+            "plays the recording only)",
+        )
+    if spec.live != "proxy" and not (spec.live == "signal" and spec.trace == "server"):
+        raise HttpError(
+            400,
+            '\'model\' needs live calls the server sends: "live": "proxy", or '
+            '"live": "signal" with "trace": "server" (a client that goes live '
+            "by itself sends its own model)",
+        )
+    return model
 
 
 class SdkReplay:

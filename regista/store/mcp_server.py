@@ -3,7 +3,9 @@
 A coding agent can look at its own runs: list them, read a run's summary and one step, diff
 two runs and recall earlier runs by their words. Built on the official ``mcp`` SDK (imported
 only when the server starts). A run is named by its session id (or a unique start of it) or by
-the path of its trace inside the folder; nothing outside the folder is read.
+the path of its trace among the folder's runs; nothing else is read. The runs are those
+``regista runs`` lists for the same folder (:func:`regista.store.runs.run_files`): given a
+project's ``.regista/traces``, its imports and the forks of its sweeps too.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from regista.errors import RegistaError, UserError
-from regista.store.runs import filter_runs, list_runs, parse_since
+from regista.store.runs import filter_runs, list_runs, parse_since, run_files
 
 __all__ = ["RunsTools", "build_server", "serve"]
 
@@ -79,6 +81,10 @@ class RunsTools:
             try:
                 return store_path(self.folder, candidate)
             except OutsideStore:
+                # a run the folder's listing reads elsewhere (a fork of the project's sweeps)
+                resolved = candidate.resolve()
+                if any(p.resolve() == resolved for p in run_files(self.folder)):
+                    return resolved
                 raise UserError(f"{_named(run)}: not in the traces folder {self.folder}") from None
         hit = list_runs(self.folder).by_id(run)
         if hit is None:

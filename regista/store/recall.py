@@ -17,6 +17,7 @@ import hashlib
 import os
 import re
 import sqlite3
+import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,7 +35,7 @@ from regista.store.extract import (
     event_text,
     request_text,
 )
-from regista.store.runs import DEFAULT_DIR
+from regista.store.runs import DEFAULT_DIR, run_names
 from regista.vocab import run_outcome
 
 __all__ = ["INDEX_NAME", "RecallHit", "RecallIndex", "UpdateStats", "fingerprint", "recall"]
@@ -139,30 +140,16 @@ def fingerprint(read_at: Callable[[int, int], bytes], n: int) -> bytes:
 
 
 def _walk(folder: Path) -> Iterator[tuple[str, int, int]]:
-    from regista.store.paths import inside
-
-    stack = [folder]
-    while stack:
-        d = stack.pop()
+    """The runs ``regista runs`` lists for ``folder`` (:func:`regista.store.runs.run_names`:
+    a project's traces folder brings its imports and its sweeps' forks), with their size and
+    mtime; what is not a regular file is left out."""
+    for path in run_names(folder):
         try:
-            entries = list(os.scandir(d))
+            st = os.stat(path)
         except OSError:
             continue
-        for e in entries:
-            if e.name.startswith("."):
-                continue
-            try:
-                if e.is_dir(follow_symlinks=False):
-                    stack.append(Path(e.path))
-                elif (
-                    e.name.endswith(".jsonl")
-                    and e.is_file()
-                    and (not e.is_symlink() or inside(folder, e.path))
-                ):
-                    st = e.stat()
-                    yield e.path, st.st_size, st.st_mtime_ns
-            except OSError:
-                continue
+        if stat.S_ISREG(st.st_mode):
+            yield path, st.st_size, st.st_mtime_ns
 
 
 _WORD = WORD

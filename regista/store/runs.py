@@ -42,7 +42,10 @@ __all__ = [
     "has_default_runs",
     "list_runs",
     "parse_since",
+    "project_of",
     "read_run",
+    "run_files",
+    "run_names",
     "sweep_fork_traces",
     "trace_files",
     "under_parents",
@@ -184,18 +187,40 @@ class RunList:
         return hits[0] if len(hits) == 1 else None
 
 
-def trace_files(folder: Path) -> Iterator[Path]:
+def trace_files(folder: str | Path) -> Iterator[Path]:
     """Every ``*.jsonl`` under ``folder`` (sub-folders too), skipping hidden folders and
     symlinks that lead out of ``folder`` (:func:`regista.store.paths.inside`)."""
+    return map(Path, _trace_names(os.fspath(folder)))
+
+
+def _trace_names(folder: str) -> Iterator[str]:
+    """:func:`trace_files` as the paths' strings: each folder's files (by name), then its
+    sub-folders (by name), as ``os.walk`` goes; a symlink is checked only when the entry
+    is one (the folder's listing says so without a system call)."""
     from regista.store.paths import inside
 
-    for root, dirs, files in os.walk(folder):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        for name in sorted(files):
-            if name.endswith(".jsonl") and not name.startswith("."):
-                path = Path(root) / name
-                if not os.path.islink(path) or inside(folder, path):
-                    yield path
+    stack = [folder]
+    while stack:
+        top = stack.pop()
+        try:
+            with os.scandir(top) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError:
+            continue
+        subs = []
+        for e in entries:
+            if e.name.startswith("."):
+                continue
+            try:
+                is_dir = e.is_dir()
+            except OSError:
+                continue
+            if is_dir:
+                if not e.is_symlink():  # a symlinked folder is not entered
+                    subs.append(e.path)
+            elif e.name.endswith(".jsonl") and (not e.is_symlink() or inside(folder, e.path)):
+                yield e.path
+        stack.extend(reversed(subs))
 
 
 def _first_line(f: BinaryIO) -> bytes:
@@ -394,13 +419,14 @@ def _project(path: Path, metadata: Any) -> str:
 
 
 def list_runs(folder: str | Path | None = None, *, paths: Iterable[Path] | None = None) -> RunList:
-    """Every run under ``folder`` (default ``.regista/traces`` and ``.regista/imports``),
-    newest first, with parents linked.
+    """Every run of ``folder`` (the files :func:`run_files` names: with none named, those of
+    ``.regista/traces``, ``.regista/imports`` and the sweeps' forks), newest first, with
+    parents linked.
 
     Raises:
         UserError: ``folder`` does not exist or is a file.
     """
-    files = list(paths) if paths is not None else list(_files_of(folder))
+    files = list(paths) if paths is not None else list(run_files(folder))
     runs: list[RunInfo] = []
     skipped: list[tuple[Path, str]] = []
     for path in files:
@@ -433,24 +459,64 @@ def sweep_fork_traces(folder: Path) -> Iterator[Path]:
                 )
 
 
-def _files_of(folder: str | Path | None) -> Iterator[Path]:
+def project_of(folder: str | Path) -> Path | None:
+    """The ``.regista`` folder whose traces folder ``folder`` is (``None``: it is not one).
+
+    A project's traces folder (``traces`` right inside a ``.regista`` folder), named as a
+    folder, stands for the project's runs, as no folder named does: a reader given
+    ``.regista/traces`` by name (``regista mcp .regista/traces``, an absolute path to it)
+    lists its imports and the forks of its sweeps too."""
+    where = Path(os.path.abspath(folder))
+    if where.name == DEFAULT_DIR.name and where.parent.name == DEFAULT_DIR.parent.name:
+        return where.parent
+    return None
+
+
+def run_files(folder: str | Path | None = None) -> Iterator[Path]:
+    """The trace files :func:`list_runs` reads for ``folder``: with none named (or a
+    project's traces folder named, :func:`project_of`), those of ``.regista/traces``,
+    ``.regista/imports`` and the forks of the sweeps in ``.regista/sweeps``; else every
+    trace under ``folder``. Every reader that lists a folder's runs (``runs``, recall,
+    ``mcp``, the server, the debugger) reads these files.
+
+    Raises:
+        UserError: ``folder`` does not exist or is a file.
+    """
+    return map(Path, run_names(folder))
+
+
+def run_names(folder: str | Path | None = None) -> Iterator[str]:
+    """:func:`run_files` as the paths' strings (what an index keeps: no path objects made).
+
+    Raises:
+        UserError: ``folder`` does not exist or is a file (when the first is asked for).
+    """
     if folder is None:
         if not has_default_runs():
             raise UserError(
                 f"no traces folder here ({DEFAULT_DIR} does not exist); name one: regista runs DIR"
             )
-        for d in (DEFAULT_DIR, IMPORTS_DIR):
-            if d.is_dir():
-                yield from trace_files(d)
-        if SWEEPS_DIR.is_dir():
-            yield from sweep_fork_traces(SWEEPS_DIR)
+        yield from _project_names(DEFAULT_DIR.parent)
         return
     path = Path(folder)
     if path.is_file():
         raise UserError(f"{path}: is a file; give the folder that holds the traces")
     if not path.is_dir():
         raise UserError(f"{path}: no such folder")
-    yield from trace_files(path)
+    yield from _trace_names(os.fspath(path))
+    project = project_of(path)
+    if project is not None:
+        yield from _project_names(project, traces=False)
+
+
+def _project_names(project: Path, *, traces: bool = True) -> Iterator[str]:
+    """The runs of the project whose ``.regista`` folder is ``project``."""
+    names = (DEFAULT_DIR.name, IMPORTS_DIR.name) if traces else (IMPORTS_DIR.name,)
+    for name in names:
+        if (project / name).is_dir():
+            yield from _trace_names(os.fspath(project / name))
+    if (project / SWEEPS_DIR.name).is_dir():
+        yield from map(os.fspath, sweep_fork_traces(project / SWEEPS_DIR.name))
 
 
 def link_parents(runs: list[RunInfo]) -> None:

@@ -107,6 +107,35 @@ def test_a_signal_fork_written_by_the_server_goes_live_through_its_live_url(
     assert KEY not in written
 
 
+def test_a_signal_fork_sends_its_live_calls_with_another_model(recorded: Path) -> None:
+    """``"model"`` with a signal fork whose trace the server writes: the calls the client
+    sends to the live URL reach the provider asking for that model, and are written so."""
+    other = "claude-opus-4-1"
+    with FakeAnthropicServer() as fake, regista_server(recorded.parent, anthropic=fake.url) as s:
+        fake.answer_with(weather_answer)
+        edits = [{"step": 1, "tool_result": "rainy in Paris"}]
+        spec = {"edits": edits, "live": "signal", "trace": "server", "model": other}
+        rp = new_replay(s, recorded.stem, **spec)
+        transport = SwitchingTransport(rp["anthropic_base_url"], rp["anthropic_live_url"])
+        client = anthropic.Anthropic(
+            api_key=KEY,
+            base_url=rp["anthropic_base_url"],
+            http_client=httpx2.Client(transport=transport),
+        )
+        assert anthropic_agent(client) == "Tool: rainy in Paris"
+        assert transport.live
+        (run,) = s.http.get(f"/v1/replays/{rp['id']}").json()["runs"]
+        assert s.http.delete(f"/v1/replays/{rp['id']}").status_code == 204
+        fork = s.http.get(f"/v1/runs/{run}").json()
+    assert [b["model"] for b in fake.bodies] == [other]
+    assert fork["forked_from"]["model"] == other
+    from regista.trace.reader import Trace
+
+    trace = Trace.load(recorded.parent / f"{run}.jsonl")
+    asked = [(st.source, st.request_event.model) for st in trace.steps() if st.request_event]
+    assert asked == [("recorded", "claude-sonnet-4-6"), ("live", other)]
+
+
 def test_a_signal_fork_without_a_server_trace_has_no_live_half(recorded: Path) -> None:
     with regista_server(recorded.parent) as s:
         rp = new_replay(s, recorded.stem, edits=[{"step": 1, "tool_result": "x"}])

@@ -118,6 +118,33 @@ def test_api_fork_through_the_proxy_writes_the_edited_tool_result_as_an_edit(
     assert (fork.end.replay["recorded"], fork.end.replay["edit"]) == (1, 1)
 
 
+#: The model a fork asks for in place of the program's own (``"model"``).
+OTHER = "claude-opus-4-1"
+
+
+def test_an_api_fork_through_the_proxy_carries_on_with_another_model(recorded: Path) -> None:
+    """``"model"`` in ``POST /v1/replays``, as ``rewind --model NAME -- CMD``: the program
+    asks for its own model; the recorded prefix is served as it was, and each live call
+    reaches the provider asking for NAME and is written so; ``forked_from.model`` names it."""
+    store = recorded.parent
+    with FakeAnthropicServer() as fake, regista_server(store, anthropic=fake.url) as server:
+        fake.answer_with(weather_answer)
+        rp = new_replay(server, recorded.stem, live_after=0, live="proxy", model=OTHER)
+        client = anthropic.Anthropic(api_key="k", base_url=rp["anthropic_base_url"])
+        assert anthropic_agent(client) == "Tool: sunny in Paris"
+        status = server.http.get(f"/v1/replays/{rp['id']}").json()
+        assert server.http.delete(f"/v1/replays/{rp['id']}").status_code == 204
+        (fork_path,) = [p for p in store.glob("*.jsonl") if p != recorded]
+        listed = {r["id"]: r for r in server.http.get("/v1/runs").json()["runs"]}
+    assert fake.bodies and {b["model"] for b in fake.bodies} == {OTHER}
+    fork = Trace.load(fork_path)
+    assert fork.start.forked_from is not None and fork.start.forked_from["model"] == OTHER
+    assert status["forked_from"] == fork.start.forked_from
+    asked = [(s.source, s.request_event.model) for s in fork.steps() if s.request_event]
+    assert asked == [("recorded", "claude-sonnet-4-6"), ("live", OTHER)]
+    assert listed[fork_path.stem]["model"] == "claude-sonnet-4-6"  # as the run began
+
+
 def test_tools_next_expiry_and_delete(recorded: Path) -> None:
     with regista_server(recorded.parent) as server:
         rp = new_replay(server, recorded.stem, edits=[{"step": 1, "tool_result": "snow"}])
@@ -193,6 +220,16 @@ BAD = [
     # a tool result is text or content blocks, as the harness's fork takes it
     (b'{"run": "RUN", "edits": [{"step": 1, "tool_result": [1]}], "live": "proxy"}', 400),
     (b'{"run": "RUN", "edits": [{"step": 1, "tool_result": [{"text": "x"}]}]}', 400),
+    # another model: a name, for a fork whose live calls the server sends
+    (b'{"run": "RUN", "live_after": 0, "live": "proxy", "model": ""}', 400),
+    (b'{"run": "RUN", "live_after": 0, "live": "proxy", "model": "  "}', 400),
+    (b'{"run": "RUN", "live_after": 0, "live": "proxy", "model": 3}', 400),
+    (b'{"run": "RUN", "live_after": 0, "live": "proxy", "model": null}', 400),
+    (b'{"run": "RUN", "live_after": 0, "live": "proxy", "model": ["m"]}', 400),
+    (b'{"run": "RUN", "live_after": 0, "live": "proxy", "model": "a\\nb"}', 400),
+    (b'{"run": "RUN", "live": "proxy", "model": "claude-opus-4-1"}', 400),  # never goes live
+    (b'{"run": "RUN", "live_after": 0, "model": "claude-opus-4-1"}', 400),  # the client's call
+    (b'{"run": "RUN", "live_after": 0, "live": "signal", "model": "claude-opus-4-1"}', 400),
 ]
 
 

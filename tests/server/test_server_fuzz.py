@@ -188,3 +188,31 @@ def test_fuzzed_tool_results_never_break_a_fork_with_an_edited_one(recorded: Pat
             where = f"seed {SEED}, case {n}: {orjson.dumps(body)[:300]!r}"
             assert r.status_code < 500, where
             assert "Traceback" not in r.text, where
+
+
+def test_fuzzed_fork_models_are_a_name_or_a_400(recorded: Path) -> None:
+    """``"model"`` of a fork (seeded): any JSON value, and names with odd characters, is
+    taken as the fork's model (its ``forked_from.model``) when it is a name, else a 400
+    with one message; never a 500."""
+    rng = random.Random(SEED)
+    names = ["claude-opus-4-1", "gpt-4.1", "m" * 256, "m" * 257, " m", "m\n", "\u00e9t\u00e9",
+             "a/b:c@d", "\u0000", "\t"]  # fmt: skip
+    with regista_server(recorded.parent) as server:
+        for n in range(CASES):
+            model = rng.choice(names) if rng.randrange(2) else _value(rng)
+            spec = {"run": recorded.stem, "live_after": 0, "live": "proxy", "model": model}
+            r = server.http.post("/v1/replays", content=orjson.dumps(spec))
+            where = f"seed {SEED}, case {n}: {model!r}"
+            valid = (
+                isinstance(model, str)
+                and model == model.strip()
+                and model.isprintable()
+                and 0 < len(model) <= 256
+            )
+            assert r.status_code == (201 if valid else 400), (where, r.text)
+            if valid:
+                status = server.http.get(f"/v1/replays/{r.json()['id']}").json()
+                assert status["forked_from"]["model"] == model, where
+                assert server.http.delete(f"/v1/replays/{r.json()['id']}").status_code == 204
+            else:
+                assert "'model'" in r.json()["error"]["message"], where

@@ -41,6 +41,13 @@ export interface ReplayOptions {
   ttlSeconds?: number;
   /** `false`: no masks, every byte of a request counts in a strict match. */
   masks?: boolean;
+  /**
+   * A fork's live calls ask for this model, whatever the program names (`regista rewind
+   * --model NAME -- CMD`): regista sends them so and writes them so, and the fork's
+   * `forked_from.model` names it; the recorded prefix is served as it was. Needs a fork that
+   * goes live (edits or `liveAfter`).
+   */
+  model?: string;
 }
 
 /** What `GET /v1/replays/{id}` answers. */
@@ -167,6 +174,12 @@ export class ReplaySession {
     if (live === "signal") body.trace = "server";
     if (options.ttlSeconds !== undefined) body.ttl_seconds = options.ttlSeconds;
     if (options.masks !== undefined) body.masks = options.masks;
+    if (options.model !== undefined) {
+      if (typeof options.model !== "string" || options.model.trim() === "") {
+        throw new RegistaError("model: give a model's name (a non-empty string)");
+      }
+      body.model = options.model;
+    }
     const created = (await call(base, "POST", "/v1/replays", options.token, body, 201)) as Created;
     return new ReplaySession(base, options.run, created, options.token);
   }

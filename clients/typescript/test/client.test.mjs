@@ -166,6 +166,26 @@ for (const kind of ["anthropic", "openai"]) {
     assert.ok(!written.includes(KEY), "the API key never reaches a trace");
   });
 
+  test(`${kind}: a fork with another model sends its live calls asking for it`, async () => {
+    const run = await record(kind);
+    const model = kind === "anthropic" ? "claude-opus-4-1" : "gpt-4.1";
+    const rs = await ReplaySession.create(urls.regista, { run, liveAfter: 0, model });
+    assert.equal(await agent(rs.wrap(real())), "The weather: sunny in Paris");
+    assert.equal(rs.live, true);
+    const { runs } = await rs.close();
+    assert.equal(runs.length, 1);
+    assert.equal(runs[0].forked_from.model, model);
+    // the recorded step 0 as it was asked; the live call as it was sent: with the model
+    const written = readFileSync(path.join(store, `${runs[0].session_id}.jsonl`), "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
+    const asked = written.filter((e) => e.type === "llm.request").map((e) => e.model);
+    assert.equal(asked.length, 2);
+    assert.notEqual(asked[0], model);
+    assert.equal(asked[1], model);
+  });
+
   test(`${kind}: a tape test fails with the step and the field`, async () => {
     const run = await record(kind);
     const tape = path.join(store, `${run}.jsonl`);
@@ -196,6 +216,13 @@ for (const [kind, agent] of [["anthropic", anthropicStreamAgent], ["openai", ope
     assert.equal(runs[0].outcome, "end_turn");
   });
 }
+
+test("a fork's model is a name: an empty one is refused before anything is sent", async () => {
+  await assert.rejects(
+    ReplaySession.create("http://127.0.0.1:9", { run: "01J", liveAfter: 0, model: " " }),
+    (err) => err instanceof RegistaError && /model/.test(err.message),
+  );
+});
 
 test("a replay of no such run says so, in the server's words", async () => {
   await assert.rejects(ReplaySession.create(urls.regista, { run: "01NOSUCHRUN" }), (err) => {

@@ -15,6 +15,7 @@ async function typed(): Promise<void> {
     run: "01J",
     edits: [{ step: 1, tool_result: "rainy" }, { step: 2, answer: "done" }],
     liveAfter: 2,
+    model: "claude-opus-4-1",
   });
   const claude: Anthropic = rs.wrap(new Anthropic({ apiKey: "k" }));
   const gpt: OpenAI = rs.wrap(new OpenAI({ apiKey: "k" }));
