@@ -42,7 +42,9 @@ __all__ = ["INDEX_NAME", "RecallHit", "RecallIndex", "UpdateStats", "fingerprint
 
 INDEX_NAME = ".regista-recall.sqlite"
 #: Bump when the tables change: an index of another layout is rebuilt.
-LAYOUT = "5"
+#: 6: runs are kept by their path relative to the traces folder (a caller naming the folder
+#: relatively and one naming it absolutely share one index).
+LAYOUT = "6"
 _BATCH = 200
 #: An indexed prefix up to this size is fingerprinted whole; a longer one by its first and
 #: last ``_EDGE`` bytes and ``_SAMPLES`` blocks of ``_BLOCK`` bytes spread between them.
@@ -142,14 +144,26 @@ def fingerprint(read_at: Callable[[int, int], bytes], n: int) -> bytes:
 def _walk(folder: Path) -> Iterator[tuple[str, int, int]]:
     """The runs ``regista runs`` lists for ``folder`` (:func:`regista.store.runs.run_names`:
     a project's traces folder brings its imports and its sweeps' forks), with their size and
-    mtime; what is not a regular file is left out."""
+    mtime; what is not a regular file is left out. Each is named by its key in the index
+    (:func:`_key`)."""
+    prefix = os.path.join(os.fspath(folder), "")
     for path in run_names(folder):
         try:
             st = os.stat(path)
         except OSError:
             continue
         if stat.S_ISREG(st.st_mode):
-            yield path, st.st_size, st.st_mtime_ns
+            yield _key(prefix, path), st.st_size, st.st_mtime_ns
+
+
+def _key(prefix: str, path: str) -> str:
+    """How the index names a run: its path relative to the traces folder (``prefix``, the
+    folder as the walk was given it, ending in a separator), or, for one the listing reads
+    elsewhere (a project's imports and sweeps' forks), its absolute path; so ``regista
+    recall traces`` and MCP's ``/abs/traces`` find the same keys."""
+    if path.startswith(prefix):
+        return path[len(prefix) :]
+    return os.path.abspath(path)
 
 
 _WORD = WORD
@@ -272,6 +286,10 @@ class RecallIndex:
                     self._index_file(path, stats)
         return stats
 
+    def _file(self, key: str) -> Path:
+        """The trace the index names ``key`` (:func:`_key`), as the folder was given."""
+        return self.folder / key
+
     def _write(self) -> _Transaction:
         return _Transaction(self.db)
 
@@ -293,7 +311,7 @@ class RecallIndex:
         and the bytes indexed then are still there (:func:`fingerprint`); otherwise whole.
         """
         try:
-            with open(path, "rb") as f:
+            with open(self._file(path), "rb") as f:
                 fd = f.fileno()
                 st = os.fstat(fd)
                 size, mtime, ino = st.st_size, st.st_mtime_ns, st.st_ino
@@ -469,11 +487,11 @@ class RecallIndex:
             ).fetchall()
             matches = _matches(texts, tokens, max_matches)
             if not matches and tokens:  # the words are past a snippet's first characters
-                matches = _scan_matches(Path(path), tokens, max_matches)
+                matches = _scan_matches(self._file(path), tokens, max_matches)
             hits.append(
                 RecallHit(
                     session_id=sid,
-                    path=Path(path),
+                    path=self._file(path),
                     task=task,
                     started=started,
                     outcome=outcome,

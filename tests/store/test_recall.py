@@ -286,3 +286,42 @@ async def test_cli(lib: Library, capsys: pytest.CaptureFixture[str]) -> None:
     assert len(err) == 2 and all(e.startswith("regista: ") for e in err)
     with pytest.raises(UserError):
         recall("!!!", lib.folder)
+
+
+@pytest.mark.parametrize("first_relative", [True, False])
+async def test_a_relative_and_an_absolute_folder_share_one_index(
+    lib: Library, monkeypatch: pytest.MonkeyPatch, first_relative: bool
+) -> None:
+    """The CLI names the folder relatively, MCP absolutely: whichever comes second re-indexes
+    nothing and finds the same runs."""
+    monkeypatch.chdir(lib.folder.parent)
+    relative, absolute = Path(lib.folder.name), lib.folder.resolve()
+    first, second = (relative, absolute) if first_relative else (absolute, relative)
+    with RecallIndex(first) as index:
+        stats = index.update()
+        assert stats.added == 7
+        found = {h.path.resolve() for h in index.search("Paris")}
+    with RecallIndex(second) as index:
+        stats = index.update()
+        assert (stats.added, stats.appended, stats.removed, stats.unchanged) == (0, 0, 0, 7)
+        assert not stats.rebuilt
+        hits = index.search("Paris")
+        assert {h.path.resolve() for h in hits} == found
+        # a hit's path is the trace as this caller named the folder
+        assert all(h.path.is_absolute() == second.is_absolute() for h in hits)
+        assert all(h.path.is_file() for h in hits)
+
+
+async def test_an_index_that_kept_paths_as_given_is_rebuilt_once(lib: Library) -> None:
+    """An index of the layout before paths were kept relative to the folder is rebuilt
+    (not an error), once."""
+    with RecallIndex(lib.folder) as index:
+        index.update()
+        index.db.execute("UPDATE meta SET value = '5' WHERE key = 'layout'")
+        index.db.execute("UPDATE runs SET path = ? || '/' || path", (str(lib.folder),))
+    with RecallIndex(lib.folder) as index:
+        assert index.rebuilt
+        assert index.update().added == 7
+    with RecallIndex(lib.folder) as index:
+        assert not index.rebuilt
+        assert index.update().added == 0
