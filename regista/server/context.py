@@ -65,6 +65,11 @@ class ServerContext:
     def run_path(self, run_id: str) -> Path:
         """The trace of ``run_id`` inside the store.
 
+        Looked up by file name (``<run_id>.jsonl``) first; when that misses, by id among
+        the runs ``/v1/runs`` lists (:func:`regista.store.runs.find_run_file`), so every link
+        it hands out resolves. Either way the trace must be inside the store (or, for a
+        project's traces folder, its ``.regista`` folder), symlinks resolved.
+
         Raises:
             HttpError: 404 when the id is not a plain name, leaves the store, or has no trace.
         """
@@ -77,17 +82,25 @@ class ServerContext:
             path = store_path(self.store, name)
         except OutsideStore:
             raise HttpError(404, f"no run {run_id!r} in the store") from None
-        if not path.is_file():
-            # a run the store's listing reads elsewhere: a fork of the project's sweeps
-            # (``/v1/runs`` lists them; :func:`regista.store.runs.run_files`)
-            from regista.store.runs import project_of, run_files
+        if path.is_file():
+            return path
+        # a run whose file has another name, or that the store's listing reads elsewhere (a
+        # fork of the project's sweeps): found by its id as ``/v1/runs`` lists it
+        from regista.errors import UserError
+        from regista.store.runs import find_run_file, project_of
 
-            if project_of(self.store) is not None:
-                for other in run_files(self.store):
-                    if other.name == name and other.is_file():
-                        return other.resolve()
-            raise HttpError(404, f"no run {run_id!r} in the store")
-        return path
+        try:
+            found = find_run_file(self.store, run_id.removesuffix(".jsonl"))
+        except UserError:  # no store folder (yet)
+            found = None
+        if found is not None:
+            project = project_of(self.store)
+            for root in (self.store, project) if project is not None else (self.store,):
+                try:
+                    return store_path(root, found)
+                except OutsideStore:
+                    continue
+        raise HttpError(404, f"no run {run_id!r} in the store")
 
 
 async def read_json(

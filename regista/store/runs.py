@@ -39,6 +39,7 @@ __all__ = [
     "RunList",
     "families_of",
     "filter_runs",
+    "find_run_file",
     "has_default_runs",
     "list_runs",
     "parse_since",
@@ -507,6 +508,37 @@ def run_names(folder: str | Path | None = None) -> Iterator[str]:
     project = project_of(path)
     if project is not None:
         yield from _project_names(project, traces=False)
+
+
+def find_run_file(folder: str | Path | None, session_id: str) -> Path | None:
+    """The trace of the run ``session_id`` among the files :func:`run_files` names for
+    ``folder`` (``None``: none of them): one named ``<session_id>.jsonl`` at its name, else
+    the first whose ``session.start`` has that id (a renamed trace, an imported run named by
+    its source, a fork written under another name; only first lines are read).
+
+    Raises:
+        UserError: ``folder`` does not exist or is a file.
+    """
+    name = f"{session_id}.jsonl"
+    others: list[str] = []
+    for path in run_names(folder):
+        if os.path.basename(path) == name and os.path.isfile(path):
+            return Path(path)
+        others.append(path)
+    for path in others:
+        try:
+            with open(path, "rb") as f:
+                start = _json(_first_line(f))
+        except OSError:
+            continue
+        # a trace's first line is its session.start (what :func:`read_run` reads)
+        if (
+            start is not None
+            and start.get("type") == "session.start"
+            and start.get("session_id") == session_id
+        ):
+            return Path(path)
+    return None
 
 
 def _project_names(project: Path, *, traces: bool = True) -> Iterator[str]:

@@ -203,6 +203,37 @@ def test_runs_and_diff(recorded: Path) -> None:
         assert server.http.get("/v1/diff?a=x").status_code == 400
 
 
+
+def test_a_renamed_trace_is_found_by_the_id_it_is_listed_under(
+    recorded: Path, tmp_path: Path
+) -> None:
+    """Every link ``/v1/runs`` hands out resolves, whatever the trace's file is called; a
+    trace outside the store is not found through a symlink, nor a path by ``..``."""
+    store, run_id = recorded.parent, recorded.stem
+    renamed = recorded.rename(store / "renamed.jsonl")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    secret = outside / "secret.jsonl"
+    text = renamed.read_text()
+    secret.write_text(text.replace(run_id, "secret-run"))
+    (store / "link.jsonl").symlink_to(secret)
+    with regista_server(store) as server:
+        runs = server.http.get("/v1/runs").json()["runs"]
+        assert [r["id"] for r in runs] == [run_id]
+        one = server.http.get(runs[0]["links"]["self"])
+        assert one.status_code == 200, one.text
+        assert one.json()["session_id"] == run_id and len(one.json()["step_kinds"]) == 3
+        d = server.http.get(f"/v1/diff?a={run_id}&b={run_id}").json()
+        assert d["a"]["path"] == d["b"]["path"] == "renamed.jsonl"
+        rp = new_replay(server, run_id)
+        client = anthropic.Anthropic(api_key="k", base_url=rp["anthropic_base_url"])
+        assert anthropic_agent(client) == "Tool: sunny in Paris"
+        for bad in ("secret-run", "link", "..%2Foutside%2Fsecret", "..%2F..%2Fetc%2Fpasswd"):
+            assert server.http.get(f"/v1/runs/{bad}").status_code == 404, bad
+            r = server.http.post("/v1/replays", json={"run": bad.replace("%2F", "/")})
+            assert r.status_code == 404, (bad, r.text)
+
+
 BAD = [
     (b"{nope", 400),
     (b"[]", 400),
