@@ -203,7 +203,6 @@ def test_runs_and_diff(recorded: Path) -> None:
         assert server.http.get("/v1/diff?a=x").status_code == 400
 
 
-
 def test_a_renamed_trace_is_found_by_the_id_it_is_listed_under(
     recorded: Path, tmp_path: Path
 ) -> None:

@@ -216,3 +216,56 @@ def test_fuzzed_fork_models_are_a_name_or_a_400(recorded: Path) -> None:
                 assert server.http.delete(f"/v1/replays/{r.json()['id']}").status_code == 204
             else:
                 assert "'model'" in r.json()["error"]["message"], where
+
+
+def _run_id(rng: random.Random, known: list[str]) -> str:
+    """A run id near the known ones: cut, grown, cased, or with path syntax in it."""
+    base = rng.choice(known)
+    kind = rng.randrange(7)
+    if kind == 0:
+        return base[: rng.randrange(len(base) + 1)]
+    if kind == 1:
+        return base + rng.choice(["", ".jsonl", "x", "/", "%00", "\u00e9", " "])
+    if kind == 2:
+        return base.lower() if rng.random() < 0.5 else base.upper()
+    if kind == 3:
+        return rng.choice(["../", "..", "./", "/", "~/", "outside/"]) + base
+    if kind == 4:
+        return "".join(
+            rng.choice(["a", ".", "/", "-", "_", "\\", "\u0000", "%2F"]) for _ in range(8)
+        )
+    if kind == 5:
+        return base * rng.randrange(1, 30)
+    return base
+
+
+def test_fuzzed_run_ids_find_only_the_store_s_runs(recorded: Path, tmp_path: Path) -> None:
+    """Ids near a renamed trace's, a symlinked outside trace's and path syntax: only the
+    store's run is ever answered, by its id or its file name; the rest is a 4xx."""
+    from urllib.parse import quote
+
+    store, run_id = recorded.parent, recorded.stem
+    renamed = recorded.rename(store / "renamed.jsonl")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.jsonl").write_text(renamed.read_text().replace(run_id, "secret-run"))
+    (store / "link.jsonl").symlink_to(outside / "secret.jsonl")
+    (store / "junk.jsonl").write_bytes(b"\xff\x00not json\n")
+    found = {run_id, f"{run_id}.jsonl", "renamed", "renamed.jsonl"}
+    known = [run_id, "renamed", "secret-run", "secret", "link", "junk", "outside/secret"]
+    rng = random.Random(SEED)
+    with regista_server(store) as server:
+        for n in range(CASES * 2):
+            bad = _run_id(rng, known)
+            where = f"seed {SEED}, case {n}: {bad!r}"
+            r = server.http.get(f"/v1/runs/{quote(bad, safe='')}")
+            if r.status_code == 307:  # a trailing slash: the router points at the address without
+                assert bad.endswith("/") or not bad, where
+            elif bad in found:
+                assert r.status_code == 200 and r.json()["session_id"] == run_id, where
+            else:
+                assert 400 <= r.status_code < 500, (where, r.status_code, r.text)
+                assert "error" in r.json() and "step_kinds" not in r.json(), where
+            r = server.http.post("/v1/replays", json={"run": bad})
+            assert (r.status_code == 201) == (bad in found), (where, r.status_code, r.text)
+            assert r.status_code < 500 and "Traceback" not in r.text, where
