@@ -325,3 +325,25 @@ async def test_an_index_that_kept_paths_as_given_is_rebuilt_once(lib: Library) -
     with RecallIndex(lib.folder) as index:
         assert not index.rebuilt
         assert index.update().added == 0
+
+
+async def test_a_project_s_imports_share_the_index_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``.regista/traces`` named relatively or absolutely: its imports (outside the traces
+    folder) are kept under one key as well."""
+    from library import build_library
+
+    lib = await build_library(tmp_path / "p" / ".regista" / "traces")
+    imports = lib.folder.parent / "imports"
+    imports.mkdir()
+    lib.failed.rename(imports / lib.failed.name)
+    monkeypatch.chdir(tmp_path / "p")
+    with RecallIndex(Path(".regista/traces")) as index:
+        assert index.update().added == 7
+        (hit,) = index.search("database")
+        assert hit.path.resolve() == (imports / lib.failed.name).resolve()
+    with RecallIndex(lib.folder.resolve()) as index:
+        stats = index.update()
+        assert (stats.added, stats.removed, stats.unchanged) == (0, 0, 7)
+        assert [h.path.resolve() for h in index.search("database")] == [hit.path.resolve()]
