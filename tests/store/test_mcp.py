@@ -2,32 +2,17 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
-from typing import Any
 
 from library import Library
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from mcp_results import is_error, payload
 
 from regista.trace.reader import Trace
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _is_error(result: Any) -> bool:
-    return bool(getattr(result, "is_error", None) or getattr(result, "isError", None))
-
-
-def _payload(result: Any) -> Any:
-    assert not _is_error(result), result.content
-    structured = getattr(result, "structuredContent", None) or getattr(
-        result, "structured_content", None
-    )
-    if structured is not None:  # a list comes wrapped as {"result": [...]}
-        return structured["result"] if set(structured) == {"result"} else structured
-    return json.loads(result.content[0].text)
 
 
 async def test_tools_over_stdio(lib: Library) -> None:
@@ -41,32 +26,32 @@ async def test_tools_over_stdio(lib: Library) -> None:
         names = {t.name for t in (await session.list_tools()).tools}
         assert names == {"list_runs", "run_summary", "get_step", "diff_runs", "recall"}
 
-        runs = _payload(await session.call_tool("list_runs", {}))
+        runs = payload(await session.call_tool("list_runs", {}))
         assert len(runs) == 7
-        forks = _payload(await session.call_tool("list_runs", {"forks_of": orig[:10]}))
+        forks = payload(await session.call_tool("list_runs", {"forks_of": orig[:10]}))
         assert {r["session_id"] for r in forks} >= {orig, fork}
-        failed = _payload(await session.call_tool("list_runs", {"failed": True}))
+        failed = payload(await session.call_tool("list_runs", {"failed": True}))
         assert {(r["outcome"], r["status"]) for r in failed} == {("max_turns", "failed")}
 
-        summary = _payload(await session.call_tool("run_summary", {"run": orig[:12]}))
+        summary = payload(await session.call_tool("run_summary", {"run": orig[:12]}))
         assert summary["outcome"] == "end_turn" and summary["step_list"][1]["kind"] == "tool"
 
-        step = _payload(await session.call_tool("get_step", {"run": orig, "step": 1}))
+        step = payload(await session.call_tool("get_step", {"run": orig, "step": 1}))
         assert (step["kind"], step["status"], step["tool"]) == ("tool", "ok", "get_weather")
         assert step["input"] == {"city": "Paris"} and "Sunny" in str(step["result"])
         # facts and content, not the trace's envelopes
         assert not {"events", "schema_version", "seq", "request_hash"} & set(step)
-        model = _payload(await session.call_tool("get_step", {"run": orig, "step": 0}))
+        model = payload(await session.call_tool("get_step", {"run": orig, "step": 0}))
         assert model["tokens"]["total"] > 0 and "duration_ms" in model and "cost_usd" in model
         assert model["answer"][0]["type"] in ("text", "tool_use")
 
-        diff = _payload(await session.call_tool("diff_runs", {"run_a": orig, "run_b": fork}))
+        diff = payload(await session.call_tool("diff_runs", {"run_a": orig, "run_b": fork}))
         assert diff["first_divergence"]["a_step"] == 1
 
-        hits = _payload(await session.call_tool("recall", {"words": "Thunderstorms"}))
+        hits = payload(await session.call_tool("recall", {"words": "Thunderstorms"}))
         assert [h["session_id"] for h in hits] == [fork]
 
         bad = await session.call_tool("get_step", {"run": orig, "step": 99})
-        assert _is_error(bad) and "has no step 99" in bad.content[0].text
+        assert is_error(bad) and "has no step 99" in bad.content[0].text
         outside = await session.call_tool("run_summary", {"run": "/etc/passwd"})
-        assert _is_error(outside)
+        assert is_error(outside)

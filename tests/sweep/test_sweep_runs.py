@@ -8,9 +8,9 @@ import json
 import shutil
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
+from mcp_results import is_error, payload
 from sweeps import LOOP, RESULTS
 
 from regista.cli.main import main
@@ -166,47 +166,33 @@ async def test_mcp_lists_reads_and_recalls_a_sweeps_forks(swept: Path) -> None:
     fork_trace = load_sweep(sweep_dir).fork_trace(load_sweep(sweep_dir).forks[0])
     async with stdio_client(params) as streams, ClientSession(*streams) as session:
         await session.initialize()
-        runs = _payload(await session.call_tool("list_runs", {}))
+        runs = payload(await session.call_tool("list_runs", {}))
         assert {r["session_id"] for r in runs} == {parent, *forks}
-        mine = _payload(await session.call_tool("list_runs", {"forks_of": parent[:12]}))
+        mine = payload(await session.call_tool("list_runs", {"forks_of": parent[:12]}))
         assert {r["session_id"] for r in mine} == {parent, *forks}
         assert all(
             r["link"] == f"fork of {parent} at step 1" for r in mine if r["session_id"] in forks
         )
-        by_id = _payload(await session.call_tool("run_summary", {"run": forks[0]}))
+        by_id = payload(await session.call_tool("run_summary", {"run": forks[0]}))
         assert by_id["forked_from"]["session_id"] == parent
-        by_path = _payload(await session.call_tool("run_summary", {"run": str(fork_trace)}))
+        by_path = payload(await session.call_tool("run_summary", {"run": str(fork_trace)}))
         assert by_path["session_id"] == Trace.load(fork_trace).session_id
-        diff = _payload(await session.call_tool("diff_runs", {"run_a": parent, "run_b": forks[1]}))
+        diff = payload(await session.call_tool("diff_runs", {"run_a": parent, "run_b": forks[1]}))
         assert diff["first_divergence"]["a_step"] == 1
-        hits = _payload(await session.call_tool("recall", {"words": "Trailblazer"}))
+        hits = payload(await session.call_tool("recall", {"words": "Trailblazer"}))
         assert {h["session_id"] for h in hits} == {parent, *forks}
         # the sweep's own file is no run of the folder: refused, as any file outside it
         refused = await session.call_tool("run_summary", {"run": str(sweep_dir / "sweep.json")})
-        assert _is_error(refused)
+        assert is_error(refused)
         # nor is a trace in the copy of the working folder a verified fork runs in
         work = sweep_dir / "fork-1" / "work"
         work.mkdir()
         shutil.copy(LOOP, work / "copied.jsonl")
         try:
             refused = await session.call_tool("run_summary", {"run": str(work / "copied.jsonl")})
-            assert _is_error(refused) and "not in the traces folder" in refused.content[0].text
+            assert is_error(refused) and "not in the traces folder" in refused.content[0].text
         finally:
             shutil.rmtree(work)
-
-
-def _is_error(result: Any) -> bool:
-    return bool(getattr(result, "is_error", None) or getattr(result, "isError", None))
-
-
-def _payload(result: Any) -> Any:
-    assert not _is_error(result), result.content
-    structured = getattr(result, "structuredContent", None) or getattr(
-        result, "structured_content", None
-    )
-    if structured is not None:  # a list comes wrapped as {"result": [...]}
-        return structured["result"] if set(structured) == {"result"} else structured
-    return json.loads(result.content[0].text)
 
 
 def test_the_server_over_the_projects_traces_lists_and_serves_the_forks(swept: Path) -> None:
