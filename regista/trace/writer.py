@@ -253,17 +253,7 @@ class TraceWriter:
             ) and _walked_too_deep(body, data):
                 raise too_deep_error(str(_SHAPES[event_cls].template["type"]), self.path)
         line = b"".join((lead, b"%d" % self._seq, self._ts_json, kind, body[1:]))
-        # ``_put``, in line: this runs for every event the recorder writes
-        if self._secrets is not None and (beginnings := self._secrets(line)):
-            line = redact_bytes(line, first=beginnings)
-        try:
-            written = self._write(line)
-            if written != len(line) or self.fsync:
-                self._finish(line, written)
-        except OSError as exc:
-            self._failed(exc)
-        self._size += len(line)
-        self._seq += 1
+        self._put(line)
         if role is not None:
             if role is _REQUEST:
                 self._requests.commit()
