@@ -30,7 +30,6 @@ from __future__ import annotations
 import contextlib
 import inspect
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 import httpx2
@@ -205,12 +204,7 @@ class ReplaySession:
     def __enter__(self) -> ReplaySession:
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def _record(self, provider: str, kwargs: dict[str, Any], result: Any, source: str) -> None:

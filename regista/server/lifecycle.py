@@ -11,7 +11,6 @@ after its answer has been passed on.
 from __future__ import annotations
 
 import threading
-from types import TracebackType
 
 from regista.server.context import ServerContext
 
@@ -73,10 +72,5 @@ class SessionReaper:
     def __enter__(self) -> SessionReaper:
         return self.start()
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.stop()

@@ -10,7 +10,6 @@ import socket
 import threading
 import zlib
 from collections.abc import Callable
-from types import TracebackType
 from typing import Any
 
 import uvicorn
@@ -230,10 +229,5 @@ class BackgroundServer:
     def __enter__(self) -> BackgroundServer:
         return self.start()
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.stop()
