@@ -410,10 +410,14 @@ class SessionBook:
                     main = self._find(request)
                     if not main.started:
                         self._start(main, provider, request, duration_ms, api)
-                return self._side(
-                    main, side or "call", provider, request, response, source, duration_ms,
-                    matched, stream, server,
+                # a side call: written into ``main``, leaving its conversation as it was
+                main.last_seen = self.clock()
+                step = main.rec.request(request, side=side or "call")
+                _answer(
+                    main, step, provider, request, response, source, duration_ms, matched,
+                    stream, server,
                 )  # fmt: skip
+                return step
             s = self._find(request)
             s.last_seen = self.clock()
             if not s.started:
@@ -501,25 +505,6 @@ class SessionBook:
             if counted or request.model != s.model:
                 return s
         return None
-
-    def _side(
-        self,
-        s: SdkSession,
-        kind: str,
-        provider: str,
-        request: LlmRequest,
-        response: LlmResponse,
-        source: str,
-        duration_ms: float,
-        matched: bool | None,
-        stream: bool | None,
-        server: dict[str, Any] | None,
-    ) -> int:
-        """Write a side call into ``s``, leaving its conversation as it was."""
-        s.last_seen = self.clock()
-        step = s.rec.request(request, side=kind)
-        _answer(s, step, provider, request, response, source, duration_ms, matched, stream, server)
-        return step
 
     def _tool_source(self, tool_use_id: str, step: int, call_source: str) -> str:
         """Where a tool step's result is said to come from (see ``live_from``)."""
