@@ -139,11 +139,9 @@ def discover(fmt: str, paths: list[Path]) -> list[Path]:
 
         found = codex.discover(paths)
     elif fmt == "otlp":
-        found = []
-        for p in paths:
-            if not Path(p).exists():
-                raise FileNotFoundError(p)
-            found.extend(sorted(Path(p).rglob("*.json*")) if Path(p).is_dir() else [Path(p)])
+        from regista.importers._common import session_files
+
+        found = session_files(paths, lambda folder: sorted(folder.rglob("*.json*")))
     else:
         raise UserError(f"unknown transcript format {fmt!r}; known: {', '.join(FORMATS)}")
     return found

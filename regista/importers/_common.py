@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
@@ -305,6 +305,25 @@ def read_source(path: Path, size: int = -1) -> bytes:
     from regista.trace.formats import read_whole
 
     return read_whole(path, "no such file", "is a directory, not a transcript file", size)
+
+
+def session_files(paths: Iterable[Path], in_folder: Callable[[Path], list[Path]]) -> list[Path]:
+    """The transcripts of ``paths``: a file (or a pipe) as given, those of a folder as
+    ``in_folder`` finds them.
+
+    Raises:
+        FileNotFoundError: A path that does not exist.
+    """
+    out: list[Path] = []
+    for p in paths:
+        p = Path(p)
+        if p.is_file() or (p.exists() and not p.is_dir()):  # a pipe too; a device is refused
+            out.append(p)
+        elif p.is_dir():
+            out.extend(in_folder(p))
+        else:
+            raise FileNotFoundError(p)
+    return out
 
 
 #: What a skipped line that nests too deep is reported as.

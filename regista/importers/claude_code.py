@@ -33,6 +33,7 @@ from regista.importers._common import (
     iter_json_file,
     iter_json_lines,
     report_of,
+    session_files,
 )
 from regista.tokens import token_totals
 from regista.trace.names import USAGE_COUNTS
@@ -1129,16 +1130,13 @@ def _fix_parent_steps(conv: Conversion, starts: dict[str, tuple[str, int]]) -> N
 
 def discover(paths: Iterable[Path]) -> list[Path]:
     """Session transcripts under ``paths`` (files, session folders, or the projects root)."""
-    out: list[Path] = []
-    for p in paths:
-        p = Path(p)
-        if p.is_file() or (p.exists() and not p.is_dir()):  # a pipe too; a device is refused
-            out.append(p)
-            continue
-        if not p.is_dir():
-            raise FileNotFoundError(p)
-        for f in sorted(p.rglob("*.jsonl")):
-            if f.name.startswith("agent-") or "subagents" in f.parts:
-                continue
-            out.append(f)
-    return out
+    return session_files(paths, _in_folder)
+
+
+def _in_folder(folder: Path) -> list[Path]:
+    # a subagent's transcript is imported with its parent
+    return [
+        f
+        for f in sorted(folder.rglob("*.jsonl"))
+        if not f.name.startswith("agent-") and "subagents" not in f.parts
+    ]

@@ -30,6 +30,7 @@ from regista.importers._common import (
     iter_json_lines,
     read_source,
     report_of,
+    session_files,
 )
 from regista.trace.formats import HEAD_BYTES, is_pipe
 from regista.trace.validate import MAX_DEPTH, deeper
@@ -922,19 +923,14 @@ def _find_rollout(beside: Path, thread: str) -> Path | None:
 
 def discover(paths: Iterable[Path]) -> list[Path]:
     """Rollout files under ``paths`` (files, a day's folder, or ``~/.codex/sessions``)."""
-    out: list[Path] = []
-    for p in paths:
-        p = Path(p)
-        if p.is_file() or (p.exists() and not p.is_dir()):  # a pipe too; a device is refused
-            out.append(p)
-            continue
-        if not p.is_dir():
-            raise FileNotFoundError(p)
-        found = sorted(f for f in p.rglob("rollout-*") if f.suffix in (".jsonl", ".json"))
-        threads = {m.group(0) for f in found if (m := _UUID.search(f.name))}
-        # A subagent's rollout whose parent is also here is imported with its parent.
-        out.extend(f for f in found if _parent_thread(_first_meta(f)) not in threads)
-    return out
+    return session_files(paths, _in_folder)
+
+
+def _in_folder(folder: Path) -> list[Path]:
+    found = sorted(f for f in folder.rglob("rollout-*") if f.suffix in (".jsonl", ".json"))
+    threads = {m.group(0) for f in found if (m := _UUID.search(f.name))}
+    # A subagent's rollout whose parent is also here is imported with its parent.
+    return [f for f in found if _parent_thread(_first_meta(f)) not in threads]
 
 
 def _first_meta(path: Path) -> dict[str, Any]:
