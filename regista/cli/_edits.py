@@ -4,14 +4,14 @@ flags, or a JSON edits file."""
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import orjson
 
 from regista.errors import InvalidEditError
 
-__all__ = ["EditsAction", "fork_argv", "parse_edits_file"]
+__all__ = ["EditsAction", "fork_argv", "json_items", "parse_edits_file"]
 
 
 class EditsAction(argparse.Action):
@@ -46,6 +46,29 @@ class EditsAction(argparse.Action):
         last[2] = values
 
 
+def json_items(raw: str | bytes, name: str, noun: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    """The objects of a JSON file that lists them (bare, or as ``{"<noun>s": [...]}``),
+    each with how a message names it (``FILE: edit 2``), in order.
+
+    Raises:
+        InvalidEditError: The file is not such a list, or an item is not an object (as the
+            items are reached).
+    """
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise InvalidEditError(f"{name}: not valid JSON: {exc}") from None
+    if isinstance(data, dict) and f"{noun}s" in data:
+        data = data[f"{noun}s"]
+    if not isinstance(data, list) or not data:
+        raise InvalidEditError(f"{name}: expected a non-empty JSON list of {noun}s")
+    for i, item in enumerate(data):
+        where = f"{name}: {noun} {i}"
+        if not isinstance(item, dict):
+            raise InvalidEditError(f"{where}: expected an object, got {type(item).__name__}")
+        yield where, item
+
+
 def parse_edits_file(raw: str, name: str) -> list[tuple[int, Any]]:
     """The edits of a JSON edits file: a list of objects with ``at_step`` and ``kind``
     (``tool_result`` with ``content`` and ``is_error``, or ``model_answer`` with
@@ -56,19 +79,8 @@ def parse_edits_file(raw: str, name: str) -> list[tuple[int, Any]]:
     """
     from regista.fork import ModelAnswerEdit, ToolResultEdit
 
-    try:
-        data = orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        raise InvalidEditError(f"{name}: not valid JSON: {exc}") from None
-    if isinstance(data, dict) and "edits" in data:
-        data = data["edits"]
-    if not isinstance(data, list) or not data:
-        raise InvalidEditError(f"{name}: expected a non-empty JSON list of edits")
     edits: list[tuple[int, Any]] = []
-    for i, item in enumerate(data):
-        where = f"{name}: edit {i}"
-        if not isinstance(item, dict):
-            raise InvalidEditError(f"{where}: expected an object, got {type(item).__name__}")
+    for where, item in json_items(raw, name, "edit"):
         if "edit" in item and isinstance(item["edit"], dict):  # the trace's forked_from shape
             item = {**item["edit"], "at_step": item.get("at_step")}
         step = item.get("at_step")

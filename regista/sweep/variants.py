@@ -116,21 +116,10 @@ def parse_variants_file(raw: str | bytes, name: str, at_step: int | None) -> lis
     Raises:
         InvalidEditError: The file is not such a list (one line naming the problem).
     """
-    from regista.cli._edits import parse_edits_file
+    from regista.cli._edits import json_items, parse_edits_file
 
-    try:
-        data = orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        raise InvalidEditError(f"{name}: not valid JSON: {exc}") from None
-    if isinstance(data, dict) and "variants" in data:
-        data = data["variants"]
-    if not isinstance(data, list) or not data:
-        raise InvalidEditError(f"{name}: expected a non-empty JSON list of variants")
     out: list[Variant] = []
-    for i, item in enumerate(data):
-        where = f"{name}: variant {i}"
-        if not isinstance(item, dict):
-            raise InvalidEditError(f"{where}: expected an object, got {type(item).__name__}")
+    for where, item in json_items(raw, name, "variant"):
         label = item.get("label")
         if label is not None and (not isinstance(label, str) or not label.strip()):
             raise InvalidEditError(f"{where}: 'label' must be text")
