@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -15,19 +15,10 @@ from regista.errors import UserError
 EXIT_INTERRUPTED = 130
 
 
-class _VariantAction(argparse.Action):
-    """Collects ``--tool-result`` / ``--answer`` / ``--model`` in the order given."""
-
-    def __call__(
-        self,
-        parser: argparse.ArgumentParser,
-        namespace: argparse.Namespace,
-        values: str | Sequence[Any] | None,
-        option_string: str | None = None,
-    ) -> None:
-        flags: list[tuple[str, str]] = getattr(namespace, "variant_flags", None) or []
-        flags.append((self.dest, str(values)))
-        namespace.variant_flags = flags
+def _tagged(flag: str) -> Callable[[str], tuple[str, str]]:
+    """The ``type`` of ``--tool-result`` / ``--answer`` / ``--model``: each value with its
+    flag, appended to one list (``args.variant_flags``) in the order given."""
+    return lambda value: (flag, value)
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -54,7 +45,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     ):
         p.add_argument(
             flag,
-            action=_VariantAction,
+            action="append",
+            dest="variant_flags",
+            type=_tagged(flag[2:].replace("-", "_")),
             metavar="NAME" if flag == "--model" else "TEXT|@file",
             help=what,
         )
