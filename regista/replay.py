@@ -181,8 +181,7 @@ async def replay(
     Raises:
         ReplayDivergence: In ``strict`` mode, when the run leaves the recording.
     """
-    trace = path if isinstance(path, Trace) else Trace.load(path)
-    check_rebuilt(trace)
+    trace = _loaded(path)
     replay_mode = ReplayMode.parse(mode)
     provider = ReplayProvider(trace, replay_mode, fallback, masks=masks)
     config = config_from_trace(trace, trace_dir=Path(trace_dir))
@@ -193,18 +192,38 @@ async def replay(
             registry.add(by_name.get(t.name, t))
         config = replace(config, tools=registry)
     tape = RecordedTools(trace, replay_mode)
-    result = await run_session(
+    result = await _rerun(trace, config, provider, trace.start.provider, tape, on_event, on_text)
+    result.verdicts = step_verdicts(provider, tape)
+    return result
+
+
+def _loaded(path: str | Path | Trace) -> Trace:
+    trace = path if isinstance(path, Trace) else Trace.load(path)
+    check_rebuilt(trace)
+    return trace
+
+
+async def _rerun(
+    trace: Trace,
+    config: SessionConfig,
+    provider: Provider,
+    label: str,
+    tape: RecordedTools,
+    on_event: OnEvent | None,
+    on_text: OnText | None,
+) -> RunResult:
+    """Run ``trace``'s task again under ``config`` as a replay of it: model calls go to
+    ``provider`` (named ``label`` in the new trace), tool calls to ``tape``."""
+    return await run_session(
         config,
         trace.start.task,
         provider,
-        provider_label=trace.start.provider,
+        provider_label=label,
         tool_tape=tape,
         replay_of=trace.session_id,
         on_event=on_event,
         on_text=on_text,
     )
-    result.verdicts = step_verdicts(provider, tape)
-    return result
 
 
 def step_verdicts(provider: ReplayProvider, tools: RecordedTools) -> dict[int, str]:
@@ -233,23 +252,13 @@ async def resume(
         for real. A differently configured agent diverges at its first request and
         simply re-runs the task live.
     """
-    trace = path if isinstance(path, Trace) else Trace.load(path)
-    check_rebuilt(trace)
+    trace = _loaded(path)
     provider = ReplayProvider(trace, ReplayMode.HYBRID, agent.provider)
     tape = RecordedTools(trace, ReplayMode.HYBRID)
     config = replace(agent.config(), session_id=None)
     if trace_dir is not None:
         config = replace(config, trace_dir=Path(trace_dir))
-    return await run_session(
-        config,
-        trace.start.task,
-        provider,
-        provider_label=agent.provider.name,
-        tool_tape=tape,
-        replay_of=trace.session_id,
-        on_event=on_event,
-        on_text=on_text,
-    )
+    return await _rerun(trace, config, provider, agent.provider.name, tape, on_event, on_text)
 
 
 __all__ += ["ReplayDivergence", "ReplayDivergenceWarning"]
