@@ -397,19 +397,7 @@ def _fork_claude(
     if step.kind == "tool":
         tid = str(step.event.get("tool_use_id"))
         holders = _claude_result_lines(lines)
-        if tid not in holders:
-            raise UserError(
-                f"step {at}'s tool call ({tid}) has no result in the transcript: "
-                "the session stopped before it came back"
-            )
-        cut = holders[tid]
-        later = [t for t in step.siblings if t != tid and holders.get(t, -1) > cut]
-        if later:  # the API wants every call of an answer to have its result
-            cut = max(holders[t] for t in later)
-            notes.append(
-                f"the {len(later)} other call{'s' if len(later) > 1 else ''} of the same "
-                "model answer keep their recorded results"
-            )
+        cut = _last_result_line(step, at, holders, notes, "result", "transcript")
         if edit is not None:
             replace[holders[tid]] = _claude_edited_result(lines[holders[tid]], tid, edit)
     else:
@@ -495,6 +483,33 @@ def _fork_claude(
 
 def _is_call_of(candidate: _Step, step: _Step) -> bool:
     return candidate.kind == "tool" and str(candidate.event.get("tool_use_id")) in step.siblings
+
+
+def _last_result_line(
+    step: _Step, at: int, results: dict[str, int], notes: list[str], result: str, file: str
+) -> int:
+    """The last line a fork at tool step ``at`` keeps: its result's (``results``: line of
+    each call's result), or a later one of another call of the same model answer, since
+    the API wants every call of an answer to have its result (``notes`` says so).
+
+    Raises:
+        UserError: The step's call has no result in the ``file``.
+    """
+    tid = str(step.event.get("tool_use_id"))
+    if tid not in results:
+        raise UserError(
+            f"step {at}'s tool call ({tid}) has no {result} in the {file}: "
+            "the session stopped before it came back"
+        )
+    cut = results[tid]
+    later = [t for t in step.siblings if t != tid and results.get(t, -1) > cut]
+    if later:
+        cut = max(results[t] for t in later)
+        notes.append(
+            f"the {len(later)} other call{'s' if len(later) > 1 else ''} of the same "
+            f"model answer keep their recorded {result}s"
+        )
+    return cut
 
 
 def _claude_result_lines(lines: list[dict[str, Any] | None]) -> dict[str, int]:
@@ -587,19 +602,7 @@ def _fork_codex(
             and isinstance(o.get("payload"), dict)
             and o["payload"].get("type") in _CODEX_RESULTS
         }
-        if tid not in outputs:
-            raise UserError(
-                f"step {at}'s tool call ({tid}) has no output in the rollout: "
-                "the session stopped before it came back"
-            )
-        cut = outputs[tid]
-        later = [t for t in step.siblings if t != tid and outputs.get(t, -1) > cut]
-        if later:
-            cut = max(outputs[t] for t in later)
-            notes.append(
-                f"the {len(later)} other call{'s' if len(later) > 1 else ''} of the same "
-                "model answer keep their recorded outputs"
-            )
+        cut = _last_result_line(step, at, outputs, notes, "output", "rollout")
         if edit is not None:
             line = lines[outputs[tid]]
             assert line is not None
