@@ -33,6 +33,7 @@ from typing import Any
 
 import orjson
 
+from regista.store._sqlite import Transaction
 from regista.store.homes import (
     Root,
     claude_home,
@@ -41,7 +42,7 @@ from regista.store.homes import (
     default_roots,
     library_or,
 )
-from regista.store.library_state import SessionState, Transaction, open_state, read_sessions
+from regista.store.library_state import SessionState, open_state, read_sessions
 
 __all__ = [
     "LOCK_NAME",

@@ -8,7 +8,9 @@ from pathlib import Path
 
 import orjson
 
-__all__ = ["SessionState", "Transaction", "open_state", "read_sessions"]
+from regista.store._sqlite import shared
+
+__all__ = ["SessionState", "open_state", "read_sessions"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
@@ -47,10 +49,7 @@ def open_state(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
         db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None, timeout=30)
         db.execute("PRAGMA busy_timeout = 30000")
         return db
-    db = sqlite3.connect(path, isolation_level=None, timeout=30)
-    db.execute("PRAGMA busy_timeout = 30000")
-    db.execute("PRAGMA journal_mode = WAL")
-    db.execute("PRAGMA synchronous = NORMAL")
+    db = shared(sqlite3.connect(path, isolation_level=None, timeout=30))
     db.executescript(_SCHEMA)
     db.execute("INSERT OR IGNORE INTO meta VALUES ('layout', ?)", (_LAYOUT,))
     return db
@@ -77,16 +76,3 @@ def read_sessions(db: sqlite3.Connection) -> list[SessionState]:
         )
         for r in rows
     ]
-
-
-class Transaction:
-    """``BEGIN IMMEDIATE`` … ``COMMIT`` (``ROLLBACK`` when the block raised)."""
-
-    def __init__(self, db: sqlite3.Connection) -> None:
-        self.db = db
-
-    def __enter__(self) -> None:
-        self.db.execute("BEGIN IMMEDIATE")
-
-    def __exit__(self, exc_type: object, *_: object) -> None:
-        self.db.execute("ROLLBACK" if exc_type is not None else "COMMIT")

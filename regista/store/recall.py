@@ -26,6 +26,7 @@ from typing import Any
 import orjson
 
 from regista.errors import UserError
+from regista.store._sqlite import Transaction, shared
 from regista.store.extract import (
     END_STEP,
     MAX_RUN_TEXT,
@@ -208,9 +209,7 @@ class RecallIndex:
             db = sqlite3.connect(self.db_path, timeout=30, isolation_level=None)
         except sqlite3.OperationalError:  # a read-only folder: an index for this process only
             db = sqlite3.connect(":memory:", isolation_level=None)
-        db.execute("PRAGMA busy_timeout = 30000")
-        db.execute("PRAGMA journal_mode = WAL")
-        db.execute("PRAGMA synchronous = NORMAL")
+        shared(db)
         db.execute("PRAGMA cache_size = -65536")  # 64 MB: FTS5 merges its segments in memory
         return db
 
@@ -290,8 +289,8 @@ class RecallIndex:
         """The trace the index names ``key`` (:func:`_key`), as the folder was given."""
         return self.folder / key
 
-    def _write(self) -> _Transaction:
-        return _Transaction(self.db)
+    def _write(self) -> Transaction:
+        return Transaction(self.db)
 
     def _forget(self, path: str) -> None:
         row = self.db.execute("SELECT id FROM runs WHERE path = ?", (path,)).fetchone()
@@ -572,19 +571,6 @@ def _scan_matches(path: Path, tokens: list[str], limit: int) -> list[tuple[int, 
     except OSError:
         return []
     return _matches(texts, tokens, limit)
-
-
-class _Transaction:
-    """``BEGIN IMMEDIATE`` … ``COMMIT``: take the write lock before reading what to write."""
-
-    def __init__(self, db: sqlite3.Connection) -> None:
-        self.db = db
-
-    def __enter__(self) -> None:
-        self.db.execute("BEGIN IMMEDIATE")
-
-    def __exit__(self, exc_type: object, *_: object) -> None:
-        self.db.execute("ROLLBACK" if exc_type is not None else "COMMIT")
 
 
 def recall(words: str, folder: str | Path | None = None, *, limit: int = 10) -> list[RecallHit]:
