@@ -43,6 +43,7 @@ __all__ = [
     "StepNumbers",
     "breakdown",
     "ns_of",
+    "run_facts",
     "run_ms",
     "run_span",
     "step_ms",
@@ -184,6 +185,32 @@ def run_ms(trace: Any) -> float | None:
     :func:`took_ms` of its ``session.start``, ``session.end`` and last event."""
     events = trace.events
     return took_ms(events[0], trace.end, events[-1])
+
+
+def run_facts(trace: Any, s: Any) -> dict[str, Any]:
+    """A run's facts as the JSON views give them (``/v1/runs``, MCP, the share page):
+    ``trace`` a :class:`~regista.trace.reader.Trace`, ``s`` its summary. Each view adds
+    its own."""
+    from regista.trace.reader import cost_and_tokens
+
+    return {
+        "session_id": s.session_id,
+        "task": s.task,
+        "model": s.model,
+        "provider": s.provider,
+        "outcome": s.stop_reason or "unfinished",
+        "status": s.status,
+        "steps": s.steps,
+        "turns": s.turns,
+        "tool_calls": s.tool_calls,
+        "errors": s.errors,
+        "denials": s.denials,
+        **cost_and_tokens(s),
+        "duration_ms": run_ms(trace),
+        "output": s.output,
+        "replay_of": s.replay_of,
+        "forked_from": s.forked_from,
+    }
 
 
 def tokens_and_cost(events: Iterable[Any]) -> tuple[Tokens, float | None]:

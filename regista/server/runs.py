@@ -15,10 +15,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from regista.breakdown import run_ms
+from regista.breakdown import run_facts
 from regista.errors import RegistaError
 from regista.server.context import ServerContext
-from regista.trace.reader import cost_and_tokens
 from regista.wire.errors import HttpError
 
 __all__ = ["routes"]
@@ -26,26 +25,7 @@ __all__ = ["routes"]
 
 def _summary(trace: Any) -> dict[str, Any]:
     s = trace.summary()
-    return {
-        "session_id": s.session_id,
-        "task": s.task,
-        "model": s.model,
-        "provider": s.provider,
-        "outcome": s.stop_reason or "unfinished",
-        "status": s.status,
-        "complete": s.complete,
-        "steps": s.steps,
-        "turns": s.turns,
-        "tool_calls": s.tool_calls,
-        "errors": s.errors,
-        "denials": s.denials,
-        **cost_and_tokens(s),
-        "duration_ms": run_ms(trace),
-        "output": s.output,
-        "replay_of": s.replay_of,
-        "forked_from": s.forked_from,
-        "started": trace.start.ts,
-    }
+    return {**run_facts(trace, s), "complete": s.complete, "started": trace.start.ts}
 
 
 def routes(ctx: ServerContext) -> list[BaseRoute]:

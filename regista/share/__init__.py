@@ -26,7 +26,7 @@ from regista.breakdown import (
     BY,
     StepNumbers,
     breakdown,
-    run_ms,
+    run_facts,
     run_span,
     step_numbers,
     subagent_of,
@@ -37,7 +37,7 @@ from regista.loops import RepeatFinder, waste
 from regista.savings import Savings
 from regista.tokens import Tokens, tokens_of
 from regista.trace.events import ContextCompaction, LlmRequestEvent, LlmResponseEvent
-from regista.trace.reader import Trace, cost_and_tokens
+from regista.trace.reader import Trace
 from regista.types import LlmRequest
 from regista.vocab import outcome_text, step_status
 from regista.vocab import step_label as step_summary
@@ -132,23 +132,9 @@ def _run_data(trace: Trace) -> dict[str, Any]:
         details.append(orjson.dumps(detail).decode())
     saved = Savings.from_dict((end.replay or {}).get("saved")) if end is not None else None
     header = {
-        "session_id": s.session_id,
-        "task": s.task,
-        "model": s.model,
-        "provider": s.provider,
-        "outcome": s.stop_reason or "unfinished",
-        "status": s.status,
+        **run_facts(trace, s),
         "status_text": outcome_text(s.stop_reason, s.status),
-        "steps": s.steps,
-        "turns": s.turns,
-        "tool_calls": s.tool_calls,
-        "errors": s.errors,
-        "denials": s.denials,
-        **cost_and_tokens(s),
-        "duration_ms": run_ms(trace),
-        "output": s.output,
         "error": end.error if end else None,
-        "replay_of": s.replay_of,
         "forked_from": (
             {"session_id": s.forked_from.get("session_id"), "at_step": s.forked_from.get("at_step")}
             if s.forked_from

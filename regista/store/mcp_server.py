@@ -117,11 +117,11 @@ class RunsTools:
         return [_clip(r.to_dict(), 500) for r in runs[: max(1, min(limit, 1000))]]
 
     def run_summary(self, run: str, offset: int = 0) -> dict[str, Any]:
-        from regista.breakdown import run_ms, step_numbers
+        from regista.breakdown import run_facts, step_numbers
         from regista.diff.steps import step_summary
         from regista.loops import find_repeats, waste
         from regista.pricing import round_cost
-        from regista.trace.reader import Trace, cost_and_tokens
+        from regista.trace.reader import Trace
         from regista.vocab import step_status
 
         trace = Trace.load(self._path(run))
@@ -135,24 +135,9 @@ class RunsTools:
         repeat_of = {r.step: r for r in reversed(repeats)}
         return _clip_dict(
             {
-                "session_id": s.session_id,
+                **run_facts(trace, s),
                 "path": str(trace.path),
-                "task": s.task,
-                "model": s.model,
-                "provider": s.provider,
-                "outcome": s.stop_reason or "unfinished",
-                "status": s.status,
-                "output": s.output,
                 "error": end.error if end else None,
-                "steps": s.steps,
-                "turns": s.turns,
-                "tool_calls": s.tool_calls,
-                "errors": s.errors,
-                "denials": s.denials,
-                **cost_and_tokens(s),
-                "duration_ms": run_ms(trace),
-                "replay_of": s.replay_of,
-                "forked_from": s.forked_from,
                 "repeats": _bounded(waste(repeats, lambda n: (numbers[n].tokens, numbers[n].cost))),
                 "step_list": [
                     {
