@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 from typing import Any
@@ -9,7 +10,30 @@ from typing import Any
 from regista.errors import UserError
 from regista.vocab import cost_amount
 
-__all__ = ["literal_arg", "out", "read_arg", "read_text_file", "result_lines"]
+__all__ = [
+    "add_source_options",
+    "check_source_options",
+    "literal_arg",
+    "out",
+    "read_arg",
+    "read_text_file",
+    "result_lines",
+]
+
+
+def add_source_options(p: argparse.ArgumentParser) -> None:
+    """``--claude DIR`` and ``--codex DIR``: where the tools keep their sessions (default:
+    their own homes); check them with :func:`check_source_options`."""
+    p.add_argument("--claude", type=Path, metavar="DIR", help="Claude Code's projects folder")
+    p.add_argument("--codex", type=Path, metavar="DIR", help="Codex's sessions folder")
+
+
+def check_source_options(args: argparse.Namespace) -> None:
+    """Raises :class:`UserError` for a ``--claude`` or ``--codex`` that is not a folder."""
+    for flag, given in (("--claude", args.claude), ("--codex", args.codex)):
+        if given is not None and not given.is_dir():
+            what = "is a file" if given.exists() else "no such folder"
+            raise UserError(f"{flag} {given}: {what}")
 
 
 def read_arg(value: str) -> str:

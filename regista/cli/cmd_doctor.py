@@ -9,6 +9,8 @@ from pathlib import Path
 
 import orjson
 
+from regista.cli._common import add_source_options, check_source_options
+
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
@@ -19,8 +21,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "the library does not hold yet, whether a regista watch keeps the library, and what "
         "the library holds that the sources no longer do. Nothing is written.",
     )
-    p.add_argument("--claude", type=Path, metavar="DIR", help="Claude Code's projects folder")
-    p.add_argument("--codex", type=Path, metavar="DIR", help="Codex's sessions folder")
+    add_source_options(p)
     p.add_argument("--library", type=Path, metavar="LIBRARY", help="the library folder")
     p.add_argument("--json", action="store_true", help="one JSON object, for scripts")
     p.set_defaults(func=run)
@@ -39,14 +40,10 @@ def _ago(t: float) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from regista.errors import UserError
     from regista.store.doctor import SOON_DAYS, examine
     from regista.store.library import claude_home, default_library, default_roots
 
-    for flag, given in (("--claude", args.claude), ("--codex", args.codex)):
-        if given is not None and not given.is_dir():
-            what = "is a file" if given.exists() else "no such folder"
-            raise UserError(f"{flag} {given}: {what}")
+    check_source_options(args)
     library = args.library if args.library is not None else default_library()
     home = args.claude.parent if args.claude is not None else claude_home()
     report = examine(library, default_roots(args.claude, args.codex), home)

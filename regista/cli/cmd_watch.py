@@ -12,6 +12,7 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
 
+from regista.cli._common import add_source_options, check_source_options
 from regista.errors import UserError
 
 if TYPE_CHECKING:
@@ -33,8 +34,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "a copy of every source file is kept, so the library outlives the tools' own "
         "clean-up. Read it with regista runs --library, regista recall --library, regista-tui.",
     )
-    p.add_argument("--claude", type=Path, metavar="DIR", help="Claude Code's projects folder")
-    p.add_argument("--codex", type=Path, metavar="DIR", help="Codex's sessions folder")
+    add_source_options(p)
     p.add_argument(
         "--into",
         type=Path,
@@ -66,10 +66,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.interval <= 0:
         raise UserError(f"--interval must be more than 0 seconds, not {args.interval:g}")
-    for flag, given in (("--claude", args.claude), ("--codex", args.codex)):
-        if given is not None and not given.is_dir():
-            what = "is a file" if given.exists() else "no such folder"
-            raise UserError(f"{flag} {given}: {what}")
+    check_source_options(args)
     folder = args.into if args.into is not None else default_library()
     roots = default_roots(args.claude, args.codex)
     if args.claude is not None and args.codex is None:
