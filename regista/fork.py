@@ -134,6 +134,17 @@ class ModelAnswerEdit:
     def to_dict(self) -> dict[str, Any]:
         return {"kind": "model_answer", "content": self.content, "stop_reason": self.stop_reason}
 
+    def response(self, step: int, model: str | None) -> LlmResponse:
+        """The answer served at ``step`` in place of the recorded one (``model``: the
+        recorded answer's)."""
+        return LlmResponse(
+            id=f"msg_edit_{step}",
+            model=model,
+            content=[dict(b) for b in self.content],
+            stop_reason=self.stop_reason,
+            usage=Usage(),
+        )
+
 
 Edit = ToolResultEdit | ModelAnswerEdit
 #: Several edits: ``{step: edit}``, or ``(step, edit)`` pairs.
@@ -303,13 +314,7 @@ class ForkProvider(TapeProvider):
             )
         edit = self.edits.get(rec.step) if rec.kind == "model" else None
         if edit is not None:
-            response = LlmResponse(
-                id=f"msg_edit_{rec.step}",
-                model=rec.response.model,
-                content=[dict(b) for b in edit.content],
-                stop_reason=edit.stop_reason,
-                usage=Usage(),
-            )
+            response = edit.response(rec.step, rec.response.model)
             await _feed(on_text, response)
             return set_meta(response, "edit", "edit")
         matched = None

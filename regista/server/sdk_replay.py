@@ -35,7 +35,7 @@ from regista.providers.tape import Tape, mismatch
 from regista.trace.canonical import canonical_json
 from regista.trace.events import ToolResult
 from regista.trace.reader import Trace
-from regista.types import LlmRequest, LlmResponse, Message, Usage
+from regista.types import LlmRequest, LlmResponse, Message
 from regista.wire.errors import ErrorShape, HttpError
 from regista.wire.openai_responses import conversation_of, input_items
 from regista.wire.sessions import SessionBook, with_tool_edits
@@ -457,14 +457,7 @@ class SdkReplay:
         if edit is None and self.first_edit is not None and rec.step > self.first_edit:
             self.loose[rec.step] = matched
         if edit is not None:
-            response = LlmResponse(
-                id=f"msg_edit_{rec.step}",
-                model=rec.response.model,
-                content=[dict(b) for b in edit.content],
-                stop_reason=edit.stop_reason,
-                usage=Usage(),
-            )
-            return Served(response, rec.step, "edit", matched)
+            return Served(edit.response(rec.step, rec.response.model), rec.step, "edit", matched)
         return Served(rec.response, rec.step, "recorded", matched)
 
     def _go_live(self, shape: ErrorShape) -> str:
