@@ -103,6 +103,24 @@ class ServerContext:
         raise HttpError(404, f"no run {run_id!r} in the store")
 
 
+async def read_body(
+    request: Request, ctx: ServerContext, *, shape: ErrorShape = "regista"
+) -> bytes:
+    """The request's body, read no further than ``ctx.max_body``.
+
+    Raises:
+        HttpError: 413 past ``ctx.max_body``.
+    """
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > ctx.max_body:
+            raise HttpError(413, _too_large(ctx), shape=shape)
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
 async def read_json(
     request: Request, ctx: ServerContext, *, shape: ErrorShape = "regista"
 ) -> dict[str, Any]:
@@ -119,14 +137,7 @@ async def read_json(
             raise HttpError(400, "Content-Length is not a number", shape=shape) from None
         if too_big:
             raise HttpError(413, _too_large(ctx), shape=shape)
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > ctx.max_body:
-            raise HttpError(413, _too_large(ctx), shape=shape)
-        chunks.append(chunk)
-    raw = b"".join(chunks)
+    raw = await read_body(request, ctx, shape=shape)
     try:
         body = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:

@@ -20,8 +20,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from regista.server.context import ServerContext, read_json
-from regista.server.record import DEFAULT_UPSTREAMS, _body, api_of, forward
+from regista.server.context import ServerContext, read_body, read_json
+from regista.server.record import DEFAULT_UPSTREAMS, api_of, forward
 from regista.server.replays import _responses_request, registry
 from regista.wire.errors import ErrorShape, HttpError
 from regista.wire.shapes import anthropic_request, openai_request
@@ -48,7 +48,7 @@ def routes(ctx: ServerContext) -> list[BaseRoute]:
         rest = request.path_params["rest"].strip("/")
         if api_of(provider, rest) is None:
             # not a model call (a token count, a model list): passed on, not written
-            raw = await _body(request, ctx, provider)  # bounded, as the proxy reads it
+            raw = await read_body(request, ctx, shape=shape)  # bounded, as the proxy reads it
             return await forward(ctx, request, provider, rest, raw)
         if reg.live_handler is None:
             raise HttpError(502, "this server has no upstream to go live with", shape=shape)

@@ -28,7 +28,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from regista.errors import RegistaError
-from regista.server.context import ServerContext
+from regista.server.context import ServerContext, read_body
 from regista.wire.errors import HttpError
 
 if TYPE_CHECKING:
@@ -44,16 +44,7 @@ _RECENT = 8
 
 
 async def _body(request: Request, ctx: ServerContext) -> bytes:
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > ctx.max_body:
-            raise HttpError(
-                413, f"the body is larger than the server accepts ({ctx.max_body} bytes)"
-            )
-        chunks.append(chunk)
-    data = b"".join(chunks)
+    data = await read_body(request, ctx)
     if request.headers.get("content-encoding", "").lower() == "gzip":
         import gzip
 

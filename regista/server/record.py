@@ -29,7 +29,7 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
 from regista.providers.base import server_of
-from regista.server.context import ServerContext
+from regista.server.context import ServerContext, read_body
 from regista.server.replays import registry
 from regista.server.sdk_replay import SdkReplay
 from regista.types import LlmRequest, LlmResponse
@@ -350,19 +350,6 @@ def _shape(provider: str) -> ErrorShape:
     return "anthropic" if provider == "anthropic" else "openai"
 
 
-async def _body(request: Request, ctx: ServerContext, provider: str) -> bytes:
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > ctx.max_body:
-            raise HttpError(
-                413, "the body is larger than the server accepts", shape=_shape(provider)
-            )
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
 def routes(ctx: ServerContext) -> list[BaseRoute]:
     reg = registry(ctx)
 
@@ -371,7 +358,7 @@ def routes(ctx: ServerContext) -> list[BaseRoute]:
         if provider not in DEFAULT_UPSTREAMS:
             raise HttpError(404, f"no upstream {provider!r}: use anthropic or openai")
         rest = request.path_params["rest"]
-        raw = await _body(request, ctx, provider)
+        raw = await read_body(request, ctx, shape=_shape(provider))
         on_answer = None
         api = api_of(provider, rest) if request.method == "POST" else None
         path = rest.strip("/")
