@@ -21,9 +21,9 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from regista.server.context import ServerContext, read_body, read_json
-from regista.server.record import DEFAULT_UPSTREAMS, api_of, forward
+from regista.server.record import api_of, forward, provider_of
 from regista.server.replays import _responses_request, registry
-from regista.wire.errors import ErrorShape, HttpError
+from regista.wire.errors import HttpError
 from regista.wire.shapes import anthropic_request, openai_request
 
 __all__ = ["routes"]
@@ -33,10 +33,7 @@ def routes(ctx: ServerContext) -> list[BaseRoute]:
     reg = registry(ctx)
 
     async def live(request: Request) -> Response:
-        provider = request.path_params["provider"]
-        if provider not in DEFAULT_UPSTREAMS:
-            raise HttpError(404, f"no upstream {provider!r}: use anthropic or openai")
-        shape: ErrorShape = "anthropic" if provider == "anthropic" else "openai"
+        provider, shape = provider_of(request)
         replay = reg.get(request.path_params["rid"], shape)
         if replay.book is None or replay.spec.live != "signal":
             raise HttpError(

@@ -350,15 +350,25 @@ def _shape(provider: str) -> ErrorShape:
     return "anthropic" if provider == "anthropic" else "openai"
 
 
+def provider_of(request: Request) -> tuple[str, ErrorShape]:
+    """The route's provider (``/{provider}/...``) and the shape of its error answers.
+
+    Raises:
+        HttpError: 404 for a provider with no upstream.
+    """
+    provider = request.path_params["provider"]
+    if provider not in DEFAULT_UPSTREAMS:
+        raise HttpError(404, f"no upstream {provider!r}: use anthropic or openai")
+    return provider, _shape(provider)
+
+
 def routes(ctx: ServerContext) -> list[BaseRoute]:
     reg = registry(ctx)
 
     async def record(request: Request) -> Response:
-        provider = request.path_params["provider"]
-        if provider not in DEFAULT_UPSTREAMS:
-            raise HttpError(404, f"no upstream {provider!r}: use anthropic or openai")
+        provider, shape = provider_of(request)
         rest = request.path_params["rest"]
-        raw = await read_body(request, ctx, shape=_shape(provider))
+        raw = await read_body(request, ctx, shape=shape)
         on_answer = None
         api = api_of(provider, rest) if request.method == "POST" else None
         path = rest.strip("/")
