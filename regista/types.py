@@ -27,6 +27,7 @@ __all__ = [
     "OnText",
     "Usage",
     "text_of",
+    "tool_results_of",
     "tool_uses_of",
 ]
 
@@ -200,3 +201,17 @@ def text_of(content: str | list[ContentBlock]) -> str:
 def tool_uses_of(content: list[ContentBlock]) -> list[ContentBlock]:
     """The ``tool_use`` blocks of a message's content, in order."""
     return [b for b in content if b.get("type") == "tool_use"]
+
+
+def tool_results_of(messages: list[Message]) -> dict[str, ContentBlock]:
+    """The ``tool_result`` blocks the user messages of ``messages`` carry, by
+    ``tool_use_id`` (a later one of an id wins)."""
+    out: dict[str, ContentBlock] = {}
+    for m in messages:
+        content = m.get("content")
+        if m.get("role") != "user" or not isinstance(content, list):
+            continue
+        for b in content:
+            if isinstance(b, dict) and b.get("type") == "tool_result":
+                out[str(b.get("tool_use_id"))] = b
+    return out

@@ -40,6 +40,7 @@ from regista.importers._otlp_calls import (
 )
 from regista.trace.canonical import request_hash
 from regista.trace.otel_spans import CACHE_1H, REASONING
+from regista.types import tool_results_of
 
 __all__ = ["convert", "convert_request", "hex_id", "parse_protobuf", "spans_of"]
 
@@ -416,14 +417,7 @@ class _Run:
     def _rebuilt_tools(self, new: list[dict[str, Any]], ts: str) -> None:
         """Tool steps for the last answer's tool calls that ``new`` messages answer (the
         instrumentations of an SDK see the model calls only: the tools ran in between)."""
-        results: dict[str, dict[str, Any]] = {}
-        for m in new:
-            content = m.get("content")
-            if m.get("role") != "user" or not isinstance(content, list):
-                continue
-            for b in content:
-                if isinstance(b, dict) and b.get("type") == "tool_result":
-                    results[str(b.get("tool_use_id"))] = b
+        results = tool_results_of(new)
         for use in self.asked:
             tid = str(use.get("id"))
             block = results.get(tid)

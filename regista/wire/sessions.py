@@ -45,7 +45,7 @@ from regista.harness_notes import asked
 from regista.pricing import cost_usd, price_for
 from regista.trace.recorder import TraceRecorder
 from regista.trace.validate import check_messages, check_response
-from regista.types import LlmRequest, LlmResponse, Message
+from regista.types import LlmRequest, LlmResponse, Message, tool_results_of
 from regista.wire.openai_responses import substitute_outputs
 from regista.wire.shapes import openai_tool_result, openai_tool_text
 
@@ -171,18 +171,6 @@ def _sender(request: LlmRequest) -> str | None:
     metadata = request.params.get("metadata")
     user = metadata.get("user_id") if isinstance(metadata, dict) else None
     return user if isinstance(user, str) else None
-
-
-def _results(messages: list[Message]) -> dict[str, dict[str, Any]]:
-    out: dict[str, dict[str, Any]] = {}
-    for m in messages:
-        content = m.get("content")
-        if m.get("role") != "user" or not isinstance(content, list):
-            continue
-        for b in content:
-            if isinstance(b, dict) and b.get("type") == "tool_result":
-                out[str(b.get("tool_use_id"))] = b
-    return out
 
 
 def _edited(block: Any, edits: Mapping[str, Any]) -> str | None:
@@ -426,7 +414,7 @@ class SessionBook:
                 # The tools ran between the answer that asked for them and this call: the
                 # agent sends their results as it starts the call.
                 tools_ms = max(s.last_seen - duration_ms / 1000 - s.answered_at, 0.0) * 1000
-                results = _results(request.messages[len(s.messages) :])
+                results = tool_results_of(request.messages[len(s.messages) :])
                 for use in s.last.tool_uses:
                     block = results.get(str(use.get("id")))
                     if block is None:
