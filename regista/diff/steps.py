@@ -13,6 +13,7 @@ from regista.diff.structural import Change, structural_diff
 from regista.trace.canonical import canonical_json, hashes_redacted
 from regista.trace.events import LlmRequestEvent
 from regista.trace.steps import Step
+from regista.types import LlmRequest
 from regista.vocab import DiffKind, step_label
 
 __all__ = [
@@ -111,8 +112,9 @@ def _config(step: Step) -> dict[str, Any]:
     return request_config(req)
 
 
-def request_config(req: LlmRequestEvent) -> dict[str, Any]:
-    """What a model request sets besides its messages (model, system, tools, …)."""
+def request_config(req: LlmRequestEvent | LlmRequest) -> dict[str, Any]:
+    """What a model request (as written, or rebuilt) sets besides its messages (model,
+    system, tools, …)."""
     return {
         "model": req.model,
         "system": req.system,

@@ -31,6 +31,7 @@ from regista.breakdown import (
     step_numbers,
     subagent_of,
 )
+from regista.diff.steps import request_config
 from regista.diff.structural import structural_diff
 from regista.errors import UserError
 from regista.loops import RepeatFinder, waste
@@ -51,19 +52,11 @@ def _asset(name: str) -> str:
 
 def _request_diff(prev: LlmRequest | None, cur: LlmRequest, ev: LlmRequestEvent) -> dict[str, Any]:
     """What changed since the previous request: its settings, and the new messages."""
-
-    def settings(r: LlmRequest) -> dict[str, Any]:
-        return {
-            "model": r.model,
-            "system": r.system,
-            "tools": r.tools,
-            "tool_choice": r.tool_choice,
-            "max_tokens": r.max_tokens,
-            "params": r.params,
-        }
-
     changes = (
-        [c.describe("before", "now") for c in structural_diff(settings(prev), settings(cur))]
+        [
+            c.describe("before", "now")
+            for c in structural_diff(request_config(prev), request_config(cur))
+        ]
         if prev is not None
         else []
     )
