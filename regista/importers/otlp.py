@@ -569,23 +569,14 @@ class _Run:
         )
         if raw_args is None:
             self.b.events[-1]["not_captured"] = ["input"]
-        if a.get("error.type") == "permission_denied":
+        refused = a.get("error.type") == "permission_denied"
+        if refused or "regista.permission.denied" in a:
             self.b._emit(
                 _ts(span["start"]),
                 "permission.decision",
                 step=step,
                 tool_use_id=tid,
-                allowed=False,
-                reason=a.get("regista.permission.reason"),
-                by="recorded",
-            )
-        elif "regista.permission.denied" in a:
-            self.b._emit(
-                _ts(span["start"]),
-                "permission.decision",
-                step=step,
-                tool_use_id=tid,
-                allowed=True,
+                allowed=not refused,
                 reason=a.get("regista.permission.reason"),
                 by="recorded",
             )
