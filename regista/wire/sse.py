@@ -7,7 +7,7 @@ reason, usage).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import orjson
@@ -34,66 +34,15 @@ def anthropic_events(message: dict[str, Any]) -> Iterator[bytes]:
     start.update(content=[], stop_reason=None, stop_sequence=None)
     yield _event("message_start", {"type": "message_start", "message": start})
     for index, block in enumerate(message.get("content") or []):
-        kind = block.get("type")
-        if kind == "text":
-            head = {**block, "text": ""}
+        head, deltas = _block_stream(block)
+        yield _event(
+            "content_block_start",
+            {"type": "content_block_start", "index": index, "content_block": head},
+        )
+        for delta in deltas:
             yield _event(
-                "content_block_start",
-                {"type": "content_block_start", "index": index, "content_block": head},
-            )
-            for piece in _chunks(block.get("text", "")):
-                yield _event(
-                    "content_block_delta",
-                    {
-                        "type": "content_block_delta",
-                        "index": index,
-                        "delta": {"type": "text_delta", "text": piece},
-                    },
-                )
-        elif kind == "thinking":
-            head = {"type": "thinking", "thinking": "", "signature": ""}
-            yield _event(
-                "content_block_start",
-                {"type": "content_block_start", "index": index, "content_block": head},
-            )
-            for piece in _chunks(block.get("thinking", "")):
-                yield _event(
-                    "content_block_delta",
-                    {
-                        "type": "content_block_delta",
-                        "index": index,
-                        "delta": {"type": "thinking_delta", "thinking": piece},
-                    },
-                )
-            if block.get("signature"):
-                yield _event(
-                    "content_block_delta",
-                    {
-                        "type": "content_block_delta",
-                        "index": index,
-                        "delta": {"type": "signature_delta", "signature": block["signature"]},
-                    },
-                )
-        elif kind in ("tool_use", "server_tool_use"):
-            head = {**block, "input": {}}
-            yield _event(
-                "content_block_start",
-                {"type": "content_block_start", "index": index, "content_block": head},
-            )
-            raw = orjson.dumps(block.get("input", {})).decode()
-            for piece in _chunks(raw):
-                yield _event(
-                    "content_block_delta",
-                    {
-                        "type": "content_block_delta",
-                        "index": index,
-                        "delta": {"type": "input_json_delta", "partial_json": piece},
-                    },
-                )
-        else:  # a block the stream carries whole (redacted thinking, …)
-            yield _event(
-                "content_block_start",
-                {"type": "content_block_start", "index": index, "content_block": block},
+                "content_block_delta",
+                {"type": "content_block_delta", "index": index, "delta": delta},
             )
         yield _event("content_block_stop", {"type": "content_block_stop", "index": index})
     yield _event(
@@ -108,6 +57,28 @@ def anthropic_events(message: dict[str, Any]) -> Iterator[bytes]:
         },
     )
     yield _event("message_stop", {"type": "message_stop"})
+
+
+def _block_stream(block: dict[str, Any]) -> tuple[dict[str, Any], Iterable[dict[str, Any]]]:
+    """A content block as the stream gives it: its head (``content_block_start``) and the
+    deltas that fill it in."""
+    kind = block.get("type")
+    if kind == "text":
+        pieces = _chunks(block.get("text", ""))
+        return {**block, "text": ""}, ({"type": "text_delta", "text": p} for p in pieces)
+    if kind == "thinking":
+        deltas = [
+            {"type": "thinking_delta", "thinking": p} for p in _chunks(block.get("thinking", ""))
+        ]
+        if block.get("signature"):
+            deltas.append({"type": "signature_delta", "signature": block["signature"]})
+        return {"type": "thinking", "thinking": "", "signature": ""}, deltas
+    if kind in ("tool_use", "server_tool_use"):
+        pieces = _chunks(orjson.dumps(block.get("input", {})).decode())
+        return {**block, "input": {}}, (
+            {"type": "input_json_delta", "partial_json": p} for p in pieces
+        )
+    return block, ()  # a block the stream carries whole (redacted thinking, …)
 
 
 def _data(chunk: dict[str, Any]) -> bytes:
