@@ -309,15 +309,7 @@ class _Builder:
         if isinstance(stream, bool):
             attrs["gen_ai.request.stream"] = stream
         attrs.update(server_attributes(how.get("server")))
-        start, end = step_span(step, self.ns)
-        span = SpanSpec(
-            f"chat {req.model}",
-            "client",
-            start,
-            end,
-            attrs,
-            key=f"step/{step.index}",
-        )
+        span = self.step_spec(step, f"chat {req.model}", "client", attrs)
         if resp is not None:
             response = LlmResponse.model_validate(resp.response)
             _set(attrs, "gen_ai.response.id", response.id)
@@ -365,7 +357,6 @@ class _Builder:
     def compaction(self, step: Step) -> SpanSpec:
         ev = step.compaction
         assert ev is not None
-        end = self.ns(ev)
         model = self.start.model
         attrs: dict[str, AttrValue] = {
             "gen_ai.operation.name": "chat",
@@ -390,8 +381,7 @@ class _Builder:
             )
             _io(attrs, "input", str(attrs["gen_ai.input.messages"]), True)
             _io(attrs, "output", ev.summary, False)
-        start, end = step_span(step, self.ns)
-        span = SpanSpec(f"chat {model}", "client", start, end, attrs, key=f"step/{step.index}")
+        span = self.step_spec(step, f"chat {model}", "client", attrs)
         self.errors(step, span)
         return span
 
@@ -417,15 +407,7 @@ class _Builder:
             _io(attrs, "input", str(attrs["gen_ai.tool.call.arguments"]), True)
             if result is not None:
                 _io(attrs, "output", text_of(result.content) or to_json(result.content), False)
-        start, end = step_span(step, self.ns)
-        span = SpanSpec(
-            f"execute_tool {call.name}",
-            "internal",
-            start,
-            end,
-            attrs,
-            key=f"step/{step.index}",
-        )
+        span = self.step_spec(step, f"execute_tool {call.name}", "internal", attrs)
         # Status comes from the recorded decision and result only, never from error
         # events, so that a replay (which does not run the tool again) gives the same one.
         if step.denied:
@@ -446,6 +428,17 @@ class _Builder:
             attrs["gen_ai.tool.call.result"] = _result_json(result.content)
         span.events.extend(_exception(ev, self.trace, self.content) for ev in step.errors)
         return span
+
+    def step_spec(
+        self,
+        step: Step,
+        name: str,
+        kind: Literal["internal", "client"],
+        attrs: dict[str, AttrValue],
+    ) -> SpanSpec:
+        """The span of ``step``, placed in time by :func:`step_span`."""
+        start, end = step_span(step, self.ns)
+        return SpanSpec(name, kind, start, end, attrs, key=f"step/{step.index}")
 
     def errors(self, step: Step, span: SpanSpec) -> None:
         for ev in step.errors:
