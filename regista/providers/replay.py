@@ -140,36 +140,27 @@ def recorded_calls(trace: Trace) -> list[RecordedCall]:
             resp = responses.get(ev.step)
             if resp is None:
                 continue  # the process died waiting for this answer
+            build = partial(trace.request_for, ev)
             out.append(
                 RecordedCall(
                     step=ev.step,
                     kind="model",
-                    request_hash=ev.request_hash
-                    if hashes_redacted(ev)
-                    else _current_hash(trace.request_for(ev), ev.request_hash, plain, current),
+                    request_hash=_request_hash(ev, build, plain, current),
                     response=LlmResponse.model_validate(resp.response),
                     provider=resp.provider,
-                    build_request=partial(trace.request_for, ev),
+                    build_request=build,
                     duration_ms=resp.duration_ms,
                     **_how(resp),
                 )
             )
         elif isinstance(ev, ContextCompaction):
+            build = partial(compaction_request, trace.start.model, ev.replaced, context)
             out.append(
                 RecordedCall(
                     step=ev.step,
                     kind="compaction",
-                    request_hash=ev.request_hash
-                    if hashes_redacted(ev)
-                    else _current_hash(
-                        compaction_request(trace.start.model, ev.replaced, context),
-                        ev.request_hash,
-                        _hash_plain,
-                        _hash_current,
-                    ),
-                    build_request=partial(
-                        compaction_request, trace.start.model, ev.replaced, context
-                    ),
+                    request_hash=_request_hash(ev, build, _hash_plain, _hash_current),
+                    build_request=build,
                     response=LlmResponse(
                         model=ev.provider,
                         content=[{"type": "text", "text": ev.summary}],
@@ -450,6 +441,19 @@ def _hash_plain(canonical: dict[str, Any]) -> str:
 
 def _hash_current(canonical: dict[str, Any]) -> str:
     return request_hash(canonical)
+
+
+def _request_hash(
+    ev: LlmRequestEvent | ContextCompaction,
+    build: Callable[[], LlmRequest],
+    plain: Callable[[dict[str, Any]], str],
+    current: Callable[[dict[str, Any]], str],
+) -> str:
+    """The hash a live request is compared with: the recorded one, in today's definition
+    when it was recorded before secrets were redacted (see :func:`_current_hash`)."""
+    if hashes_redacted(ev):
+        return ev.request_hash
+    return _current_hash(build(), ev.request_hash, plain, current)
 
 
 def _current_hash(
