@@ -102,10 +102,8 @@ def _format_of(path: Path, wanted: str, data: bytes | None = None) -> str | None
     The first lines usually say; when they do not, every line is asked whether it is one
     of ``wanted`` (a transcript whose first lines are damaged is still one).
     """
-    import orjson
-
     from regista.importers._common import read_source
-    from regista.importers.detect import detect, detect_object
+    from regista.importers.detect import any_line_is, detect
 
     if data is not None:
         head, whole = data, True
@@ -122,11 +120,4 @@ def _format_of(path: Path, wanted: str, data: bytes | None = None) -> str | None
     data = head if whole else read_source(path)
     if not whole and (found := detect(data)) is not None:
         return found
-    for line in data.splitlines():
-        try:
-            obj = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            continue
-        if isinstance(obj, dict) and detect_object(obj) == wanted:
-            return wanted
-    return None
+    return wanted if any_line_is(data, wanted) else None

@@ -14,7 +14,7 @@ import orjson
 
 from regista.trace.formats import is_regista_event
 
-__all__ = ["FORMATS", "detect", "detect_object"]
+__all__ = ["FORMATS", "any_line_is", "detect", "detect_object"]
 
 #: Formats regista converts on open, by the name ``regista import`` uses.
 FORMATS = ("claude-code", "codex", "otlp")
@@ -86,3 +86,16 @@ def detect(data: bytes) -> str | None:
         if isinstance(obj, dict):
             return detect_object(obj)
     return None
+
+
+def any_line_is(data: bytes, fmt: str) -> bool:
+    """Whether any line of ``data`` is an object of the format ``fmt`` (a transcript whose
+    first lines are damaged is still one)."""
+    for line in data.splitlines():
+        try:
+            obj = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(obj, dict) and detect_object(obj) == fmt:
+            return True
+    return False

@@ -514,21 +514,15 @@ def _check_format(path: Path, tool: str) -> None:
     """Raise :class:`~regista.errors.TraceError` unless ``path`` holds a session of
     ``tool`` (as its first lines say, or any line, as ``regista import`` asks)."""
     from regista.errors import TraceError
-    from regista.importers.detect import detect, detect_object
+    from regista.importers.detect import any_line_is, detect
 
     with open(path, "rb") as f:
         head = f.read(_HEAD)
     found = detect(head)
     if found == tool:
         return
-    if found is None:
-        for line in head.splitlines():
-            try:
-                obj = orjson.loads(line)
-            except orjson.JSONDecodeError:
-                continue
-            if isinstance(obj, dict) and detect_object(obj) == tool:
-                return
+    if found is None and any_line_is(head, tool):
+        return
     raise TraceError(f"holds no {tool} session" + (f" (a {found} file)" if found else ""))
 
 
