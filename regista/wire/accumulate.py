@@ -8,7 +8,7 @@ from typing import Any
 
 import orjson
 
-__all__ = ["AnthropicStream", "OpenAIStream", "SseParser"]
+__all__ = ["AnthropicStream", "OpenAIStream", "SseParser", "StreamAnswer"]
 
 
 class SseParser:
@@ -38,26 +38,49 @@ class SseParser:
         return out
 
 
-class AnthropicStream:
-    """The Messages API response a stream of events adds up to."""
+class StreamAnswer:
+    """The answer a provider's SSE stream adds up to, fed its bytes (:meth:`feed`) or its
+    already-parsed events (:meth:`add`)."""
 
     def __init__(self) -> None:
         self.parser = SseParser()
+
+    def feed(self, chunk: bytes) -> None:
+        for ev in self.parser.feed(chunk):
+            if isinstance(ev, dict):
+                self.add(ev)
+
+    def add(self, ev: dict[str, Any]) -> None:
+        """Take one already-parsed event."""
+        raise NotImplementedError
+
+    @property
+    def done(self) -> bool:
+        """Whether the stream said it ended."""
+        raise NotImplementedError
+
+    @property
+    def complete(self) -> bool:
+        """Whether the stream added up to a whole answer (a stream cut short does not)."""
+        raise NotImplementedError
+
+    def result(self) -> dict[str, Any] | None:
+        """The answer's body (``None``: the stream gave none)."""
+        raise NotImplementedError
+
+
+class AnthropicStream(StreamAnswer):
+    """The Messages API response a stream of events adds up to."""
+
+    def __init__(self) -> None:
+        super().__init__()
         self.message: dict[str, Any] | None = None
         self.error: dict[str, Any] | None = None
         self._json: dict[int, str] = {}
         self.stopped = False
 
-    def feed(self, chunk: bytes) -> None:
-        for ev in self.parser.feed(chunk):
-            if isinstance(ev, dict):
-                self._event(ev)
-
     def add(self, ev: dict[str, Any]) -> None:
         """Take one already-parsed event."""
-        self._event(ev)
-
-    def _event(self, ev: dict[str, Any]) -> None:
         kind = ev.get("type")
         if kind == "message_start":
             self.message = dict(ev.get("message") or {})
@@ -116,11 +139,11 @@ class AnthropicStream:
         return self.message if self.message is not None and self.error is None else None
 
 
-class OpenAIStream:
+class OpenAIStream(StreamAnswer):
     """The chat completion a stream of chunks adds up to."""
 
     def __init__(self) -> None:
-        self.parser = SseParser()
+        super().__init__()
         self.body: dict[str, Any] | None = None
         self.content: list[str] = []
         self.refusal: list[str] = []
@@ -128,16 +151,8 @@ class OpenAIStream:
         self.finish: str | None = None
         self.usage: Any = None
 
-    def feed(self, chunk: bytes) -> None:
-        for ev in self.parser.feed(chunk):
-            if isinstance(ev, dict):
-                self._chunk(ev)
-
     def add(self, ev: dict[str, Any]) -> None:
         """Take one already-parsed chunk."""
-        self._chunk(ev)
-
-    def _chunk(self, ev: dict[str, Any]) -> None:
         if self.body is None:
             self.body = {k: v for k, v in ev.items() if k not in ("choices", "usage")}
             self.body["object"] = "chat.completion"

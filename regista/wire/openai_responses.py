@@ -39,7 +39,7 @@ from typing import Any
 import orjson
 
 from regista.types import LlmRequest, LlmResponse, Message, Usage
-from regista.wire.accumulate import SseParser
+from regista.wire.accumulate import StreamAnswer
 from regista.wire.errors import HttpError
 from regista.wire.shapes import openai_tool_choice, tool_arguments
 
@@ -620,21 +620,16 @@ def responses_events(response: dict[str, Any]) -> Iterator[bytes]:
 _FINAL = ("response.completed", "response.incomplete", "response.failed")
 
 
-class ResponsesStream:
+class ResponsesStream(StreamAnswer):
     """The ``response`` a Responses SSE stream adds up to: the body of its final event
     (``response.completed``, ``.incomplete`` or ``.failed``), with the items of
     ``response.output_item.done`` when that body lists none."""
 
     def __init__(self) -> None:
-        self.parser = SseParser()
+        super().__init__()
         self.items: dict[int, dict[str, Any]] = {}
         self.final: dict[str, Any] | None = None
         self.kind: str | None = None
-
-    def feed(self, chunk: bytes) -> None:
-        for ev in self.parser.feed(chunk):
-            if isinstance(ev, dict):
-                self.add(ev)
 
     def add(self, ev: dict[str, Any]) -> None:
         """Take one already-parsed event."""
