@@ -257,18 +257,11 @@ class _RecordedStream:
     def __init__(
         self, rs: ReplaySession, provider: str, kwargs: dict[str, Any], inner: Any, source: str
     ) -> None:
-        from regista.wire.accumulate import AnthropicStream, OpenAIStream
-        from regista.wire.openai_responses import ResponsesStream
+        from regista.wire.accumulate import stream_for
 
         self._rs, self._provider, self._kwargs, self._inner = rs, provider, kwargs, inner
         self._source = source
-        self._acc: AnthropicStream | OpenAIStream | ResponsesStream = (
-            AnthropicStream()
-            if provider == "anthropic"
-            else ResponsesStream()
-            if provider == "openai-responses"
-            else OpenAIStream()
-        )
+        self._acc = stream_for(provider)
         self._written = False
 
     def __getattr__(self, name: str) -> Any:

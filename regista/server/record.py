@@ -33,10 +33,9 @@ from regista.server.context import ServerContext, read_body
 from regista.server.replays import registry
 from regista.server.sdk_replay import SdkReplay
 from regista.types import LlmRequest, LlmResponse
-from regista.wire.accumulate import AnthropicStream, OpenAIStream
+from regista.wire.accumulate import stream_for
 from regista.wire.errors import ErrorShape, HttpError
 from regista.wire.openai_responses import (
-    ResponsesStream,
     responses_request,
     responses_response,
 )
@@ -270,13 +269,7 @@ async def forward(
     stream: Any = resp.stream
     is_sse = "text/event-stream" in headers.get("content-type", "")
     if is_sse:
-        acc: AnthropicStream | OpenAIStream | ResponsesStream = (
-            AnthropicStream()
-            if provider == "anthropic"
-            else ResponsesStream()
-            if api == "openai-responses"
-            else OpenAIStream()
-        )
+        acc = stream_for("anthropic" if provider == "anthropic" else api)
 
         written = False
 

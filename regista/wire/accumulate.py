@@ -8,7 +8,7 @@ from typing import Any
 
 import orjson
 
-__all__ = ["AnthropicStream", "OpenAIStream", "SseParser", "StreamAnswer"]
+__all__ = ["AnthropicStream", "OpenAIStream", "SseParser", "StreamAnswer", "stream_for"]
 
 
 class SseParser:
@@ -67,6 +67,18 @@ class StreamAnswer:
     def result(self) -> dict[str, Any] | None:
         """The answer's body (``None``: the stream gave none)."""
         raise NotImplementedError
+
+
+def stream_for(api: str | None) -> StreamAnswer:
+    """What the stream of a call to ``api`` adds up to: ``anthropic`` (the Messages API),
+    ``openai-responses``, else OpenAI's chat completions."""
+    if api == "anthropic":
+        return AnthropicStream()
+    if api == "openai-responses":
+        from regista.wire.openai_responses import ResponsesStream
+
+        return ResponsesStream()
+    return OpenAIStream()
 
 
 class AnthropicStream(StreamAnswer):
