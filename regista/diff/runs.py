@@ -110,17 +110,11 @@ class AlignedPair:
 
     @property
     def a(self) -> Step | None:
-        if self._a is None and self._fa is not None:
-            assert self._run_a is not None
-            return self._run_a.step(self._fa)
-        return self._a
+        return _side(self._a, self._run_a, self._fa)
 
     @property
     def b(self) -> Step | None:
-        if self._b is None and self._fb is not None:
-            assert self._run_b is not None
-            return self._run_b.step(self._fb)
-        return self._b
+        return _side(self._b, self._run_b, self._fb)
 
     def __repr__(self) -> str:
         return f"AlignedPair(a_step={self.a_step}, b_step={self.b_step}, kind={self.kind!r})"
@@ -176,6 +170,14 @@ class AlignedPair:
         if changes and self.kind != "same":
             out["changes"] = [c.to_dict() for c in self.changes]
         return out
+
+
+def _side(step: Step | None, run: RunFile | None, facts: StepFacts | None) -> Step | None:
+    """``step``, or for a pair made lazily, the step ``run`` reads for ``facts``."""
+    if step is None and facts is not None:
+        assert run is not None
+        return run.step(facts)
+    return step
 
 
 @dataclass(frozen=True)
