@@ -1,10 +1,23 @@
-"""What an MCP tool call answered, read the same way by every test that drives the real
-``mcp`` SDK client (the SDK's versions name the fields either way)."""
+"""The real ``mcp`` SDK client as every test drives it: started over stdio, and what a tool
+call answered, read the same way (the SDK's versions name the fields either way)."""
 
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
+
+
+def stdio(params: Any) -> Any:
+    """``stdio_client(params)`` with the server's stderr sent to the process's own.
+
+    The SDK binds its default (``sys.stderr``) when ``mcp.client.stdio`` is first imported:
+    imported under a test's ``capsys`` that is a buffer without a file descriptor, and every
+    later start in that worker fails (``io.UnsupportedOperation: fileno``).
+    """
+    from mcp.client.stdio import stdio_client
+
+    return stdio_client(params, errlog=sys.__stderr__)
 
 
 def is_error(result: Any) -> bool:

@@ -7,8 +7,7 @@ from pathlib import Path
 
 from library import Library
 from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
-from mcp_results import is_error, payload
+from mcp_results import is_error, payload, stdio
 
 from regista.trace.reader import Trace
 
@@ -21,7 +20,7 @@ async def test_tools_over_stdio(lib: Library) -> None:
     )
     orig = Trace.load(lib.original).session_id
     fork = Trace.load(lib.forked).session_id
-    async with stdio_client(params) as streams, ClientSession(*streams) as session:
+    async with stdio(params) as streams, ClientSession(*streams) as session:
         await session.initialize()
         names = {t.name for t in (await session.list_tools()).tools}
         assert names == {"list_runs", "run_summary", "get_step", "diff_runs", "recall"}

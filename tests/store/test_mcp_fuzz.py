@@ -16,6 +16,7 @@ from typing import Any
 import orjson
 import pytest
 from library import Library, build_library
+from mcp_results import stdio
 
 from regista.errors import RegistaError
 from regista.store.mcp_server import RunsTools
@@ -145,7 +146,6 @@ async def test_the_server_answers_hostile_calls_and_lives_on(lib: Library) -> No
     import sys
 
     from mcp import ClientSession, StdioServerParameters
-    from mcp.client.stdio import stdio_client
 
     root = Path(__file__).resolve().parents[2]
     params = StdioServerParameters(
@@ -165,7 +165,7 @@ async def test_the_server_answers_hostile_calls_and_lives_on(lib: Library) -> No
         ("recall", {"words": '"unclosed NEAR(', "limit": -(2**63)}),
         ("no_such_tool", {"x": 1}),
     ]
-    async with stdio_client(params) as streams, ClientSession(*streams) as session:
+    async with stdio(params) as streams, ClientSession(*streams) as session:
         await session.initialize()
         for name, args in hostile:
             try:

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from mcp_results import is_error, payload
+from mcp_results import is_error, payload, stdio
 from sweeps import LOOP, RESULTS
 
 from regista.cli.main import main
@@ -150,7 +150,6 @@ async def test_mcp_lists_reads_and_recalls_a_sweeps_forks(swept: Path) -> None:
     lists the runs ``regista runs`` lists there, the sweep's forks under their parent, and
     reads and recalls them; a file elsewhere in the sweep is still refused."""
     from mcp import ClientSession, StdioServerParameters
-    from mcp.client.stdio import stdio_client
 
     import regista
 
@@ -164,7 +163,7 @@ async def test_mcp_lists_reads_and_recalls_a_sweeps_forks(swept: Path) -> None:
     forks = _fork_ids(swept)
     (sweep_dir,) = (swept / ".regista" / "sweeps").iterdir()
     fork_trace = load_sweep(sweep_dir).fork_trace(load_sweep(sweep_dir).forks[0])
-    async with stdio_client(params) as streams, ClientSession(*streams) as session:
+    async with stdio(params) as streams, ClientSession(*streams) as session:
         await session.initialize()
         runs = payload(await session.call_tool("list_runs", {}))
         assert {r["session_id"] for r in runs} == {parent, *forks}
