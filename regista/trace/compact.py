@@ -36,6 +36,8 @@ __all__ = [
     "TraceRefError",
     "complete_request",
     "fill_results",
+    "put_back",
+    "referred",
 ]
 
 #: The fields of an ``llm.request`` that are written only when they change.
@@ -296,6 +298,31 @@ class RequestDecoder:
             if context is not None:
                 self._context = context
 
+    def noted(self, ids: Any, contents: Any) -> None:
+        """``tool.result`` lines of these ``ids`` (strs) and ``contents``, in order: what
+        :meth:`resolve` keeps of them."""
+        self._results.update(zip(ids, contents, strict=True))
+
+    def taken(self, refs: Any) -> tuple[Any, Any, dict[str, Any]] | None:
+        """What a compact request (a line without ``system`` and ``tools``; ``refs``: its
+        ``result_refs``, or ``None``) takes from the lines before it, without changing
+        it: the system prompt, the validated tools (:meth:`validated_tools`) and the
+        contents of the results it refers to (see :func:`referred`). ``None`` when it
+        takes them otherwise, or cannot: :meth:`resolve` it, which says why."""
+        context = self._context
+        if context is None:
+            return None
+        tools = self.validated_tools(context["tools"])
+        if tools is None:
+            return None
+        contents: dict[str, Any] = {}
+        if refs is not None:
+            try:
+                contents = referred(refs, self._results.get)
+            except TraceRefError:
+                return None
+        return context["system"], tools, contents
+
     def checked(self, tools: Any, validated: Any) -> None:
         """``tools``, a decoded list, was validated (and checked) as ``validated``."""
         self._checked = (tools, validated)
@@ -351,6 +378,20 @@ def fill_results(data: dict[str, Any], refs: Any, lookup: Any) -> None:
     Raises:
         TraceRefError: A ref is not a tool_use_id of an earlier ``tool.result``.
     """
+    contents = referred(refs, lookup)
+    messages = data.get("messages")
+    if type(messages) is not list:
+        return  # validation says what is wrong
+    put_back(messages, contents)
+
+
+def referred(refs: Any, lookup: Any) -> dict[str, Any]:
+    """The contents of the tool results ``refs`` (a request's ``result_refs``) names, by
+    id (``lookup``: see :func:`fill_results`).
+
+    Raises:
+        TraceRefError: A ref is not a tool_use_id of an earlier ``tool.result``.
+    """
     if type(refs) is not list:
         raise TraceRefError("result_refs must be a list of tool_use_ids")
     for uid in refs:
@@ -367,9 +408,12 @@ def fill_results(data: dict[str, Any], refs: Any, lookup: Any) -> None:
                 f"{MAX_DEPTH} levels deep in the request"
             )
         contents[uid] = content
-    messages = data.get("messages")
-    if type(messages) is not list:
-        return  # validation says what is wrong
+    return contents
+
+
+def put_back(messages: list[Any], contents: dict[str, Any]) -> None:
+    """Put ``contents`` (see :func:`referred`) back into the tool results of ``messages``
+    that left them out."""
     for m in messages:
         blocks = m.get("content") if type(m) is dict else None
         if type(blocks) is not list:

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import operator
 import warnings
+from bisect import bisect
 from collections.abc import Callable
-from itertools import compress, repeat
+from itertools import compress, product, repeat
 from pathlib import Path
 from typing import Any, cast
 
@@ -30,7 +31,7 @@ from regista.errors import (
     UnsupportedSchemaVersion,
     torn_only_line,
 )
-from regista.trace.compact import RESOLVED, RequestDecoder, Resolver, TraceRefError
+from regista.trace.compact import RESOLVED, RequestDecoder, Resolver, TraceRefError, put_back
 from regista.trace.formats import (
     HEAD_BYTES,
     claiming,
@@ -38,7 +39,15 @@ from regista.trace.formats import (
     device_error,
     is_regista_trace,
 )
-from regista.trace.listing import FIELDS, listed, listed_all, modelled, views
+from regista.trace.listing import (
+    FIELDS,
+    built,
+    listed,
+    listed_all,
+    modelled,
+    modelled_all,
+    views,
+)
 from regista.trace.migrations import migrate
 from regista.trace.names import (
     CONTEXT_COMPACTION,
@@ -55,6 +64,7 @@ from regista.trace.validate import (
     MAX_DEPTH,
     NOTHING_NESTED,
     check_event,
+    check_messages,
     check_response,
     too_deep,
 )
@@ -110,6 +120,19 @@ def parse_line(
         raise TraceFormatError(path, lineno, f"not valid JSON ({exc})") from None
     if type(data) is not dict:
         raise TraceFormatError(path, lineno, "an event must be a JSON object")
+    return _parsed(raw, data, path, lineno, decoder, messages, light)
+
+
+def _parsed(
+    raw: bytes,
+    data: dict[str, Any],
+    path: Path,
+    lineno: int,
+    decoder: Resolver | None,
+    messages: bool = True,
+    light: bool = False,
+) -> Any:
+    """:func:`parse_line` of ``raw``, once decoded as ``data`` (a dict)."""
     kind = data.get("type")
     if not messages and kind in _MESSAGES_OF_NAMES:
         return _without_messages(data, path, lineno, light)
@@ -162,6 +185,235 @@ def _check_step(event: Any, path: Path, lineno: int) -> None:
 
 #: What is said of a step number below 0.
 NEGATIVE_STEP = "step: must not be negative"
+
+
+def _modelled_piece(
+    lines: list[bytes], path: Path, lineno: int, decoder: RequestDecoder
+) -> list[Any]:
+    """The events of the first of ``lines`` (a piece of a file, lines ``lineno + 1`` on)
+    that :func:`_model_lines` reads, a few lines at a time (their objects are still in
+    the processor's cache when they are checked and built), up to the first few it does
+    not read: those and the rest are read a line at a time."""
+    events: list[Any] = []
+    for start in range(0, len(lines), _FEW):
+        got = _model_lines(lines[start : start + _FEW], path, lineno + start, decoder)
+        if got is None:
+            break
+        events += got
+    return events
+
+
+#: How many lines :func:`_modelled_piece` gives :func:`_model_lines` at once.
+_FEW = 128
+
+
+def _model_lines(
+    lines: list[bytes], path: Path, lineno: int, decoder: RequestDecoder
+) -> list[Any] | None:
+    """The events of ``lines`` (lines ``lineno + 1`` on, none of them a file's last) as
+    :func:`parse_line` reads them one at a time with ``decoder``, or ``None``, with
+    ``decoder`` untouched: read them one at a time, which says what is wrong and where.
+
+    The lines of the kinds written most but requests (:data:`_AT_ONCE`) are checked and
+    built into their models a kind at a time, a field at a time
+    (:func:`~regista.trace.listing.modelled_all`); then the requests (and any line of
+    another kind) are read in order by :func:`parse_line`, the tool results they refer to
+    given to ``decoder`` between them as they come. Every line not read by
+    :func:`parse_line` is one it reads to the same model without error, so an error is
+    the one it raises, at the line it raises it. ``tests/trace/test_listing_light.py``
+    keeps this equal to the reading one line at a time.
+    """
+    try:
+        datas = list(map(orjson.loads, lines))
+    except orjson.JSONDecodeError:
+        return None
+    if set(map(type, datas)) != {dict}:
+        return None
+    # In order (a line's seq is checked as it is read): any line out of order is left to
+    # be said at its place.
+    if list(map(dict.get, datas, repeat("seq"))) != list(range(lineno, lineno + len(lines))):
+        return None
+    kinds = list(map(dict.get, datas, repeat("type")))
+    where: dict[Any, list[int]] = {}
+    try:
+        for i, kind in enumerate(kinds):
+            at = where.get(kind)
+            if at is None:
+                where[kind] = [i]
+            else:
+                at.append(i)
+    except TypeError:  # a type that is not hashable
+        return None
+    made: dict[Any, Any] = {}
+    for kind, at in where.items():
+        if kind not in _AT_ONCE:
+            continue
+        group = list(map(datas.__getitem__, at))
+        events = modelled_all(kind, group)
+        if events is None or {SCHEMA_VERSION} != set(map(_version_of, group)):
+            return None  # (its type was checked: an int)
+        steps = list(map(_step_of, group))
+        if kind == ERROR:
+            steps = [n for n in steps if n is not None]
+        if steps and min(steps) < 0:
+            return None
+        # as too_deep says: a line none of whose values is an object or a list (a decision,
+        # an error, a result whose content is text: their types were checked) is one level
+        # deep
+        if kind in _DEEP_KINDS:
+            for i in at:
+                if too_deep(lines[i], datas[i]):
+                    return None
+        if kind == LLM_RESPONSE:
+            try:
+                for response in map(_response_of, group):
+                    check_response(response)
+            except (ValueError, RecursionError):
+                return None
+        elif kind == TOOL_RESULT:
+            for i, event in zip(at, events, strict=True):
+                if type(event.content) is not str and (
+                    too_deep(lines[i], datas[i]) or check_event(event) is not None
+                ):
+                    return None
+        made[kind] = events
+    # The rest in order, each request after the results before it (which it may refer to)
+    results = where.get(TOOL_RESULT, [])
+    noted = 0  # how many of them the decoder has
+    read: dict[Any, list[Any]] = {}
+    for i in sorted(i for kind, at in where.items() if kind not in _AT_ONCE for i in at):
+        upto = bisect(results, i, noted)
+        if upto > noted:
+            _note(decoder, [datas[r] for r in results[noted:upto]])
+            noted = upto
+        data = datas[i]
+        event = None
+        if kinds[i] == LLM_REQUEST:
+            event = _compact_request(lines[i], data, path, lineno + i + 1, decoder)
+        if event is None:
+            event = _parsed(lines[i], data, path, lineno + i + 1, decoder)
+        at_kind = read.get(kinds[i])
+        if at_kind is None:
+            read[kinds[i]] = [event]
+        else:
+            at_kind.append(event)
+    if len(results) > noted:
+        _note(decoder, [datas[r] for r in results[noted:]])
+    made.update(read)
+    return list(map(next, map({k: iter(v) for k, v in made.items()}.__getitem__, kinds)))
+
+
+def _note(decoder: RequestDecoder, results: list[dict[str, Any]]) -> None:
+    """Give ``decoder`` the tool results ``results`` (plain lines, in order)."""
+    decoder.noted(map(_tool_use_id_of, results), map(_content_of, results))
+
+
+def _compact_request(
+    raw: bytes, data: dict[str, Any], path: Path, lineno: int, decoder: RequestDecoder
+) -> Any:
+    """The model :func:`parse_line` makes of a compact request (``raw``, decoded as
+    ``data``) laid out as the writer lays it, in fewer steps; or ``None``, with ``data``
+    and ``decoder`` untouched: read it so.
+
+    Its fields are checked as :func:`~regista.trace.listing.modelled` checks them, and
+    what it takes from the lines before it is asked for (:meth:`RequestDecoder.taken`:
+    the system prompt, the tools, validated with the line that wrote them, and the
+    results it refers to); only then are the results put back into its messages, whose
+    check (as :func:`check_event`'s) is the only one that may then fail, in the words
+    :func:`parse_line` says it.
+    """
+    keys = tuple(data)
+    if keys == _COMPACT_REQUEST:
+        refs = None
+    elif keys == _COMPACT_REQUEST_REFS:
+        refs = data["result_refs"]
+    else:
+        return None
+    values = _compact_values(data)
+    if tuple(map(type, values)) not in _COMPACT_TYPES:
+        return None
+    (
+        version,
+        sid,
+        seq,
+        ts,
+        kind,
+        step,
+        turn,
+        digest,
+        model,
+        choice,
+        limit,
+        params,
+        prefix,
+        messages,
+    ) = values
+    if version != SCHEMA_VERSION or step < 0 or prefix < 0 or too_deep(raw, data):
+        return None
+    for message in messages:
+        if type(message) is not dict:
+            return None
+    taken = decoder.taken(refs)
+    if taken is None:
+        return None
+    system, tools, contents = taken
+    if system is not None and type(system) is not str:
+        return None
+    if contents:
+        put_back(messages, contents)
+    try:
+        check_messages(messages)
+    except ValueError as exc:
+        raise TraceFormatError(path, lineno, f"invalid {LLM_REQUEST!r} event: {exc}") from None
+    except RecursionError:
+        raise TraceFormatError(
+            path, lineno, f"invalid {LLM_REQUEST!r} event: nested too deeply"
+        ) from None
+    return built(  # the model's fields, in its order
+        LLM_REQUEST,
+        {
+            "schema_version": version,
+            "session_id": sid,
+            "seq": seq,
+            "ts": ts,
+            "type": kind,
+            "step": step,
+            "turn": turn,
+            "request_hash": digest,
+            "model": model,
+            "system": system,
+            "tools": tools,
+            "tool_choice": choice,
+            "max_tokens": limit,
+            "params": params,
+            "messages_prefix": prefix,
+            "messages": messages,
+        },
+    )
+
+
+#: The kinds :func:`_model_lines` reads a kind at a time (the lines written most but
+#: requests, which are completed one at a time from the lines before them).
+_AT_ONCE = frozenset((LLM_RESPONSE, TOOL_CALL, PERMISSION_DECISION, TOOL_RESULT, ERROR))
+#: The kinds among them whose lines always hold an object (their depth is checked).
+_DEEP_KINDS = frozenset((LLM_RESPONSE, TOOL_CALL))
+#: A request's fields, in its model's order.
+_REQUEST_FIELDS = tuple(f[0] for f in FIELDS[LLM_REQUEST])
+#: The keys of a compact request as the writer lays it out: no system prompt, no tools.
+_COMPACT_REQUEST = tuple(f for f in _REQUEST_FIELDS if f not in ("system", "tools"))
+_COMPACT_REQUEST_REFS = (*_COMPACT_REQUEST, "result_refs")
+_compact_values: Callable[[dict[str, Any]], tuple[Any, ...]] = operator.itemgetter(
+    *_COMPACT_REQUEST
+)
+#: The types of a compact request's values that its model takes as they are.
+_COMPACT_TYPES = frozenset(
+    product(*(f[1] for f in FIELDS[LLM_REQUEST] if f[0] in _COMPACT_REQUEST))
+)
+_tool_use_id_of: Callable[[dict[str, Any]], Any] = operator.itemgetter("tool_use_id")
+_content_of: Callable[[dict[str, Any]], Any] = operator.itemgetter("content")
+_version_of: Callable[[dict[str, Any]], Any] = operator.itemgetter("schema_version")
+_step_of: Callable[[dict[str, Any]], Any] = operator.itemgetter("step")
+_response_of: Callable[[dict[str, Any]], Any] = operator.itemgetter("response")
 
 
 def _event_of(data: dict[str, Any], path: Path, lineno: int, light: bool) -> Any:
@@ -579,7 +831,7 @@ def parse_file(
     fast = _light if light and not messages else None
     # Each piece's lines read together (_light_lines), until two pieces of other lines
     # (another writer's, an older schema's) were not: the rest is read a line at a time.
-    misses = 0 if fast is not None else 2
+    misses = 0 if fast is not None or (decoder is not None and not light) else 2
     lineno = 0
     rest = b""  # the start of a line the next piece ends
     chunk = head or file.read(CHUNK)
@@ -594,7 +846,13 @@ def parse_file(
                 if held is not None:
                     lines[0:0] = (held,)
                 held = lines.pop()
-                if misses < 2:
+                if misses < 2 and fast is None:  # read a few lines at a time
+                    got = _modelled_piece(lines, path, lineno, cast(RequestDecoder, decoder))
+                    events += got
+                    lineno += len(got)
+                    lines = lines[len(got) :]
+                    misses += bool(lines)
+                elif misses < 2:
                     got = _light_lines(lines, lineno, path, lineno)
                     if got is not None:
                         events += got

@@ -17,6 +17,7 @@ the models' annotations, so the two cannot drift apart. Nested payloads are chec
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Sequence
 from itertools import repeat
 from operator import itemgetter
@@ -41,9 +42,11 @@ __all__ = [
     "LEFT_OUT",
     "Listed",
     "Listing",
+    "built",
     "listed",
     "listed_all",
     "modelled",
+    "modelled_all",
     "views",
 ]
 
@@ -359,15 +362,75 @@ def modelled(data: dict[str, Any]) -> Any:
     return event
 
 
+def built(kind: str, fields: dict[str, Any]) -> Any:
+    """The model of event ``kind`` holding ``fields`` (every field of its model, in its
+    order, each of the type :data:`FIELDS` says: the caller checked them), built as
+    :func:`modelled` builds it."""
+    event: Any = _new((_MODELS or _know_models())[kind].model)
+    _set(event, "__dict__", fields)
+    _set_fields_set(event, set(fields))
+    _set_extra(event, {})
+    _set_private(event, None)
+    return event
+
+
+def modelled_all(kind: str, lines: list[dict[str, Any]]) -> list[Any] | None:
+    """:func:`modelled` of each of ``lines`` (decoded, current-schema lines of event
+    ``kind``), made a field at a time for them all (``map`` and sets, in C): their models,
+    when every line holds its model's fields in its order, no other, each as
+    :func:`modelled` takes it; else ``None`` (read them one at a time).
+
+    Only the kind's own fields are checked, as by :func:`modelled`: the nested payloads
+    (:func:`~regista.trace.validate.check_event`), the depth and the step are the
+    reader's to check.
+    """
+    model = (_MODELS or _know_models()).get(kind)
+    if model is None or not lines:
+        return None
+    names = model.names
+    if not all(map(names.__eq__, map(tuple, lines))):  # (a dict's keys, in order)
+        return None
+    seen, types = model.seen, model.types
+    for key in set(map(tuple, map(map, repeat(type), map(dict.values, lines)))):
+        if key not in seen:
+            if not all(t in ok for t, ok in zip(key, types, strict=True)):
+                return None
+            seen.add(key)
+    for i, allowed in model.literals:  # strs: their type was checked
+        if not allowed.issuperset(map(itemgetter(names[i]), lines)):
+            return None
+    for i in model.lists:
+        for value in map(itemgetter(names[i]), lines):
+            if type(value) is list and not all(type(item) is dict for item in value):
+                return None
+    # The models, as modelled builds each: the dict itself, every field set, no extra.
+    n = len(lines)
+    events = list(map(_new, repeat(model.model, n)))
+    _each(map(_set, events, repeat("__dict__"), lines))
+    _each(map(_set_fields_set, events, map(set.copy, repeat(model.fields_set, n))))
+    _each(map(_set_extra, events, map(dict, repeat((), n))))
+    _each(map(_set_private, events, repeat(None, n)))
+    return events
+
+
+def _each(calls: Any) -> None:
+    """Run the calls of a ``map``, keeping nothing."""
+    deque(calls, 0)
+
+
 class _Model(_Fields):
     """What :func:`modelled` knows of one kind of event: its model, its fields' check
     (from :data:`FIELDS`), and what to do with each order of keys met (``plans``)."""
 
-    __slots__ = ("model", "plans")
+    __slots__ = ("fields_set", "model", "names", "plans")
 
     def __init__(self, kind: str, model: type) -> None:
         super().__init__(FIELDS[kind])
         self.model = model
+        #: The model's fields, in its order.
+        self.names: tuple[str, ...] = tuple(model.model_fields)  # type: ignore[attr-defined]
+        #: What a model of every field is made with (a copy of it).
+        self.fields_set = set(self.names)
         #: For each tuple of keys met: ``True`` (the model's fields in its order: the
         #: dict is the model's), ``False`` (validate), or how to build the model's dict:
         #: ``(name, present, default factory)`` per field.
