@@ -188,7 +188,11 @@ NEGATIVE_STEP = "step: must not be negative"
 
 
 def _modelled_piece(
-    lines: list[bytes], path: Path, lineno: int, decoder: RequestDecoder
+    lines: list[bytes],
+    path: Path,
+    lineno: int,
+    decoder: RequestDecoder,
+    sessions: set[Any] | None = None,
 ) -> list[Any]:
     """The events of the first of ``lines`` (a piece of a file, lines ``lineno + 1`` on)
     that :func:`_model_lines` reads, a few lines at a time (their objects are still in
@@ -196,7 +200,7 @@ def _modelled_piece(
     not read: those and the rest are read a line at a time."""
     events: list[Any] = []
     for start in range(0, len(lines), _FEW):
-        got = _model_lines(lines[start : start + _FEW], path, lineno + start, decoder)
+        got = _model_lines(lines[start : start + _FEW], path, lineno + start, decoder, sessions)
         if got is None:
             break
         events += got
@@ -208,7 +212,11 @@ _FEW = 128
 
 
 def _model_lines(
-    lines: list[bytes], path: Path, lineno: int, decoder: RequestDecoder
+    lines: list[bytes],
+    path: Path,
+    lineno: int,
+    decoder: RequestDecoder,
+    sessions: set[Any] | None = None,
 ) -> list[Any] | None:
     """The events of ``lines`` (lines ``lineno + 1`` on, none of them a file's last) as
     :func:`parse_line` reads them one at a time with ``decoder``, or ``None``, with
@@ -300,6 +308,8 @@ def _model_lines(
     if len(results) > noted:
         _note(decoder, [datas[r] for r in results[noted:]])
     made.update(read)
+    if sessions is not None:  # (a line's, as its event's: validation keeps a str as it is)
+        sessions.update(map(dict.get, datas, repeat("session_id")))
     return list(map(next, map({k: iter(v) for k, v in made.items()}.__getitem__, kinds)))
 
 
@@ -815,11 +825,17 @@ def parse_lines(
 
 
 def parse_file(
-    file: Any, head: bytes, path: Path, messages: bool, light: bool = False
+    file: Any,
+    head: bytes,
+    path: Path,
+    messages: bool,
+    light: bool = False,
+    sessions: set[Any] | None = None,
 ) -> tuple[list[Any], bool]:
     """The events of a trace file read a piece at a time (``head``: its first piece,
     already read), and whether a half-written last line was dropped (``messages``,
-    ``light``: see :func:`parse_line`).
+    ``light``: see :func:`parse_line`; ``sessions``, with ``messages`` and not
+    ``light``: given the session ids of the events, for :func:`checked_events`).
 
     Every line but the last is parsed here, in line: only the last (which may be blank,
     or half-written) goes through :meth:`_LineParser.feed`'s rules.
@@ -847,10 +863,12 @@ def parse_file(
                     lines[0:0] = (held,)
                 held = lines.pop()
                 if misses < 2 and fast is None:  # read a few lines at a time
-                    got = _modelled_piece(lines, path, lineno, cast(RequestDecoder, decoder))
-                    events += got
-                    lineno += len(got)
-                    lines = lines[len(got) :]
+                    read = _modelled_piece(
+                        lines, path, lineno, cast(RequestDecoder, decoder), sessions
+                    )
+                    events += read
+                    lineno += len(read)
+                    lines = lines[len(read) :]
                     misses += bool(lines)
                 elif misses < 2:
                     got = _light_lines(lines, lineno, path, lineno)
@@ -877,13 +895,18 @@ def parse_file(
                             path, lineno, f"seq {event.seq} out of order (expected {lineno - 1})"
                         )
                     append(event)
+                    if sessions is not None:
+                        sessions.add(event.session_id)
             chunk = file.read(CHUNK)
+        fed = len(events)
         if held is not None:
             lineno += 1
             parser.feed(held, lineno, not rest, False)
         if rest:
             lineno += 1
             parser.feed(rest, lineno, True, True)
+        if sessions is not None:
+            sessions.update(map(_session_id, events[fed:]))
     return events, parser.truncated
 
 
@@ -920,6 +943,10 @@ def read_events(
                 raise TraceError(compressed)
             if not is_regista_trace(head[:HEAD_BYTES]):
                 data = head + file.read()
+            elif messages and not light:
+                sessions: set[Any] = set()
+                events, truncated = parse_file(file, head, path, messages, light, sessions)
+                return checked_events(events, path, sessions), truncated
             else:
                 events, truncated = parse_file(file, head, path, messages, light)
                 return checked_events(events, path), truncated
@@ -940,14 +967,17 @@ def read_events(
     return trace.events, trace.truncated
 
 
-def checked_events(events: list[Any], path: Path) -> list[Any]:
-    """``events``, once they are known to be one whole session."""
+def checked_events(events: list[Any], path: Path, sessions: set[Any] | None = None) -> list[Any]:
+    """``events``, once they are known to be one whole session (``sessions``: their
+    session ids, when the reader gathered them as it read)."""
     if not events:
         raise TraceError(f"{path}: empty trace (no events)")
     if events[0].type != SESSION_START:
         raise TraceFormatError(path, 1, "a trace must begin with a session.start event")
     sid = events[0].session_id
-    if len(set(map(_session_id, events))) > 1:
+    if sessions is None:
+        sessions = set(map(_session_id, events))
+    if len(sessions) > 1:
         for i, ev in enumerate(events):
             if ev.session_id != sid:
                 raise TraceFormatError(path, i + 1, "a trace holds exactly one session")

@@ -405,7 +405,7 @@ def modelled_all(kind: str, lines: list[dict[str, Any]]) -> list[Any] | None:
                 return None
     # The models, as modelled builds each: the dict itself, every field set, no extra.
     n = len(lines)
-    events = list(map(_new, repeat(model.model, n)))
+    events: list[Any] = list(map(_new, repeat(model.model, n)))
     _each(map(_set, events, repeat("__dict__"), lines))
     _each(map(_set_fields_set, events, map(set.copy, repeat(model.fields_set, n))))
     _each(map(_set_extra, events, map(dict, repeat((), n))))

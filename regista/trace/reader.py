@@ -209,7 +209,7 @@ class Trace:
 
     @cached_property
     def _requests(self) -> _Requests:
-        return _Requests(self._request_events)
+        return _Requests(self.events)
 
     def iter_requests(self) -> Iterator[tuple[LlmRequestEvent, LlmRequest]]:
         """Every ``llm.request`` event with its full rebuilt request, in order (one pass)."""
@@ -330,14 +330,17 @@ class Trace:
 
 
 class _Requests:
-    """Rebuilds the full requests of a trace's ``llm.request`` events (``events``, in
-    order); holds no reference to the trace (see ``Trace._steps``)."""
+    """Rebuilds the full requests of the ``llm.request`` events among ``events`` (a trace's,
+    in order); holds no reference to the trace (see ``Trace._steps``). The requests are
+    picked out when the first is rebuilt: a trace whose requests are never rebuilt (a
+    listing of its steps, a summary) never pays for it."""
 
-    __slots__ = ("cache", "events", "pos")
+    __slots__ = ("all", "cache", "events", "pos")
 
-    def __init__(self, events: list[LlmRequestEvent]) -> None:
-        self.events = events
-        self.pos = {ev.seq: i for i, ev in enumerate(events)}
+    def __init__(self, events: list[Any]) -> None:
+        self.all = events
+        self.events: list[LlmRequestEvent] = []
+        self.pos: dict[int, int] | None = None
         self.cache: dict[int, LlmRequest] = {}
 
     def request_for(self, event: LlmRequestEvent) -> LlmRequest:
@@ -345,6 +348,9 @@ class _Requests:
         cached = self.cache.get(event.seq)
         if cached is not None:
             return cached
+        if self.pos is None:
+            self.events = [ev for ev in self.all if isinstance(ev, LlmRequestEvent)]
+            self.pos = {ev.seq: i for i, ev in enumerate(self.events)}
         pos = self.pos[event.seq]
         chain: list[LlmRequestEvent] = []
         j = pos
