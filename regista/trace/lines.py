@@ -287,35 +287,32 @@ def _model_lines(
         made[kind] = events
     # The rest in order, each request after the results before it (which it may refer to)
     results = where.get(TOOL_RESULT, [])
+    found = made.get(TOOL_RESULT, [])
+    ids, contents = list(map(_tool_use_id, found)), list(map(_content, found))
     noted = 0  # how many of them the decoder has
     read: dict[Any, list[Any]] = {}
     for i in sorted(i for kind, at in where.items() if kind not in _AT_ONCE for i in at):
         upto = bisect(results, i, noted)
         if upto > noted:
-            _note(decoder, [datas[r] for r in results[noted:upto]])
+            decoder.noted(ids[noted:upto], contents[noted:upto])
             noted = upto
-        data = datas[i]
+        kind = kinds[i]
         event = None
-        if kinds[i] == LLM_REQUEST:
-            event = _compact_request(lines[i], data, path, lineno + i + 1, decoder)
+        if kind == LLM_REQUEST:
+            event = _compact_request(lines[i], datas[i], path, lineno + i + 1, decoder)
         if event is None:
-            event = _parsed(lines[i], data, path, lineno + i + 1, decoder)
-        at_kind = read.get(kinds[i])
+            event = _parsed(lines[i], datas[i], path, lineno + i + 1, decoder)
+        at_kind = read.get(kind)
         if at_kind is None:
-            read[kinds[i]] = [event]
+            read[kind] = [event]
         else:
             at_kind.append(event)
     if len(results) > noted:
-        _note(decoder, [datas[r] for r in results[noted:]])
+        decoder.noted(ids[noted:], contents[noted:])
     made.update(read)
     if sessions is not None:  # (a line's, as its event's: validation keeps a str as it is)
         sessions.update(map(dict.get, datas, repeat("session_id")))
     return list(map(next, map({k: iter(v) for k, v in made.items()}.__getitem__, kinds)))
-
-
-def _note(decoder: RequestDecoder, results: list[dict[str, Any]]) -> None:
-    """Give ``decoder`` the tool results ``results`` (plain lines, in order)."""
-    decoder.noted(map(_tool_use_id_of, results), map(_content_of, results))
 
 
 def _compact_request(
@@ -339,7 +336,7 @@ def _compact_request(
         refs = data["result_refs"]
     else:
         return None
-    values = _compact_values(data)
+    values = tuple(data.values())  # (its keys are in the order above)
     if tuple(map(type, values)) not in _COMPACT_TYPES:
         return None
     (
@@ -357,7 +354,7 @@ def _compact_request(
         params,
         prefix,
         messages,
-    ) = values
+    ) = values[:14]
     if version != SCHEMA_VERSION or step < 0 or prefix < 0 or too_deep(raw, data):
         return None
     for message in messages:
@@ -412,15 +409,15 @@ _REQUEST_FIELDS = tuple(f[0] for f in FIELDS[LLM_REQUEST])
 #: The keys of a compact request as the writer lays it out: no system prompt, no tools.
 _COMPACT_REQUEST = tuple(f for f in _REQUEST_FIELDS if f not in ("system", "tools"))
 _COMPACT_REQUEST_REFS = (*_COMPACT_REQUEST, "result_refs")
-_compact_values: Callable[[dict[str, Any]], tuple[Any, ...]] = operator.itemgetter(
-    *_COMPACT_REQUEST
-)
-#: The types of a compact request's values that its model takes as they are.
+#: The types of a compact request's values that its model takes as they are (and its
+#: ``result_refs``, a list).
 _COMPACT_TYPES = frozenset(
-    product(*(f[1] for f in FIELDS[LLM_REQUEST] if f[0] in _COMPACT_REQUEST))
+    types
+    for plain in product(*(f[1] for f in FIELDS[LLM_REQUEST] if f[0] in _COMPACT_REQUEST))
+    for types in (plain, (*plain, list))
 )
-_tool_use_id_of: Callable[[dict[str, Any]], Any] = operator.itemgetter("tool_use_id")
-_content_of: Callable[[dict[str, Any]], Any] = operator.itemgetter("content")
+_tool_use_id: Callable[[Any], Any] = operator.attrgetter("tool_use_id")
+_content: Callable[[Any], Any] = operator.attrgetter("content")
 _version_of: Callable[[dict[str, Any]], Any] = operator.itemgetter("schema_version")
 _step_of: Callable[[dict[str, Any]], Any] = operator.itemgetter("step")
 _response_of: Callable[[dict[str, Any]], Any] = operator.itemgetter("response")
