@@ -223,13 +223,13 @@ def _model_lines(
     ``decoder`` untouched: read them one at a time, which says what is wrong and where.
 
     The lines of the kinds written most but requests (:data:`_AT_ONCE`) are checked and
-    built into their models a kind at a time, a field at a time
-    (:func:`~regista.trace.listing.modelled_all`); then the requests (and any line of
-    another kind) are read in order by :func:`parse_line`, the tool results they refer to
-    given to ``decoder`` between them as they come. Every line not read by
-    :func:`parse_line` is one it reads to the same model without error, so an error is
-    the one it raises, at the line it raises it. ``tests/trace/test_listing_light.py``
-    keeps this equal to the reading one line at a time.
+    built into their models a kind at a time, a field at a time (:func:`_at_once`); then
+    the requests (:func:`_compact_request`), the lines of other kinds and those of a kind
+    not read at once are read in order as :func:`parse_line` reads them, the tool results
+    the requests refer to given to ``decoder`` between them as they come. Every line not
+    read so is one it reads to the same model without error, so an error is the one it
+    raises, at the line it raises it. ``tests/trace/test_decode_pieces.py`` keeps this
+    equal to the reading one line at a time.
     """
     try:
         datas = list(map(orjson.loads, lines))
@@ -254,44 +254,17 @@ def _model_lines(
         return None
     made: dict[Any, Any] = {}
     for kind, at in where.items():
-        if kind not in _AT_ONCE:
-            continue
-        group = list(map(datas.__getitem__, at))
-        events = modelled_all(kind, group)
-        if events is None or {SCHEMA_VERSION} != set(map(_version_of, group)):
-            return None  # (its type was checked: an int)
-        steps = list(map(_step_of, group))
-        if kind == ERROR:
-            steps = [n for n in steps if n is not None]
-        if steps and min(steps) < 0:
-            return None
-        # as too_deep says: a line none of whose values is an object or a list (a decision,
-        # an error, a result whose content is text: their types were checked) is one level
-        # deep
-        if kind in _DEEP_KINDS:
-            for i in at:
-                if too_deep(lines[i], datas[i]):
-                    return None
-        if kind == LLM_RESPONSE:
-            try:
-                for response in map(_response_of, group):
-                    check_response(response)
-            except (ValueError, RecursionError):
-                return None
-        elif kind == TOOL_RESULT:
-            for i, event in zip(at, events, strict=True):
-                if type(event.content) is not str and (
-                    too_deep(lines[i], datas[i]) or check_event(event) is not None
-                ):
-                    return None
-        made[kind] = events
+        if kind in _AT_ONCE:
+            events = _at_once(kind, [lines[i] for i in at], list(map(datas.__getitem__, at)))
+            if events is not None:
+                made[kind] = events
     # The rest in order, each request after the results before it (which it may refer to)
-    results = where.get(TOOL_RESULT, [])
     found = made.get(TOOL_RESULT, [])
+    results = where[TOOL_RESULT] if found else []
     ids, contents = list(map(_tool_use_id, found)), list(map(_content, found))
     noted = 0  # how many of them the decoder has
     read: dict[Any, list[Any]] = {}
-    for i in sorted(i for kind, at in where.items() if kind not in _AT_ONCE for i in at):
+    for i in sorted(i for kind, at in where.items() if kind not in made for i in at):
         upto = bisect(results, i, noted)
         if upto > noted:
             decoder.noted(ids[noted:upto], contents[noted:upto])
@@ -313,6 +286,40 @@ def _model_lines(
     if sessions is not None:  # (a line's, as its event's: validation keeps a str as it is)
         sessions.update(map(dict.get, datas, repeat("session_id")))
     return list(map(next, map({k: iter(v) for k, v in made.items()}.__getitem__, kinds)))
+
+
+def _at_once(kind: str, lines: list[bytes], group: list[dict[str, Any]]) -> list[Any] | None:
+    """The models of ``lines`` (of event ``kind``, one of :data:`_AT_ONCE`; decoded as
+    ``group``) when :func:`parse_line` reads each of them to the model
+    :func:`~regista.trace.listing.modelled` builds, without error; else ``None``: read
+    them one at a time."""
+    events = modelled_all(kind, group)
+    if events is None or {SCHEMA_VERSION} != set(map(_version_of, group)):
+        return None  # (its type was checked: an int)
+    steps = list(map(_step_of, group))
+    if kind == ERROR:
+        steps = [n for n in steps if n is not None]
+    if steps and min(steps) < 0:
+        return None
+    # as too_deep says: a line none of whose values is an object or a list (a decision, an
+    # error, a result whose content is text: their types were checked) is one level deep
+    if kind in _DEEP_KINDS:
+        for raw, data in zip(lines, group, strict=True):
+            if too_deep(raw, data):
+                return None
+    if kind == LLM_RESPONSE:
+        try:
+            for response in map(_response_of, group):
+                check_response(response)
+        except (ValueError, RecursionError):
+            return None
+    elif kind == TOOL_RESULT:
+        for raw, data, event in zip(lines, group, events, strict=True):
+            if type(event.content) is not str and (
+                too_deep(raw, data) or check_event(event) is not None
+            ):
+                return None
+    return events
 
 
 def _compact_request(

@@ -229,6 +229,7 @@ def test_the_reader_reads_the_same_events_with_and_without_pydantic(
 
     fast = [Trace.load(p) for p in SAMPLES]
     monkeypatch.setattr(lines, "modelled", lambda data: None)
+    monkeypatch.setattr(lines, "_modelled_piece", lambda *args: [])  # a few lines at a time
     for trace, path in zip(fast, SAMPLES, strict=True):
         slow = Trace.load(path)
         assert [_model_state(ev) for ev in trace.events] == [_model_state(ev) for ev in slow.events]
