@@ -54,8 +54,14 @@ def _child(code: str, path: Path, tree: Path | None) -> float:
     if tree is not None:
         env["PYTHONPATH"] = str(tree)
     src = CHILD.format(setup=setup, row=row)
+    # -P: the tree on PYTHONPATH, not the current directory's (run from a checkout, ``-c``
+    # would put it first on sys.path and both trees would measure it)
     out = subprocess.run(
-        [sys.executable, "-c", src, str(path)], env=env, capture_output=True, text=True, check=True
+        [sys.executable, "-P", "-c", src, str(path)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     return float(out.stdout.split()[-1])
 
