@@ -849,8 +849,9 @@ def parse_file(
     append = events.append
     decoder = parser.decoder if messages else None  # a listing rebuilds no request
     fast = _light if light and not messages else None
-    # Each piece's lines read together (_light_lines), until two pieces of other lines
-    # (another writer's, an older schema's) were not: the rest is read a line at a time.
+    # Each piece's lines read together (_light_lines for a listing; a few at a time,
+    # _modelled_piece, for a full decode), until two pieces of other lines (another
+    # writer's, an older schema's) were not: the rest is read a line at a time.
     misses = 0 if fast is not None or (decoder is not None and not light) else 2
     lineno = 0
     rest = b""  # the start of a line the next piece ends
