@@ -622,73 +622,81 @@ def _light_lines(lines: list[bytes], seq: int, path: Path, lineno: int) -> list[
     than by the common case below, or refused: they are then read one at a time, which
     says what is wrong and where as the reference says it.
 
-    The common case: the lines of the kinds :func:`_light` reads whole are decoded and
+    The common case: every line is decoded in one ``map`` (a request from its head, as
+    :func:`_light` reads it), and the lines of the kinds :func:`_light` reads whole are
     checked a kind at a time, a field at a time (``map`` and sets, in C) rather than a line
-    at a time; a request is read by :func:`_light`, a line of another kind by
-    :func:`parse_line`. ``tests/trace/test_listing_light.py`` keeps this equal to the
-    reading one line at a time, on clean, changed and half-written lines.
+    at a time; a line of another kind, and a compaction (the longest lines by far, decoded
+    once), is read by :func:`parse_line`. ``tests/trace/test_listing_light.py`` keeps this
+    equal to the reading one line at a time, on clean, changed and half-written lines.
     """
-    requests = list(map(bytes.find, lines, repeat(_B_REQUEST_TYPE), repeat(0), repeat(256)))
-    # a compaction (the longest lines by far) is read by parse_line alone, not twice
-    compactions = list(map(bytes.find, lines, repeat(_B_COMPACTION_TYPE), repeat(0), repeat(256)))
-    whole = list(compress(lines, map(_neither, requests, compactions)))
-    # the requests, from their heads (as _light reads them)
-    found = list(map(_request_head, compress(lines, map((0).__le__, requests))))
+    n = len(lines)
+    requests = list(map((0).__le__, map(bytes.find, lines, repeat(_B_REQUEST_TYPE), _ZERO, _HEAD)))
+    compactions = list(
+        map((0).__le__, map(bytes.find, lines, repeat(_B_COMPACTION_TYPE), _ZERO, _HEAD))
+    )
+    # what is decoded: each line, a request's head in its place, a compaction's nothing
+    src = lines[:]
+    asked_at = list(compress(range(n), requests))
+    found = list(map(_request_head, compress(lines, requests)))
     if None in found:
         return None
-    heads = cast(list[bytes], found)
+    for i, head in zip(asked_at, cast(list[bytes], found), strict=True):
+        src[i] = head
+    compacted_at = [i for i in compress(range(n), compactions) if not requests[i]]
+    for i in compacted_at:
+        src[i] = b"{}"
     try:
-        asked = list(map(orjson.loads, heads))
-    except orjson.JSONDecodeError:
-        return None
-    if asked and (
-        set(map(type, asked)) != {dict}
-        or not all(map(_LEFT_OUT_OF_HEAD.isdisjoint, asked))
-        or not all(map(operator.eq, map(dict.get, asked, repeat("type")), repeat(LLM_REQUEST)))
-    ):
-        return None
-    for data in asked:
-        data["messages"] = []  # as _without_messages leaves it
-    try:
-        datas = list(map(orjson.loads, whole))
+        datas = list(map(orjson.loads, src))
     except orjson.JSONDecodeError:
         return None
     if datas and set(map(type, datas)) != {dict}:
         return None
     kinds = list(map(dict.get, datas, repeat("type")))
-    groups: dict[str, tuple[list[bytes], list[dict[str, Any]]]] = {}
+    asked = list(compress(datas, requests))
+    if asked and (
+        not all(map(_LEFT_OUT_OF_HEAD.isdisjoint, asked))
+        or not all(map(operator.eq, compress(kinds, requests), repeat(LLM_REQUEST)))
+    ):
+        return None
+    for i in asked_at:
+        kinds[i] = _ASKED
+    for i in compacted_at:
+        kinds[i] = _COMPACTED
     try:
-        for raw, data, kind in zip(whole, datas, kinds, strict=True):
-            if kind in _LIGHT_KINDS:
-                pair = groups.get(kind)
-                if pair is None:
-                    pair = groups[kind] = ([], [])
-                pair[0].append(raw)
-                pair[1].append(data)
+        present = set(kinds)
     except TypeError:  # a type that is no str, nor hashable
         return None
-    if asked:
-        groups[LLM_REQUEST] = (heads, asked)  # (a request's depth is not checked)
-    for kind, (raws, group) in groups.items():
-        values = listed_all(kind, group)
-        if values is None or {SCHEMA_VERSION} != set(map(_first, values)):
+    for data in asked:
+        data["messages"] = []  # as _without_messages leaves it
+    for kind in present:
+        if kind not in _LIGHT_KINDS and kind is not _ASKED:
+            continue
+        if kind is _ASKED:
+            kind, raws, group = LLM_REQUEST, [], asked  # (a request's depth is not checked)
+        else:
+            chosen = list(map(operator.eq, kinds, repeat(kind)))
+            raws = list(compress(lines, chosen))
+            group = list(compress(datas, chosen))
+        if not listed_all(kind, group) or {SCHEMA_VERSION} != set(map(_version, group)):
             return None  # (its type was checked: an int)
         steps = list(map(_step, group))
         if kind == ERROR:
-            steps = [n for n in steps if n is not None]
+            steps = [s for s in steps if s is not None]
         if steps and min(steps) < 0:
             return None
         if kind == LLM_REQUEST:
             continue  # nothing nested to check (check_event's, without messages)
-        plain = _PLAIN_SIZE[kind]
-        for raw, data in zip(raws, group, strict=True):
-            # as too_deep says: a line with no object or list among its values is one
-            # level deep
-            if (
-                len(data) != plain
-                or kind in _NESTED
-                or (kind == TOOL_RESULT and type(data["content"]) is not str)
-            ) and too_deep(raw, data):
+        # as too_deep says: a line with no object or list among its values (no extra
+        # field, of a kind that holds no object) is one level deep
+        if kind in _NESTED:
+            if any(map(too_deep, raws, group)):
+                return None
+        else:
+            odd = list(map(_PLAIN_SIZE[kind].__ne__, map(len, group)))
+            if kind == TOOL_RESULT:
+                nested = map(operator.is_not, map(type, map(_content, group)), repeat(str))
+                odd = list(map(operator.or_, odd, nested))
+            if any(odd) and any(map(too_deep, compress(raws, odd), compress(group, odd))):
                 return None
         if kind == LLM_RESPONSE:
             try:
@@ -700,40 +708,34 @@ def _light_lines(lines: list[bytes], seq: int, path: Path, lineno: int) -> list[
             for data in group:
                 if type(data["content"]) is not str and check_event(listed(data)) is not None:
                     return None
-    read = iter(views(datas))
-    decoded = iter(kinds)
-    read_asked = iter(views(asked))
-    events: list[Any] = []
-    for raw, request, compaction in zip(lines, requests, compactions, strict=True):
-        lineno += 1
-        if request >= 0:
-            event = next(read_asked)
-        elif compaction >= 0:
-            try:
-                event = parse_line(raw, path, lineno, None, messages=False, light=True)
-            except RegistaError:
-                return None
-        else:
-            event = next(read)
-            if next(decoded) not in _LIGHT_KINDS:
-                try:
-                    event = parse_line(raw, path, lineno, None, messages=False, light=True)
-                except RegistaError:
-                    return None
-        events.append(event)
-    if list(map(_seq, events)) != list(range(seq, seq + len(events))):
+    events = views(datas)
+    # a compaction, and a line of another kind (a session's start or end), the usual way
+    if present <= _READ_AT_ONCE:
+        others = compacted_at
+    else:
+        others = [
+            i for i, kind in enumerate(kinds) if kind is not _ASKED and kind not in _LIGHT_KINDS
+        ]
+    for i in others:
+        try:
+            events[i] = parse_line(lines[i], path, lineno + 1 + i, None, messages=False, light=True)
+        except RegistaError:
+            return None
+    if list(map(_seq, events)) != list(range(seq, seq + n)):
         return None
     return events
 
 
-def _neither(request: int, compaction: int) -> bool:
-    return request < 0 and compaction < 0  # bytes.find's -1: not found
+_ZERO, _HEAD = repeat(0), repeat(256)
+#: What :func:`_light_lines` puts in place of a request's kind, and a compaction's.
+_ASKED, _COMPACTED = object(), object()
 
 
 _B_COMPACTION_TYPE = b'"type":"context.compaction"'
-_first: Callable[[tuple[Any, ...]], Any] = operator.itemgetter(0)
 _step: Callable[[dict[str, Any]], Any] = operator.itemgetter("step")
 _response: Callable[[dict[str, Any]], Any] = operator.itemgetter("response")
+_version: Callable[[dict[str, Any]], Any] = operator.itemgetter("schema_version")
+_content: Callable[[dict[str, Any]], Any] = operator.itemgetter("content")
 _seq: Callable[[Any], Any] = operator.attrgetter("seq")
 #: How many fields each kind :func:`_light_lines` checks has (a line with no extra field
 #: has this many keys).
@@ -748,6 +750,8 @@ _NESTED = frozenset((LLM_RESPONSE, TOOL_CALL))
 #: The kinds :func:`_light` reads whole (their nested values are checked there as
 #: :func:`check_event` checks them).
 _LIGHT_KINDS = frozenset((LLM_RESPONSE, TOOL_CALL, PERMISSION_DECISION, TOOL_RESULT, ERROR))
+#: What :func:`_light_lines` reads of a piece without :func:`parse_line` (but compactions).
+_READ_AT_ONCE = _LIGHT_KINDS | {_ASKED, _COMPACTED}
 #: What a request's head never holds when laid out as the writer lays it.
 _LEFT_OUT_OF_HEAD = frozenset(("messages", "system", "tools", "result_refs", "messages_prefix"))
 

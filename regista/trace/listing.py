@@ -241,7 +241,7 @@ class _Fields:
 class _Kind(_Fields):
     """What :func:`listed` knows of one kind of event."""
 
-    __slots__ = ("filled", "left_out", "values")
+    __slots__ = ("filled", "getters", "left_out", "names", "values")
 
     def __init__(self, kind: str) -> None:
         left_out = dict(LEFT_OUT.get(kind, ()))
@@ -250,6 +250,10 @@ class _Kind(_Fields):
         #: The values of the fields, in order, from a line's dict (``KeyError``: one is
         #: missing); the fields are at least two (the envelope's).
         self.values = itemgetter(*(f[0] for f in fields))
+        #: Each field's value from a line's dict, a field at a time.
+        self.getters = tuple(itemgetter(f[0]) for f in fields)
+        #: The fields' names, in order.
+        self.names = tuple(f[0] for f in fields)
         self.filled = tuple(left_out.items())
         self.left_out = frozenset(left_out)
 
@@ -283,32 +287,37 @@ def listed(data: dict[str, Any]) -> Listed | None:
     return event
 
 
-def listed_all(kind: str, lines: list[dict[str, Any]]) -> list[tuple[Any, ...]] | None:
+def listed_all(kind: str, lines: list[dict[str, Any]]) -> bool:
     """:func:`listed`'s check of each of ``lines`` (decoded lines of event ``kind``; a
-    request's read as :data:`LEFT_OUT` says), made a field at a time for them all: each
-    line's field values, in the model's order, when :func:`listed` takes every one of
-    them (and the fields left out filled, as it fills them); else ``None``. Their views
-    are :func:`views` of them."""
+    request's read as :data:`LEFT_OUT` says), made a field at a time for them all: whether
+    :func:`listed` takes every one of them (then the fields left out are filled, as it
+    fills them). Their views are :func:`views` of them."""
     fields = _KINDS[kind]
     if fields.filled and not all(map(fields.left_out.isdisjoint, lines)):
-        return None  # read whole: the values of these are for the models to judge
-    try:
-        values = list(map(fields.values, lines))
-    except KeyError:
-        return None
+        return False  # read whole: the values of these are for the models to judge
+    if set(map(tuple, lines)) == {fields.names}:  # the model's fields in its order, no other
+        # (the writer's lines): each line's value types, in the fields' order
+        keys = set(map(tuple, map(map, repeat(type), map(dict.values, lines))))
+    else:
+        try:
+            values = list(map(fields.values, lines))
+        except KeyError:
+            return False
+        keys = set(map(tuple, map(map, repeat(type), values)))
     seen, types = fields.seen, fields.types
-    for key in set(map(tuple, map(map, repeat(type), values))):
+    for key in keys:
         if key not in seen:
             if not all(t in ok for t, ok in zip(key, types, strict=True)):
-                return None
+                return False
             seen.add(key)
     for i, allowed in fields.literals:
-        if not allowed.issuperset(map(itemgetter(i), values)):  # strs: their type was checked
-            return None
+        if not allowed.issuperset(map(fields.getters[i], lines)):  # strs: their type was checked
+            return False
     for i in fields.lists:
-        for value in map(itemgetter(i), values):
-            if type(value) is list and not all(type(item) is dict for item in value):
-                return None
+        if any(key[i] is list for key in keys):
+            for value in map(fields.getters[i], lines):
+                if type(value) is list and not all(type(item) is dict for item in value):
+                    return False
     for name, default in fields.filled:
         if default is list:
             for line in lines:
@@ -316,7 +325,7 @@ def listed_all(kind: str, lines: list[dict[str, Any]]) -> list[tuple[Any, ...]] 
         else:
             for line in lines:
                 line[name] = default
-    return values
+    return True
 
 
 def _view(data: dict[str, Any]) -> Listed:
