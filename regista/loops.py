@@ -129,12 +129,15 @@ class RepeatFinder:
     def add(self, step: Any) -> list[Repeat]:
         """The repeats ``step`` (a :class:`~regista.trace.steps.Step`) makes, also kept in
         :attr:`repeats`."""
-        found: list[Repeat] = []
-        if step.kind == "tool":
-            found += self._tool(step)
-        elif step.kind == "model":
-            found += self._model(step)
-        self.repeats += found
+        kind = step.kind
+        if kind == "tool":
+            found = self._tool(step)
+        elif kind == "model":
+            found = self._model(step)
+        else:
+            return []
+        if found:
+            self.repeats += found
         return found
 
     def _tool(self, step: Any) -> list[Repeat]:
@@ -142,29 +145,32 @@ class RepeatFinder:
         if call is None:
             return []
         found: list[Repeat] = []
-        key = _digest([call.name, call.input])
-        first = self._calls.setdefault(key, step.index)
-        if first != step.index:
-            what = _short(f"{call.name} {orjson.dumps(call.input).decode(errors='replace')}")
-            found.append(Repeat(step.index, "repeated_call", first, what, ("call", key)))
+        name, index = call.name, step.index
+        key = _digest([name, call.input])
+        first = self._calls.setdefault(key, index)
+        if first != index:
+            what = _short(f"{name} {orjson.dumps(call.input).decode(errors='replace')}")
+            found.append(Repeat(index, "repeated_call", first, what, ("call", key)))
         result = step.result
-        if result is not None and result.is_error:
+        if result is None:
+            return found
+        if result.is_error:
             error = _digest(_result_text(result.content))
-            last = self._tool_errors.get(call.name)
+            last = self._tool_errors.get(name)
             if last is not None and last[1] == error:
                 text = _short(_result_text(result.content))
-                found.append(Repeat(step.index, "retry", last[0], text, ("tool", call.name, error)))
-                self._tool_errors[call.name] = (last[0], error)  # the run keeps its first
+                found.append(Repeat(index, "retry", last[0], text, ("tool", name, error)))
+                self._tool_errors[name] = (last[0], error)  # the run keeps its first
             else:
-                self._tool_errors[call.name] = (step.index, error)
-        elif result is not None:
-            self._tool_errors.pop(call.name, None)  # it worked: the run of retries ends
+                self._tool_errors[name] = (index, error)
+        elif self._tool_errors:
+            self._tool_errors.pop(name, None)  # it worked: the run of retries ends
         return found
 
     def _model(self, step: Any) -> list[Repeat]:
-        found: list[Repeat] = []
         errors = step.errors
         if errors:
+            found: list[Repeat] = []
             error = errors[0]
             key = _digest([error.error_type, error.message])
             last = self._model_error
@@ -176,23 +182,22 @@ class RepeatFinder:
             return found
         response = step.response_event
         if response is None:
-            return found
+            return []
         self._model_error = None
         content = _answer_form(response.response.get("content"))
         if not content:
-            return found
+            return []
         key = _digest(content)
-        first = self._answers.setdefault(key, step.index)
-        if first != step.index:
-            text = " ".join(
-                str(b.get("text", ""))
-                or f"{b.get('name', '')} {orjson.dumps(b.get('input')).decode()}"
-                for b in content
-                if isinstance(b, dict)
-            )
-            repeat = Repeat(step.index, "repeated_answer", first, _short(text), ("answer", key))
-            found.append(repeat)
-        return found
+        index = step.index
+        first = self._answers.setdefault(key, index)
+        if first == index:
+            return []
+        text = " ".join(
+            str(b.get("text", "")) or f"{b.get('name', '')} {orjson.dumps(b.get('input')).decode()}"
+            for b in content
+            if isinstance(b, dict)
+        )
+        return [Repeat(index, "repeated_answer", first, _short(text), ("answer", key))]
 
 
 def find_repeats(steps: Iterable[Any]) -> list[Repeat]:
@@ -204,12 +209,15 @@ def find_repeats(steps: Iterable[Any]) -> list[Repeat]:
 
 
 def waste(
-    repeats: list[Repeat], took: Callable[[int], tuple[Tokens, float | None]]
+    repeats: list[Repeat],
+    took: Callable[[int], tuple[Tokens, float | None]],
+    *,
+    each: bool = True,
 ) -> dict[str, Any] | None:
     """What the repeats took, as every view gives it (``show --json``, MCP, ``runs --json``,
-    share): how many, their tokens and cost (``took(step)`` gives a step's), each repeat,
-    and the repeats grouped by what they repeat (:func:`group_repeats`); ``None`` when
-    there is none."""
+    share): how many, their tokens and cost (``took(step)`` gives a step's), each repeat
+    (``each``; a view that prints only the groups leaves them out), and the repeats
+    grouped by what they repeat (:func:`group_repeats`); ``None`` when there is none."""
     if not repeats:
         return None
     from regista.pricing import add_costs, round_cost
@@ -220,13 +228,15 @@ def waste(
     for t, c in spent.values():
         tokens = tokens + t
         cost = add_costs(cost, c)
-    return {
+    out: dict[str, Any] = {
         "count": len(spent),
         "tokens": tokens.as_dict(),
         "cost_usd": round_cost(cost),
-        "repeats": [r.as_dict() for r in repeats],
-        "groups": group_repeats(repeats, spent.__getitem__),
     }
+    if each:
+        out["repeats"] = [r.as_dict() for r in repeats]
+    out["groups"] = group_repeats(repeats, spent.__getitem__)
+    return out
 
 
 def group_repeats(

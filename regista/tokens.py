@@ -138,10 +138,17 @@ def tokens_of(raw: Any) -> Tokens:
     is validated, and refused, as it would be); the split of cache writes and the reasoning
     count are read when they are plain counts, else left out.
     """
+    kind = type(raw)
+    if kind is Tokens:  # read already
+        return raw
+    if kind is dict and raw and _MORE.isdisjoint(raw):  # a usage as most are recorded
+        get = raw.get
+        a, b = get("input_tokens", 0), get("output_tokens", 0)
+        c, d = get("cache_creation_input_tokens", 0), get("cache_read_input_tokens", 0)
+        if type(a) is int and type(b) is int and type(c) is int and type(d) is int:
+            return Tokens(a, b, d, c)
     if raw is None or raw == {}:
         return _NONE
-    if type(raw) is Tokens:  # read already
-        return raw
     if not isinstance(raw, dict):
         dump = getattr(raw, "model_dump", None)
         raw = dump() if dump is not None else raw
@@ -174,6 +181,8 @@ def tokens_of(raw: Any) -> Tokens:
 
 
 _NONE = Tokens()
+#: The keys of a usage that are read beyond its four counts.
+_MORE = frozenset(("cache_creation", "reasoning_output_tokens", "output_tokens_details"))
 
 
 def token_totals(raws: Iterable[Any]) -> Tokens:

@@ -85,12 +85,13 @@ def run(args: argparse.Namespace) -> int:
         steps = StepsPass(trace, _limit(width))
         console.print(header(trace, None if args.full else GIST_WIDTH, steps.glance))
         print_steps(console, trace, width, steps)
-        print_repeats(console, repeats_of(steps), width)
+        print_repeats(console, repeats_of(steps, each=False), width)
     return 0
 
 
-def repeats_of(steps: StepsPass) -> dict[str, Any] | None:
-    """The run's repeats and what they took (:func:`regista.loops.waste`)."""
+def repeats_of(steps: StepsPass, *, each: bool = True) -> dict[str, Any] | None:
+    """The run's repeats and what they took (:func:`regista.loops.waste`; ``each``: every
+    repeat too, else only their groups)."""
     from regista.breakdown import tokens_and_cost
     from regista.loops import RepeatFinder, waste
     from regista.tokens import tokens_of
@@ -109,7 +110,7 @@ def repeats_of(steps: StepsPass) -> dict[str, Any] | None:
             return nothing
         return tokens_and_cost(ev for ev in (row.response, row.compaction) if ev is not None)
 
-    return waste(finder.repeats, took)
+    return waste(finder.repeats, took, each=each)
 
 
 def print_repeats(console: Any, found: dict[str, Any] | None, width: int | None) -> None:
