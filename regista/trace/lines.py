@@ -630,10 +630,11 @@ def _light_lines(lines: list[bytes], seq: int, path: Path, lineno: int) -> list[
     equal to the reading one line at a time, on clean, changed and half-written lines.
     """
     n = len(lines)
-    requests = list(map((0).__le__, map(bytes.find, lines, repeat(_B_REQUEST_TYPE), _ZERO, _HEAD)))
-    compactions = list(
-        map((0).__le__, map(bytes.find, lines, repeat(_B_COMPACTION_TYPE), _ZERO, _HEAD))
-    )
+    # A line's kind, from the first "type" key in its head: a request or a compaction
+    # (another line, or one laid out otherwise, is found by its decoded type instead).
+    types = list(map(bytes.find, lines, _B_TYPE, _ZERO, _HEAD))  # -1: the last byte, no match
+    requests = list(map(bytes.startswith, lines, repeat(_B_REQUEST_TYPE), types))
+    compactions = list(map(bytes.startswith, lines, repeat(_B_COMPACTION_TYPE), types))
     # what is decoded: each line, a request's head in its place, a compaction's nothing
     src = lines[:]
     asked_at = list(compress(range(n), requests))
@@ -726,7 +727,7 @@ def _light_lines(lines: list[bytes], seq: int, path: Path, lineno: int) -> list[
     return events
 
 
-_ZERO, _HEAD = repeat(0), repeat(256)
+_ZERO, _HEAD, _B_TYPE = repeat(0), repeat(256), repeat(b'"type":"')
 #: What :func:`_light_lines` puts in place of a request's kind, and a compaction's.
 _ASKED, _COMPACTED = object(), object()
 
