@@ -14,8 +14,10 @@ from __future__ import annotations
 import operator
 import warnings
 from bisect import bisect
+from collections import deque
 from collections.abc import Callable
 from itertools import compress, product, repeat
+from operator import add, getitem
 from pathlib import Path
 from typing import Any, cast
 
@@ -632,9 +634,17 @@ def _light_lines(lines: list[bytes], seq: int, path: Path, lineno: int) -> list[
     n = len(lines)
     # A line's kind, from the first "type" key in its head: a request or a compaction
     # (another line, or one laid out otherwise, is found by its decoded type instead).
-    types = list(map(bytes.find, lines, _B_TYPE, _ZERO, _HEAD))  # -1: the last byte, no match
-    requests = list(map(bytes.startswith, lines, repeat(_B_REQUEST_TYPE), types))
-    compactions = list(map(bytes.startswith, lines, repeat(_B_COMPACTION_TYPE), types))
+    # Told apart by the 7th letter of the type's value ("llm.request", "context.compaction"):
+    # a line taken for another (an odd one, cut short) is read whole as its kind says, or
+    # (a request's head that is none) makes the piece read a line at a time.
+    try:
+        letters = list(
+            map(getitem, lines, map(add, map(bytes.find, lines, _B_TYPE, _ZERO, _HEAD), _SEVENTH))
+        )
+    except IndexError:  # a line shorter than its type: read a line at a time
+        return None
+    requests = list(map(_Q.__eq__, letters))
+    compactions = list(map(_T.__eq__, letters))
     # what is decoded: each line, a request's head in its place, a compaction's nothing
     src = lines[:]
     asked_at = list(compress(range(n), requests))
@@ -667,8 +677,8 @@ def _light_lines(lines: list[bytes], seq: int, path: Path, lineno: int) -> list[
         present = set(kinds)
     except TypeError:  # a type that is no str, nor hashable
         return None
-    for data in asked:
-        data["messages"] = []  # as _without_messages leaves it
+    # as _without_messages leaves them
+    deque(map(dict.__setitem__, asked, repeat("messages"), map(list, repeat((), len(asked)))), 0)
     for kind in present:
         if kind not in _LIGHT_KINDS and kind is not _ASKED:
             continue
@@ -728,6 +738,9 @@ def _light_lines(lines: list[bytes], seq: int, path: Path, lineno: int) -> list[
 
 
 _ZERO, _HEAD, _B_TYPE = repeat(0), repeat(256), repeat(b'"type":"')
+#: Where the 7th letter of a type's value is from where its key begins, and that letter in
+#: "llm.request" and in "context.compaction" (no other kind has either there).
+_SEVENTH, _Q, _T = repeat(len('"type":"') + 6), ord("q"), ord("t")
 #: What :func:`_light_lines` puts in place of a request's kind, and a compaction's.
 _ASKED, _COMPACTED = object(), object()
 

@@ -17,9 +17,10 @@ the models' annotations, so the two cannot drift apart. Nested payloads are chec
 
 from __future__ import annotations
 
+import operator
 from collections import deque
 from collections.abc import Sequence
-from itertools import repeat
+from itertools import chain, compress, repeat
 from operator import itemgetter
 from pathlib import Path
 from types import NoneType
@@ -314,17 +315,14 @@ def listed_all(kind: str, lines: list[dict[str, Any]]) -> bool:
         if not allowed.issuperset(map(fields.getters[i], lines)):  # strs: their type was checked
             return False
     for i in fields.lists:
-        if any(key[i] is list for key in keys):
-            for value in map(fields.getters[i], lines):
-                if type(value) is list and not all(type(item) is dict for item in value):
-                    return False
-    for name, default in fields.filled:
-        if default is list:
-            for line in lines:
-                line[name] = []
-        else:
-            for line in lines:
-                line[name] = default
+        if any(key[i] is list for key in keys):  # every item of each list an object
+            values = list(map(fields.getters[i], lines))
+            lists = compress(values, map(operator.is_, map(type, values), repeat(list)))
+            if not {dict}.issuperset(map(type, chain.from_iterable(lists))):
+                return False
+    for name, default in fields.filled:  # (in C: a request's head is read every 5th line)
+        made = map(list, repeat((), len(lines))) if default is list else repeat(default)
+        deque(map(dict.__setitem__, lines, repeat(name), made), 0)
     return True
 
 
