@@ -152,21 +152,27 @@ class Row:
             # Who answered: an offline model shows as "scripted", never as the model name
             # the request carried.
             title = "scripted" if self.scripted else self.model or "?"
-            complete = self.response is not None
+            closing = self.response
+            complete = closing is not None
             if gist is None:  # no answer: the error says why
-                gist = model_gist(self.response, self.error, limit)
+                gist = model_gist(closing, self.error, limit)
         elif kind == "tool":
             title = self.tool or "?"
-            complete = self.result is not None
+            closing = self.result
+            complete = closing is not None
             if gist is None:  # no result
-                gist = tool_gist(self.call, self.result, limit)
+                gist = tool_gist(self.call, closing, limit)
         else:
             title = "compaction"
+            closing = self.compaction
             complete = True
-        denied = bool(self.denied)
-        # A denied tool never ran.
-        took = None if denied else self.ms
-        ms = "" if took is None else ms_text(took)
+        # A denied tool never ran (its time: see ms).
+        if self.denied:
+            denied, ms = True, ""
+        else:
+            denied = False
+            took = took_ms(self.first, closing, self.last)
+            ms = "" if took is None else ms_text(took)
         is_error = self.error is not None or self.failed
         origin = self.origin or "live"
         plain = complete and not denied and not is_error and origin == "live" and not mixed
