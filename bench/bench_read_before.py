@@ -118,6 +118,11 @@ def main() -> None:
             f"  {name:8} floor {f:6.3f} s   before {b:6.3f} s {b / f:5.2f}×   "
             f"now {n:6.3f} s {n / f:5.2f}×   (CPU, median of {args.repeat})"
         )
+        spread = {"floor": floors, **times}
+        print(
+            "           spread: "
+            + "   ".join(f"{k} {min(v):.3f}-{max(v):.3f} s" for k, v in spread.items())
+        )
 
 
 if __name__ == "__main__":

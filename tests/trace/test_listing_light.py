@@ -404,3 +404,53 @@ def test_a_long_trace_is_listed_as_the_models_read_it(
     )
     if how in ("clean", "every piece"):
         assert read_at_once.count(True) >= 3, read_at_once
+
+
+def _lookalikes(rng: random.Random, raw: bytes) -> bytes:
+    """``raw`` with its kind made hard to tell from its head: a type of another name with
+    the letter requests or compactions have where theirs is ("llm.request"'s q,
+    "context.compaction"'s t), a nested ``"type"`` key before its own, the type key after
+    256 bytes, or a line that ends right after its type."""
+    try:
+        line = orjson.loads(raw)
+    except orjson.JSONDecodeError:  # changed already
+        return raw
+    how = rng.randrange(5)
+    if how == 0:
+        line["type"] = rng.choice(["xxxxxxq", "abcdeftx", "llm.requesT", "context.compactioN"])
+    elif how == 1:
+        nested = {"type": rng.choice(["llm.request", "context.compaction", "text"])}
+        line = {"note": nested, **line}
+    elif how == 2:
+        line = {"pad": "p" * 300, **line}
+    elif how == 3:
+        return b'{"type":"llm.re'
+    else:
+        line = {k: v for k, v in line.items() if k != "type"}
+        line["type"] = rng.choice(["llm.request", "context.compaction"])  # its key last
+    return orjson.dumps(line)
+
+
+def test_a_piece_tells_requests_and_compactions_as_the_lines_read_alone() -> None:
+    """Seeded: ``lines._light_lines`` tells a request or a compaction by one letter of its
+    type's value; a line that only looks like one (or hides what it is) is read as the
+    reading one line at a time reads it, or the piece is left to that reading."""
+    from regista.trace.lines import _light_lines
+
+    rng = random.Random(int(os.environ.get("REGISTA_FUZZ_SEED", "1212")) + 53)
+    sources = [p.read_bytes().splitlines() for p in SAMPLES]
+    compared = 0
+    for _ in range(int(os.environ.get("REGISTA_FUZZ_ITERATIONS", "150"))):
+        source = rng.choice(sources)
+        start = rng.randrange(len(source))
+        lines = source[start : start + rng.randrange(1, 30)]
+        for _ in range(rng.randrange(1, 3)):
+            k = rng.randrange(len(lines))
+            lines[k] = _lookalikes(rng, lines[k])
+        want = _one_at_a_time(lines, start)
+        got = _light_lines(lines, start, Path("t.jsonl"), start)
+        if got is not None:
+            assert want is not None, lines
+            assert [_view(ev) for ev in got] == want
+            compared += 1
+    assert compared > 10  # not only left to the line at a time
