@@ -138,10 +138,9 @@ def tokens_of(raw: Any) -> Tokens:
     is validated, and refused, as it would be); the split of cache writes and the reasoning
     count are read when they are plain counts, else left out.
     """
-    kind = type(raw)
-    if kind is Tokens:  # read already
+    if type(raw) is Tokens:  # read already
         return raw
-    if kind is dict and raw and _MORE.isdisjoint(raw):  # a usage as most are recorded
+    if type(raw) is dict and raw and _MORE.isdisjoint(raw):  # a usage as most are recorded
         get = raw.get
         a, b = get("input_tokens", 0), get("output_tokens", 0)
         c, d = get("cache_creation_input_tokens", 0), get("cache_read_input_tokens", 0)
