@@ -688,7 +688,7 @@ def _light_lines(lines: list[bytes], seq: int, path: Path, lineno: int) -> list[
             chosen = list(map(operator.eq, kinds, repeat(kind)))
             raws = list(compress(lines, chosen))
             group = list(compress(datas, chosen))
-        if not listed_all(kind, group) or {SCHEMA_VERSION} != set(map(_version, group)):
+        if not listed_all(kind, group) or {SCHEMA_VERSION} != set(map(_version_of, group)):
             return None  # (its type was checked: an int)
         steps = list(map(_step, group))
         if kind == ERROR:
@@ -705,7 +705,7 @@ def _light_lines(lines: list[bytes], seq: int, path: Path, lineno: int) -> list[
         else:
             odd = list(map(_PLAIN_SIZE[kind].__ne__, map(len, group)))
             if kind == TOOL_RESULT:
-                nested = map(operator.is_not, map(type, map(_content, group)), repeat(str))
+                nested = map(operator.is_not, map(type, map(_content_key, group)), repeat(str))
                 odd = list(map(operator.or_, odd, nested))
             if any(odd) and any(map(too_deep, compress(raws, odd), compress(group, odd))):
                 return None
@@ -748,8 +748,7 @@ _ASKED, _COMPACTED = object(), object()
 _B_COMPACTION_TYPE = b'"type":"context.compaction"'
 _step: Callable[[dict[str, Any]], Any] = operator.itemgetter("step")
 _response: Callable[[dict[str, Any]], Any] = operator.itemgetter("response")
-_version: Callable[[dict[str, Any]], Any] = operator.itemgetter("schema_version")
-_content: Callable[[dict[str, Any]], Any] = operator.itemgetter("content")
+_content_key: Callable[[dict[str, Any]], Any] = operator.itemgetter("content")
 _seq: Callable[[Any], Any] = operator.attrgetter("seq")
 #: How many fields each kind :func:`_light_lines` checks has (a line with no extra field
 #: has this many keys).
