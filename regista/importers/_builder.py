@@ -34,24 +34,14 @@ from regista.tokens import Tokens, tokens_of
 from regista.trace.events import (
     CONTEXT_COMPACTION,
     ERROR,
+    EVENT_CLASSES,
     LLM_REQUEST,
     LLM_RESPONSE,
-    PERMISSION_DECISION,
     SCHEMA_VERSION,
     SESSION_END,
     SESSION_START,
     TOOL_CALL,
     TOOL_RESULT,
-    ContextCompaction,
-    ErrorEvent,
-    EventBase,
-    LlmRequestEvent,
-    LlmResponseEvent,
-    PermissionDecision,
-    SessionEnd,
-    SessionStart,
-    ToolCall,
-    ToolResult,
 )
 from regista.trace.writer import TraceWriter
 from regista.types import _SPLIT, Usage
@@ -650,17 +640,6 @@ class RunBuilder:
         return self.events
 
 
-_CLASSES: dict[str, type[EventBase]] = {
-    SESSION_START: SessionStart,
-    LLM_REQUEST: LlmRequestEvent,
-    LLM_RESPONSE: LlmResponseEvent,
-    TOOL_CALL: ToolCall,
-    PERMISSION_DECISION: PermissionDecision,
-    TOOL_RESULT: ToolResult,
-    CONTEXT_COMPACTION: ContextCompaction,
-    ERROR: ErrorEvent,
-    SESSION_END: SessionEnd,
-}
 #: Fields the writer makes itself.
 _ENVELOPE = frozenset(("schema_version", "session_id", "seq", "type"))
 
@@ -690,7 +669,7 @@ class RunEncoder:
         """The lines of ``events`` (the next ones of the run)."""
         append = self._writer.append
         for ev in events:
-            append(_CLASSES[ev["type"]], {k: v for k, v in ev.items() if k not in _ENVELOPE})
+            append(EVENT_CLASSES[ev["type"]], {k: v for k, v in ev.items() if k not in _ENVELOPE})
         data = self._buf.getvalue()
         self._buf.seek(0)
         self._buf.truncate()

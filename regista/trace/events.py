@@ -9,7 +9,7 @@ Timestamps are made when an event is created, never when it is loaded.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
@@ -31,6 +31,7 @@ from regista.trace.names import (
 __all__ = [
     "CONTEXT_COMPACTION",
     "ERROR",
+    "EVENT_CLASSES",
     "LLM_REQUEST",
     "LLM_RESPONSE",
     "PERMISSION_DECISION",
@@ -334,6 +335,13 @@ Event = Annotated[
     | SessionEnd,
     Field(discriminator="type"),
 ]
+
+#: The model of each type of event, in :data:`Event`'s order: the one table from a line's
+#: ``type`` to its class (a writer of decoded lines and the readers' own model builder use
+#: it; pydantic reads the same from :data:`Event`'s discriminator).
+EVENT_CLASSES: dict[str, type[EventBase]] = {
+    model.model_fields["type"].default: model for model in get_args(get_args(Event)[0])
+}
 
 
 def __getattr__(name: str) -> Any:

@@ -483,30 +483,9 @@ def _know_models() -> dict[str, _Model]:
     _set_fields_set = slots["__pydantic_fields_set__"].__set__
     _set_extra = slots["__pydantic_extra__"].__set__
     _set_private = slots["__pydantic_private__"].__set__
-    from regista.trace.events import (
-        ContextCompaction,
-        ErrorEvent,
-        LlmRequestEvent,
-        LlmResponseEvent,
-        PermissionDecision,
-        SessionEnd,
-        SessionStart,
-        ToolCall,
-        ToolResult,
-    )
+    from regista.trace.events import EVENT_CLASSES
 
-    for model in (
-        SessionStart,
-        LlmRequestEvent,
-        LlmResponseEvent,
-        ToolCall,
-        PermissionDecision,
-        ToolResult,
-        ContextCompaction,
-        ErrorEvent,
-        SessionEnd,
-    ):
-        kind = model.model_fields["type"].default
+    for kind, model in EVENT_CLASSES.items():
         _MODELS[kind] = _Model(kind, model)
     return _MODELS
 

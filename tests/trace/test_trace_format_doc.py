@@ -68,6 +68,8 @@ def test_every_event_field_has_an_attribute_docstring() -> None:
 def test_the_type_constants_name_the_event_classes() -> None:
     classes = get_args(get_args(events.Event)[0])
     kinds = {cls.model_fields["type"].default for cls in classes}
+    # the one table from a type to its class says what the classes say
+    assert {cls.model_fields["type"].default: cls for cls in classes} == events.EVENT_CLASSES
     constants = {
         events.SESSION_START,
         events.LLM_REQUEST,
