@@ -25,6 +25,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 from builders import Effects, no_rome, weather_tools
 from files import SAMPLES, V1_TRACES, found
@@ -36,6 +37,7 @@ from regista.errors import TraceWarning
 from regista.loop import FakeClock
 from regista.providers import ScriptedProvider
 from regista.store.runs import read_run
+from regista.trace import grouping
 from regista.trace.index import TraceIndex, read_summary
 from regista.trace.listing import Listing
 from regista.trace.names import STEP_KINDS
@@ -129,6 +131,66 @@ def _variants(path: Path, rng: random.Random) -> list[Path]:
     return out
 
 
+def _odd(path: Path, rng: random.Random) -> Path:
+    """A copy of the trace with events that no writer groups this way, each a case on which
+    a reader once said something else than the reference: a second decision on a step
+    (denied, then allowed, or the other way), ``"allowed": false`` with a space, a second
+    call of another name, a tool result or a response in a step of another kind, an error
+    before its step's opener, and an error of a number no opener begins."""
+    events = [orjson.loads(line) for line in path.read_bytes().split(b"\n") if line]
+    out: list[dict[str, Any]] = []
+    spaced: set[int] = set()
+    numbers = sorted({e["step"] for e in events if type(e.get("step")) is int})
+    opened: set[int] = set()
+    model = [e["step"] for e in events if e["type"] == "llm.request"]
+    tool = [e["step"] for e in events if e["type"] == "tool.call"]
+    for ev in events:
+        what, n = ev["type"], ev.get("step")
+        if what in STEP_KINDS and n not in opened:
+            opened.add(n)
+            nxt = n + 1
+            if nxt in numbers and nxt not in opened and rng.random() < 0.15:
+                # an error of the next step, before its opener: of no step
+                out.append({**_error(ev), "step": nxt})
+        out.append(ev)
+        pick = rng.random()
+        if what == "permission.decision" and pick < 0.5:
+            out.append({**ev, "allowed": not ev["allowed"]})
+        elif what == "permission.decision" and pick < 0.8 and not ev["allowed"]:
+            spaced.add(len(out) - 1)
+        elif what == "tool.call" and pick < 0.2:
+            out.append({**ev, "name": ev["name"] + "_again"})
+        elif what == "tool.result" and pick < 0.2 and model:
+            out.append({**ev, "step": rng.choice(model)})  # a result in a model step
+        elif what == "llm.response" and pick < 0.2 and tool:
+            # a response in a tool step (of no usage: the session's end counts none)
+            answer = {**ev["response"], "usage": {}}
+            out.append({**ev, "step": rng.choice(tool), "response": answer, "cost_usd": None})
+        elif what == "tool.call" and pick < 0.3:
+            out.append({**_error(ev), "step": 10_000 + len(out)})  # a number never opened
+    lines = []
+    for seq, ev in enumerate(out):
+        ev["seq"] = seq
+        line = orjson.dumps(ev)
+        if seq in spaced:
+            line = line.replace(b'"allowed":false', b'"allowed": false', 1)
+        lines.append(line)
+    odd = path.with_name(path.stem + "-odd.jsonl")
+    odd.write_bytes(b"\n".join(lines) + b"\n")
+    return odd
+
+
+def _error(ev: dict[str, Any]) -> dict[str, Any]:
+    keep = ("schema_version", "session_id", "seq", "ts")
+    return {
+        **{k: ev[k] for k in keep},
+        "type": "error",
+        "where": "tool",
+        "error_type": "OddError",
+        "message": "odd",
+    }
+
+
 def _imported(folder: Path) -> list[Path]:
     """The traces the importers write, every run of each conversion (sub-agents too)."""
     from importers.cc_fixtures import basic_session, text, tool_use
@@ -162,7 +224,9 @@ def _traces(folder: Path) -> list[Path]:
         seed = _SEED * 1000 + i
         sub = folder / str(i)
         sub.mkdir()
-        paths += _variants(_session(sub, seed), random.Random(seed))
+        rng = random.Random(seed)
+        session = _session(sub, seed)
+        paths += _variants(session, rng) + _variants(_odd(session, rng), rng)
     imported = folder / "imported"
     imported.mkdir()
     return paths + found(SAMPLES) + found(V1_TRACES) + _imported(imported)
@@ -283,3 +347,128 @@ def test_the_traces_hold_what_the_readers_must_agree_on(traces: list[tuple[Path,
     assert any(s.is_error and s.kind == "tool" for t in imported for s in t.steps())
     assert any(s.denied for s in steps) and any(s.kind == "compaction" for s in steps)
     assert any(t.end is None for _, t in traces) and any(t.truncated for _, t in traces)
+
+
+# -- the core itself, against the rule as docs/readers.md words it ----------------------------
+
+_TYPES = [
+    "llm.request",
+    "llm.response",
+    "tool.call",
+    "permission.decision",
+    "tool.result",
+    "context.compaction",
+    "error",
+    "session.end",
+]
+
+
+def _plain(events: list[tuple[str, int | None, bool]]) -> list[tuple[Any, ...]]:
+    """Per step: number, kind, its events' positions, complete, error, denied, failed; as
+    docs/readers.md says it, without the core."""
+    opener = {"llm.request": "model", "tool.call": "tool", "context.compaction": "compaction"}
+    steps: dict[int, tuple[str, list[int]]] = {}
+    for at, (what, n, _) in enumerate(events):
+        if n is None:
+            continue  # no number: no step
+        if n not in steps:
+            if what not in opener:
+                continue  # a number no opener began: no step
+            steps[n] = (opener[what], [])
+        steps[n][1].append(at)
+    out = []
+    for n in sorted(steps):
+        kind, ats = steps[n]
+        mine = [events[a] for a in ats]
+        closing = {"model": "llm.response", "tool": "tool.result"}.get(kind)
+        complete = closing is None or any(what == closing for what, _, _ in mine)
+        results = [said for what, _, said in mine if what == "tool.result"]
+        decisions = [said for what, _, said in mine if what == "permission.decision"]
+        error = any(what == "error" for what, _, _ in mine) or bool(results and results[0])
+        denied = bool(decisions and decisions[0])
+        out.append((n, kind, ats, complete, error, denied, error and not denied))
+    return out
+
+
+def _core(events: list[tuple[str, int | None, bool]], raw: bool) -> list[tuple[Any, ...]]:
+    """The same, from the core: its grouping, and its rules applied an event at a time (to
+    the type as a reader of objects meets it, or as bytes)."""
+    groups = grouping.Grouping()
+    ats: list[list[int]] = []
+    flags: list[int] = []
+    for at, (what, n, said) in enumerate(events):
+        key: str | bytes = what.encode() if raw else what
+        pos = groups.place(n, key)
+        if pos is None:
+            continue
+        if pos == len(ats):
+            ats.append([])
+            flags.append(0)
+        ats[pos].append(at)
+        flags[pos] = grouping.fold(flags[pos], groups.kinds[pos], key, said)
+    order = sorted(range(len(ats)), key=groups.numbers.__getitem__)
+    return [
+        (
+            groups.numbers[p],
+            groups.kinds[p],
+            ats[p],
+            bool(flags[p] & grouping.COMPLETE),
+            bool(flags[p] & grouping.ERROR),
+            bool(flags[p] & grouping.DENIED),
+            grouping.failed(flags[p]),
+        )
+        for p in order
+    ]
+
+
+def _events(rng: random.Random) -> list[tuple[str, int | None, bool]]:
+    top = rng.randrange(1, 8)
+    return [
+        (
+            rng.choice(_TYPES),
+            None if rng.random() < 0.1 else rng.randrange(top),
+            rng.random() < 0.4,
+        )
+        for _ in range(rng.randrange(0, 40))
+    ]
+
+
+def test_the_core_groups_and_folds_as_the_rule_says() -> None:
+    rng = random.Random(_SEED)
+    for _ in range(3000):
+        events = _events(rng)
+        want = _plain(events)
+        assert _core(events, raw=False) == want, events
+        assert _core(events, raw=True) == want, events
+
+
+def test_the_core_says_what_a_step_says(traces: list[tuple[Path, Trace]]) -> None:
+    """``Step``'s facts are the core's fold of its events (as ``says`` reads them)."""
+    for _, trace in traces:
+        for step in trace.steps():
+            events = [(ev.type, ev.step, grouping.says(ev)) for ev in step.events]
+            flags = grouping.step_flags(step.kind, step.events)
+            plain = _plain(events)
+            assert len(plain) == 1 and plain[0][3:] == (
+                bool(flags & grouping.COMPLETE),
+                bool(flags & grouping.ERROR),
+                bool(flags & grouping.DENIED),
+                grouping.failed(flags),
+            )
+
+
+def test_a_negative_number_is_refused_by_the_core() -> None:
+    groups = grouping.Grouping()
+    with pytest.raises(grouping.NegativeStep, match="must not be negative"):
+        groups.place(-1, "tool.call")
+    with pytest.raises(grouping.NegativeStep):
+        grouping.opens(-3, b"error")
+    assert grouping.opens(0, b"tool.call") == grouping.opens(0, "tool.call") == "tool"
+    assert grouping.opens(4, "error") is None
+
+
+def test_one_table_of_kinds() -> None:
+    assert {k: v for k, v in grouping.KIND_OF.items() if isinstance(k, str)} == STEP_KINDS
+    assert {k.decode(): v for k, v in grouping.KIND_OF.items() if isinstance(k, bytes)} == (
+        STEP_KINDS
+    )

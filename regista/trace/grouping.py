@@ -1,0 +1,217 @@
+"""How a trace's events group into steps, and what a step's events say of it.
+
+Every reader of a trace (the reference ``build_steps`` and ``Step``, the debugger's index, the
+two-run view's ``RunFile``, ``regista show``'s pass, ``regista runs``) groups by this module
+and derives a step's facts from it, so they say the same of the same file
+(``docs/readers.md``). It imports nothing but the names of the event types: a scan of line
+heads uses it before the event models are loaded.
+
+**Grouping.** Events carry their step's number. A step is begun by the first event of its
+number whose type opens a step (:data:`KIND_OF`); an event of a number that no opener began
+belongs to no step (an ``error`` event then counts as an error of the run, apart from its
+steps); an event without a number belongs to none. A number below 0 is refused
+(:class:`NegativeStep`): a reader of lines says so in the reference's words by reading the
+line with ``parse_line``.
+
+**Facts.** A step's facts are bit flags, folded from its events in order by :data:`RULES`:
+
+- :data:`COMPLETE`: its closing event was read (a model step's ``llm.response``, a tool
+  step's ``tool.result``, a compaction's own event);
+- :data:`ERROR`: an ``error`` event of the step, or its *first* ``tool.result`` says
+  ``is_error``;
+- :data:`DENIED`: its *first* ``permission.decision`` did not allow the call;
+- ``failed`` (:func:`failed`): an error, and not denied (a denial is counted apart).
+
+A rule is ``(guard, bits, said)``: an event whose step's flags hold none of ``guard`` adds
+``said`` when the event says so (a ``tool.result``'s ``is_error``, a decision's refusal:
+:func:`says`), else ``bits``. A reader of objects folds with :func:`fold` or
+:func:`step_flags`; a reader of bytes looks the rule up itself, in its own loop, and reads
+what the event says only when the guard lets the rule apply.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, Final
+
+from regista.trace.names import (
+    CONTEXT_COMPACTION,
+    ERROR as _ERROR_EVENT,
+    LLM_RESPONSE,
+    PERMISSION_DECISION,
+    STEP_KINDS,
+    TOOL_RESULT,
+    StepKind,
+)
+
+__all__ = [
+    "COMPLETE",
+    "DECIDED",
+    "DENIED",
+    "ERROR",
+    "FACTS",
+    "KINDS",
+    "KIND_CODE",
+    "KIND_OF",
+    "RESULTED",
+    "RULES",
+    "RULES_BY_CODE",
+    "Grouping",
+    "NegativeStep",
+    "failed",
+    "fold",
+    "opens",
+    "says",
+    "step_flags",
+]
+
+#: The one table of step kinds (:data:`~regista.trace.names.STEP_KINDS`), keyed by the event
+#: type as a decoded event says it and as the bytes a scan of lines meets.
+KIND_OF: Final[dict[str | bytes, StepKind]] = {
+    **STEP_KINDS,
+    **{name.encode(): kind for name, kind in STEP_KINDS.items()},
+}
+#: The kinds of step, in a fixed order: a reader that keeps a kind as a small number uses
+#: its position here (:data:`KIND_CODE`).
+KINDS: Final[tuple[StepKind, ...]] = tuple(dict.fromkeys(STEP_KINDS.values()))
+KIND_CODE: Final[dict[str, int]] = {kind: code for code, kind in enumerate(KINDS)}
+
+# A step's facts, as bits.
+ERROR: Final = 1
+DENIED: Final = 2
+COMPLETE: Final = 4
+#: Its first ``tool.result`` was read (a later one changes nothing).
+RESULTED: Final = 8
+#: Its first ``permission.decision`` was read (a later one changes nothing).
+DECIDED: Final = 16
+#: The bits that are facts (the others say what was read).
+FACTS: Final = ERROR | DENIED | COMPLETE
+
+#: What closes each kind of step: the event whose reading makes it complete.
+_CLOSING: Final[dict[StepKind, str]] = {
+    "model": LLM_RESPONSE,
+    "tool": TOOL_RESULT,
+    "compaction": CONTEXT_COMPACTION,
+}
+
+
+def _rules(kind: StepKind) -> dict[str | bytes, tuple[int, int, int]]:
+    rules: dict[str, tuple[int, int, int]] = {
+        _ERROR_EVENT: (0, ERROR, ERROR),
+        TOOL_RESULT: (RESULTED, RESULTED, RESULTED | ERROR),
+        PERMISSION_DECISION: (DECIDED, DECIDED, DECIDED | DENIED),
+    }
+    closing = _CLOSING[kind]
+    guard, bits, said = rules.get(closing, (0, 0, 0))
+    rules[closing] = (guard, bits | COMPLETE, said | COMPLETE)
+    return {**rules, **{name.encode(): rule for name, rule in rules.items()}}
+
+
+#: Per kind of step: what each type of event does to its flags, ``(guard, bits, said)``
+#: (module docstring), keyed by the type as a string and as bytes; a type not in it does
+#: nothing.
+RULES: Final[dict[StepKind, dict[str | bytes, tuple[int, int, int]]]] = {
+    kind: _rules(kind) for kind in KINDS
+}
+#: :data:`RULES` by :data:`KIND_CODE`.
+RULES_BY_CODE: Final[tuple[dict[str | bytes, tuple[int, int, int]], ...]] = tuple(
+    RULES[kind] for kind in KINDS
+)
+
+
+class NegativeStep(ValueError):
+    """An event's step number is below 0 (no writer makes one)."""
+
+    def __init__(self, number: int) -> None:
+        super().__init__(f"step: must not be negative ({number})")
+
+
+def opens(number: int, etype: str | bytes) -> StepKind | None:
+    """The kind of step that an event of type ``etype`` begins, when its number ``number``
+    has no step yet; ``None`` when it begins none (the event then belongs to no step).
+
+    A reader calls it only when it meets a number it has no step for.
+
+    Raises:
+        NegativeStep: ``number`` is below 0.
+    """
+    if number < 0:
+        raise NegativeStep(number)
+    return KIND_OF.get(etype)
+
+
+class Grouping:
+    """Which step each event belongs to: step number to position (in the order the steps
+    were begun), a step opened only by an opener (:func:`opens`).
+
+    Readers that keep their steps otherwise (the index's columns) apply the same rule with
+    :func:`opens`, called where they meet a number they have no step for.
+    """
+
+    __slots__ = ("at", "kinds", "numbers")
+
+    def __init__(self) -> None:
+        #: The position of each step number.
+        self.at: dict[int, int] = {}
+        #: Each step's number and kind, by position.
+        self.numbers: list[int] = []
+        self.kinds: list[StepKind] = []
+
+    def place(self, number: int | None, etype: str | bytes) -> int | None:
+        """The position of the step an event of number ``number`` and type ``etype``
+        belongs to (a new step's, position ``len(numbers) - 1``, when it opens one);
+        ``None`` when it belongs to none.
+
+        Raises:
+            NegativeStep: ``number`` is below 0.
+        """
+        if number is None:
+            return None
+        pos = self.at.get(number)
+        if pos is None:
+            kind = opens(number, etype)
+            if kind is None:
+                return None
+            pos = self.at[number] = len(self.numbers)
+            self.numbers.append(number)
+            self.kinds.append(kind)
+        return pos
+
+    def __len__(self) -> int:
+        return len(self.numbers)
+
+
+def says(event: Any) -> bool:
+    """What a decoded event says that a rule reads: a ``tool.result``'s ``is_error``, a
+    ``permission.decision``'s refusal (``allowed`` false); ``False`` for any other."""
+    what = event.type
+    if what == TOOL_RESULT:
+        return event.is_error is True
+    if what == PERMISSION_DECISION:
+        return event.allowed is False
+    return False
+
+
+def fold(flags: int, kind: StepKind, etype: str | bytes, said: bool) -> int:
+    """A step's ``flags`` after one more event of its, of type ``etype`` (``said``: what it
+    says, :func:`says`)."""
+    rule = RULES[kind].get(etype)
+    if rule is None or flags & rule[0]:
+        return flags
+    return flags | (rule[2] if said else rule[1])
+
+
+def step_flags(kind: StepKind, events: Iterable[Any]) -> int:
+    """The flags of a step of kind ``kind`` whose events (decoded, in order) are ``events``."""
+    rules = RULES[kind]
+    flags = 0
+    for event in events:
+        rule = rules.get(event.type)
+        if rule is not None and not flags & rule[0]:
+            flags |= rule[2] if says(event) else rule[1]
+    return flags
+
+
+def failed(flags: int) -> bool:
+    """A step in error that was not denied (a denial is counted apart)."""
+    return flags & (ERROR | DENIED) == ERROR
