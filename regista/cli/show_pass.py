@@ -16,13 +16,14 @@ from typing import TYPE_CHECKING, Any
 from regista.breakdown import took_ms
 from regista.pricing import total_cost
 from regista.tokens import Tokens, token_totals, tokens_of
+from regista.trace import grouping
+from regista.trace.grouping import RULES, opens, says
 from regista.trace.names import (
     CONTEXT_COMPACTION,
     ERROR,
     LLM_REQUEST,
     LLM_RESPONSE,
     PERMISSION_DECISION,
-    STEP_KINDS,
     TOOL_CALL,
     TOOL_RESULT,
     StepKind,
@@ -37,6 +38,8 @@ from regista.vocab import RunOutcome, compaction_gist, end_outcome, model_gist, 
 __all__ = ["Glance", "Row", "StepsPass", "marks_text", "ms_text", "tokens_text"]
 
 _DENIED, _ERROR, _UNFINISHED = "[yellow]denied[/]", "[red]error[/]", "[yellow]unfinished[/]"
+# A step's facts (regista.trace.grouping's flags).
+_IS_COMPLETE, _IS_DENIED, _IS_ERROR = grouping.COMPLETE, grouping.DENIED, grouping.ERROR
 
 
 def ms_text(value: float) -> str:
@@ -78,10 +81,9 @@ class Row:
     __slots__ = (
         "call",
         "compaction",
-        "denied",
         "error",
-        "failed",
         "first",
+        "flags",
         "gist",
         "index",
         "kind",
@@ -90,6 +92,7 @@ class Row:
         "origin",
         "response",
         "result",
+        "rules",
         "scripted",
         "tokens",
         "tool",
@@ -103,8 +106,8 @@ class Row:
         self.model: str | None = None  # of the request
         self.scripted = False  # answered by an offline model
         self.tool: str | None = None
-        self.failed = False  # an error result
-        self.denied: bool | None = None  # no decision yet
+        self.rules = RULES[kind]
+        self.flags = 0  # its facts, folded from its events by the rules
         self.origin: str | None = None  # who answered: the first response, result or compaction
         self.tokens = ""
         self.gist: str | None = None
@@ -121,6 +124,10 @@ class Row:
     @property
     def errors(self) -> list[Any]:
         return [] if self.error is None else [self.error]
+
+    @property
+    def denied(self) -> bool:
+        return bool(self.flags & _IS_DENIED)
 
     @property
     def ms(self) -> float | None:
@@ -153,27 +160,26 @@ class Row:
             # the request carried.
             title = "scripted" if self.scripted else self.model or "?"
             closing = self.response
-            complete = closing is not None
             if gist is None:  # no answer: the error says why
                 gist = model_gist(closing, self.error, limit)
         elif kind == "tool":
             title = self.tool or "?"
             closing = self.result
-            complete = closing is not None
             if gist is None:  # no result
                 gist = tool_gist(self.call, closing, limit)
         else:
             title = "compaction"
             closing = self.compaction
-            complete = True
+        flags = self.flags
+        complete = bool(flags & _IS_COMPLETE)
         # A denied tool never ran (its time: see ms).
-        if self.denied:
+        if flags & _IS_DENIED:
             denied, ms = True, ""
         else:
             denied = False
             took = took_ms(self.first, closing, self.last)
             ms = "" if took is None else ms_text(took)
-        is_error = self.error is not None or self.failed
+        is_error = bool(flags & _IS_ERROR)
         origin = self.origin or "live"
         plain = complete and not denied and not is_error and origin == "live" and not mixed
         marks = "" if plain else marks_text(denied, is_error, complete, origin, mixed)
@@ -197,17 +203,20 @@ class StepsPass:
         usages: list[Tokens] = []  # of each response and compaction
         costs: list[float | None] = []
         turns = -1
-        tool_calls = denials = compactions = 0
-        error_steps: list[int | None] = []
+        tool_calls = denials = compactions = loose = 0
         for ev in trace.events:
             what = ev.type
             # The step: begun by its opening event; an event before it belongs to none.
             n = getattr(ev, "step", None)
             row = None if n is None else get(n)
             if row is None and n is not None:
-                kind = STEP_KINDS.get(what)
+                kind = opens(n, what)
                 if kind is not None:
                     row = rows[n] = Row(n, kind, ev)
+            if row is not None:  # its facts (regista.trace.grouping)
+                rule = row.rules.get(what)
+                if rule is not None and not row.flags & rule[0]:
+                    row.flags |= rule[2] if rule[1] != rule[2] and says(ev) else rule[1]
             # What the summary adds up comes from every event; a row reads the first event
             # of each kind in its step.
             if what == LLM_RESPONSE:
@@ -229,7 +238,6 @@ class StepsPass:
                 if row is not None and row.result is None:
                     row.result = ev
                     row.origin = row.origin or ev.source
-                    row.failed = ev.is_error
                     if row.kind == "tool":  # its call opened it
                         row.gist = tool_gist(row.call, ev, limit)
             elif what == TOOL_CALL:
@@ -241,8 +249,6 @@ class StepsPass:
                 denials += not ev.allowed
                 if row is not None:
                     row.last = ev
-                    if row.denied is None:
-                        row.denied = not ev.allowed
             elif what == LLM_REQUEST:
                 if row is not None and row.model is None:
                     row.model = ev.model
@@ -261,7 +267,7 @@ class StepsPass:
                         row.tokens = "" if counted is None else counted.short()
                         row.gist = compaction_gist(ev, limit)
             elif what == ERROR:
-                error_steps.append(n)
+                loose += row is None  # an error of the run, of no step
                 if row is not None:
                     row.last = ev
                     if row.error is None:
@@ -276,8 +282,7 @@ class StepsPass:
             turns = max(0, turns + 1)
         # One failure is counted once: a step in error (a denial is counted apart), or an
         # error event outside any step.
-        failed = sum(1 for row in self.rows if (row.error or row.failed) and not row.denied)
-        loose = sum(1 for n in error_steps if n not in rows)
+        failed = sum(1 for row in self.rows if grouping.failed(row.flags))
         self._start, self._end = trace.start, end
         self._counts: dict[str, Any] = {
             "turns": turns,

@@ -52,10 +52,11 @@ from regista.trace.events import (
     SessionEnd,
     SessionStart,
 )
+from regista.trace.grouping import COMPLETE, RULES, NegativeStep, opens
 from regista.trace.index import open_trace_file, pread
 from regista.trace.lines import parse_line
 from regista.trace.migrations import migrate
-from regista.trace.names import STEP_KINDS, StepKind
+from regista.trace.names import StepKind
 from regista.trace.steps import Step
 
 __all__ = ["RunFile", "StepFacts"]
@@ -143,7 +144,7 @@ class StepFacts:
         errors: The step's errors, ``{"type", "message"}`` each.
         request_hash: A compaction's summarising request hash.
         summary: Digest of a compaction's summary.
-        complete: The closing event (response, result) was read.
+        flags: Its facts (``regista.trace.grouping``'s flags), folded from its events.
     """
 
     index: int
@@ -157,7 +158,12 @@ class StepFacts:
     errors: list[dict[str, str]] = field(default_factory=list)
     request_hash: str | None = None
     summary: bytes | None = None
-    complete: bool = False
+    flags: int = 0
+
+    @property
+    def complete(self) -> bool:
+        """The closing event (response, result) was read."""
+        return bool(self.flags & COMPLETE)
 
     def same_as(self, other: StepFacts) -> bool:
         """Whether the two steps (of the same kind) are surely ``same`` (when False, they
@@ -532,14 +538,17 @@ class RunFile:
                 _str(data.get("message"))
             return
         step = self._steps.get(_int(number))
-        if step is None:
-            opens = STEP_KINDS.get(kind)
-            if opens is None:
+        if step is None:  # regista.trace.grouping: begun by an opener of its number
+            try:
+                begun = opens(number, kind)
+            except NegativeStep:  # refused by parse_line, in the reference's words
+                raise _Odd from None
+            if begun is None:
                 if kind == ERROR:
                     _str(data.get("error_type"))
                     _str(data.get("message"))
                 return
-            step = self._steps[number] = StepFacts(number, opens)
+            step = self._steps[number] = StepFacts(number, begun)
             self._order = None
         if kind == LLM_REQUEST:
             _int(data.get("step"))
@@ -562,8 +571,6 @@ class RunFile:
                     "stop_sequence": get("stop_sequence"),
                 }
                 step.answer = _digest(_ordinals([out]))
-            if step.kind == "model":
-                step.complete = True
         elif kind == TOOL_CALL:
             _int(data.get("turn"))
             _str(data.get("tool_use_id"))
@@ -586,8 +593,6 @@ class RunFile:
         elif kind == TOOL_RESULT:
             if step.result is None:
                 step.result = _hash(held + (b"\x01" if data.get("is_error") else b"\x00"))
-            if step.kind == "tool":
-                step.complete = True
         elif kind == CONTEXT_COMPACTION:
             _int(data.get("turn"))
             _int(data.get("tokens_before"))
@@ -600,12 +605,20 @@ class RunFile:
                 step.summary = _digest(summary)
                 if step.kind == "compaction":
                     step.key = (_sig(b"c", _ordinals(replaced)), ("compaction",))
-                    step.complete = True
         elif kind == ERROR:
             if data.get("where", "agent") not in ("provider", "tool", "agent", "replay"):
                 raise _Odd
             error = {"type": _str(data.get("error_type")), "message": _str(data.get("message"))}
             step.errors.append(error)
+        # Its facts (regista.trace.grouping.RULES).
+        rule = RULES[step.kind].get(kind)
+        if rule is not None and not step.flags & rule[0]:
+            said = (
+                data.get("is_error") is True
+                if kind == TOOL_RESULT
+                else kind == PERMISSION_DECISION and data.get("allowed") is False
+            )
+            step.flags |= rule[2] if said else rule[1]
         step.lines.append(lineno)
 
     def _config(self, data: dict[str, Any]) -> bytes:

@@ -29,7 +29,7 @@ from regista.defaults import DEFAULT_SWEEP_DIR, DEFAULT_TRACE_DIR
 from regista.errors import UserError
 from regista.savings import Savings
 from regista.tokens import Tokens, tokens_of
-from regista.trace.names import STEP_KINDS
+from regista.trace.grouping import KIND_OF, STEP_IN_HEAD, TYPE_IN_HEAD
 from regista.vocab import RunOutcome, run_outcome
 
 __all__ = [
@@ -269,20 +269,18 @@ def _json(raw: bytes) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-_STEP = re.compile(rb'"step"\s*:\s*(\d+)')
-_TYPE = re.compile(rb'"type"\s*:\s*"([a-z.]+)"')
-#: The types that open a step (:data:`~regista.trace.names.STEP_KINDS`), as a line says them.
-_OPENERS = frozenset(name.encode() for name in STEP_KINDS)
 #: How far back from its end an unfinished run is read for its last step's opener.
 _MAX_TAIL = 8 * 1024 * 1024
 
 
 def _steps_so_far(f: BinaryIO, size: int) -> int:
     """How many steps an unfinished run has begun: one more than the number of the last
-    step opened (steps are numbered in the order their openers are written). The last
-    line alone may belong to an earlier step: parallel tool calls write every call before
-    the first decision. Read back from the end until an opener; past :data:`_MAX_TAIL`,
-    the highest step number seen."""
+    step opened (steps are numbered in the order their openers are written: a line of a
+    higher number after it belongs to no step, ``regista.trace.grouping``). The last line
+    alone may belong to an earlier step: parallel tool calls write every call before the
+    first decision. Read back from the end until an opener (:data:`~regista.trace.
+    grouping.KIND_OF`); past :data:`_MAX_TAIL`, the highest step number seen. A number
+    below 0 is no step's (a listing refuses no run for it; ``show`` says what is wrong)."""
     pos, rest, highest, first, want = size, b"", -1, True, _BLOCK // 4
     while pos > 0 and size - pos < _MAX_TAIL:
         # The opener is usually among the last lines: a small read first, larger ones after.
@@ -298,13 +296,15 @@ def _steps_so_far(f: BinaryIO, size: int) -> int:
         rest = lines.pop(0) if pos > 0 else b""
         for line in reversed(lines):
             head = line[:512]
-            m = _STEP.search(head)
+            m = STEP_IN_HEAD.search(head)
             if m is None:
                 continue
             number = int(m.group(1))
-            t = _TYPE.search(head)
-            if t is not None and t.group(1) in _OPENERS:
-                return max(highest, number) + 1
+            if number < 0:
+                continue
+            t = TYPE_IN_HEAD.search(head)
+            if t is not None and t.group(1) in KIND_OF:
+                return number + 1
             highest = max(highest, number)
     return highest + 1
 

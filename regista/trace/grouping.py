@@ -31,17 +31,20 @@ what the event says only when the guard lets the rule apply.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import Any, Final
 
 from regista.trace.names import (
     CONTEXT_COMPACTION,
-    ERROR as _ERROR_EVENT,
     LLM_RESPONSE,
     PERMISSION_DECISION,
     STEP_KINDS,
     TOOL_RESULT,
     StepKind,
+)
+from regista.trace.names import (
+    ERROR as _ERROR_EVENT,
 )
 
 __all__ = [
@@ -56,6 +59,8 @@ __all__ = [
     "RESULTED",
     "RULES",
     "RULES_BY_CODE",
+    "STEP_IN_HEAD",
+    "TYPE_IN_HEAD",
     "Grouping",
     "NegativeStep",
     "failed",
@@ -71,6 +76,10 @@ KIND_OF: Final[dict[str | bytes, StepKind]] = {
     **STEP_KINDS,
     **{name.encode(): kind for name, kind in STEP_KINDS.items()},
 }
+# A line's type and step number, as a reader of lines finds them in its first bytes (where
+# the writer puts its envelope; white space from other writers tolerated).
+TYPE_IN_HEAD: Final = re.compile(rb'"type"\s*:\s*"([a-z.]+)"')
+STEP_IN_HEAD: Final = re.compile(rb'"step"\s*:\s*(-?\d+)')
 #: The kinds of step, in a fixed order: a reader that keeps a kind as a small number uses
 #: its position here (:data:`KIND_CODE`).
 KINDS: Final[tuple[StepKind, ...]] = tuple(dict.fromkeys(STEP_KINDS.values()))

@@ -38,7 +38,16 @@ from regista.errors import (
     UnsupportedSchemaVersion,
     torn_only_line,
 )
+from regista.trace import grouping
 from regista.trace.formats import compressed_error, device_error, is_pipe
+from regista.trace.grouping import (
+    RULES_BY_CODE,
+    STEP_IN_HEAD,
+    TYPE_IN_HEAD,
+    NegativeStep,
+    failed,
+    opens,
+)
 from regista.trace.names import (
     CONTEXT_COMPACTION,
     ERROR,
@@ -48,7 +57,6 @@ from regista.trace.names import (
     SCHEMA_VERSION,
     SESSION_END,
     SESSION_START,
-    STEP_KINDS,
     TOOL_CALL,
     TOOL_RESULT,
     USAGE_COUNTS,
@@ -67,8 +75,7 @@ __all__ = ["StepEntry", "StepList", "TraceIndex", "read_summary"]
 _HEAD = 512
 _CHUNK = 4 * 1024 * 1024
 # Traces written by regista are compact JSON; tolerate white space from other writers.
-_TYPE = re.compile(rb'"type"\s*:\s*"([a-z.]+)"')
-_STEP = re.compile(rb'"step"\s*:\s*(-?\d+)')
+_TYPE, _STEP = TYPE_IN_HEAD, STEP_IN_HEAD
 _NAME = re.compile(rb'"name"\s*:\s*"((?:[^"\\]|\\.){0,200})"')
 _TOOL_USE_ID = re.compile(rb'"tool_use_id"\s*:\s*("(?:[^"\\]|\\.){0,200}")')
 # A compact request writes ``system`` (and ``tools``) right after ``model`` when it has them.
@@ -77,6 +84,8 @@ _MODEL = re.compile(rb'"model"\s*:\s*"(?:[^"\\]|\\.)*"\s*,\s*("system")?')
 # it before the content, regista's writer after); the line is decoded to confirm it.
 _IS_ERROR_KEY = b'"is_error"'
 _TRUE = re.compile(rb"\s*:\s*true")
+# Whether a decision allowed its call (read from the line whole when the head does not say).
+_ALLOWED = re.compile(rb'"allowed"\s*:\s*(true|false)')
 # The event types as the scan meets them: the bytes of a line's ``"type"``.
 _B_LLM_REQUEST = LLM_REQUEST.encode()
 _B_LLM_RESPONSE = LLM_RESPONSE.encode()
@@ -86,8 +95,6 @@ _B_TOOL_RESULT = TOOL_RESULT.encode()
 _B_CONTEXT_COMPACTION = CONTEXT_COMPACTION.encode()
 _B_ERROR = ERROR.encode()
 _B_SESSION_END = SESSION_END.encode()
-#: :data:`~regista.trace.names.STEP_KINDS` keyed by the bytes the scan meets.
-_OPENS: dict[bytes, StepKind] = {name.encode(): kind for name, kind in STEP_KINDS.items()}
 
 
 @dataclass
@@ -113,10 +120,11 @@ class StepEntry:
     complete: bool = False
 
 
-_KINDS: tuple[StepKind, ...] = tuple(dict.fromkeys(STEP_KINDS.values()))
-_KIND_CODE: dict[str, int] = {kind: code for code, kind in enumerate(_KINDS)}
-_ERROR, _DENIED, _COMPLETE = 1, 2, 4
-_ALL = _ERROR | _DENIED | _COMPLETE
+# A step's kind is kept as its code, its facts as the flags of ``regista.trace.grouping``.
+_KINDS, _KIND_CODE = grouping.KINDS, grouping.KIND_CODE
+_ERROR, _DENIED, _COMPLETE = grouping.ERROR, grouping.DENIED, grouping.COMPLETE
+#: Every value a step's flags may take.
+_ALL = 31
 
 
 class StepList(Sequence[StepEntry]):
@@ -221,7 +229,7 @@ class StepList(Sequence[StepEntry]):
         flags = self._flags[:n]
         each = [flags.count(f) for f in range(_ALL + 1)]
         denied = sum(each[f] for f in range(_ALL + 1) if f & _DENIED)
-        errors = sum(each[f] for f in range(_ALL + 1) if f & _ERROR and not f & _DENIED)
+        errors = sum(each[f] for f in range(_ALL + 1) if failed(f))
         return errors, denied, self._kinds[:n].count(_KIND_CODE["tool"])
 
     def marked(self) -> Iterator[tuple[int, StepKind, bool, bool]]:
@@ -509,45 +517,48 @@ class TraceIndex:
                 self._compactions += etype == _B_CONTEXT_COMPACTION
             elif etype == _B_TOOL_CALL:
                 self._tool_calls += 1
-            elif etype == _B_PERMISSION_DECISION and b'"allowed":false' in head:
-                self._denials += 1
+            refused = False
+            if etype == _B_PERMISSION_DECISION:
+                refused = self._refused(offset, length, lineno, head)
+                self._denials += refused
             sm = _STEP.search(head)
             if sm is None:
                 self._loose_errors += etype == _B_ERROR
                 return
             number = int(sm.group(1))
-            if number < 0:  # refused, as the reader refuses it
-                self._decode_line(offset, length, lineno)
             steps = self.steps
+            # The step (regista.trace.grouping): begun by an opener of its number.
             pos = steps.position_of(number)
             if pos is None:
-                kind = _OPENS.get(etype)
+                try:
+                    kind = opens(number, etype)
+                except NegativeStep:  # refused in the reference's words
+                    self._decode_line(offset, length, lineno)
+                    raise
                 if kind is None:  # an event of a step whose opener was lost
                     self._loose_errors += etype == _B_ERROR
                     return
                 pos = steps._open(number, kind, lineno)
             else:
                 steps._add_line(pos, lineno)
-            flags = steps._flags
-            if etype == _B_TOOL_CALL:
+            if etype == _B_TOOL_CALL and steps._tools[pos] is None:  # its first call's
                 nm = _NAME.search(head)
                 steps._set_tool(pos, nm.group(1).decode("utf-8", "replace") if nm else "?")
-            elif etype == _B_ERROR:
-                flags[pos] |= _ERROR
-            elif etype == _B_PERMISSION_DECISION:
-                if b'"allowed":false' in head:
-                    flags[pos] |= _DENIED
-                else:
-                    flags[pos] &= ~_DENIED
-            elif etype == _B_TOOL_RESULT:
-                # The step's result is its first (as :attr:`Step.is_error` reads it).
-                if not flags[pos] & (_COMPLETE | _ERROR) and self._result_failed(
-                    offset, length, lineno
-                ):
-                    flags[pos] |= _ERROR
-                flags[pos] |= _COMPLETE
-            elif etype in (_B_LLM_RESPONSE, _B_CONTEXT_COMPACTION):
-                flags[pos] |= _COMPLETE
+            # Its facts (regista.trace.grouping.RULES), what the line says read only when
+            # the rule reads it.
+            rule = RULES_BY_CODE[steps._kinds[pos]].get(etype)
+            if rule is not None:
+                flags = steps._flags
+                now = flags[pos]
+                guard, bits, said = rule
+                if not now & guard:
+                    if bits != said and (
+                        refused
+                        if etype == _B_PERMISSION_DECISION
+                        else self._result_failed(offset, length, lineno)
+                    ):
+                        bits = said
+                    flags[pos] = now | bits
 
     def _result_failed(self, offset: int, length: int, lineno: int) -> bool:
         """Whether the ``tool.result`` line at ``offset`` says ``is_error: true``, as its
@@ -573,6 +584,14 @@ class TraceIndex:
                 return isinstance(data, dict) and data.get("is_error") is True
             key = find(_IS_ERROR_KEY, key + 1, end)
         return False
+
+    def _refused(self, offset: int, length: int, lineno: int, head: bytes) -> bool:
+        """Whether the ``permission.decision`` line at ``offset`` did not allow its call:
+        from its head, or from the line decoded when the head does not say."""
+        m = _ALLOWED.search(head)
+        if m is not None:
+            return m.group(1) == b"false"
+        return self._decode_line(offset, length, lineno).allowed is False
 
     def _check_first(self, raw: bytes) -> dict[str, Any]:
         """The first line, checked as far as it can be without the event models."""

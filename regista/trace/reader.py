@@ -30,6 +30,7 @@ from regista.trace.events import (
     ToolCall,
     ToolResult,
 )
+from regista.trace.grouping import failed
 from regista.trace.lines import (
     checked_events,
     parse_line,
@@ -317,7 +318,7 @@ class Trace:
             cost_usd=cost,
             usage=usage,
             tokens=tokens,
-            errors=failed + sum(1 for ev in errors if ev.step not in by_index),
+            errors=failed + sum(1 for ev in errors if _loose(ev, by_index)),
             denials=denials,
             compactions=counts[ContextCompaction],
         )
@@ -370,20 +371,16 @@ class _Requests:
         return request
 
 
+def _loose(error: ErrorEvent, steps: dict[int, Step]) -> bool:
+    """An error event of no step (no number, a number no opener began, or met before its
+    step's opener): an error of the run (``regista.trace.grouping``)."""
+    step = steps.get(error.step) if error.step is not None else None
+    return step is None or all(ev is not error for ev in step.events)
+
+
 def _failed(step: Step) -> bool:
-    """``step.is_error and not step.denied``, in one look at its events."""
-    result = decision = None
-    error = False
-    for ev in step.events:
-        kind = type(ev)
-        if kind is ErrorEvent:
-            error = True
-        elif kind is ToolResult and result is None:
-            result = ev
-        elif kind is PermissionDecision and decision is None:
-            decision = ev
-    error = error or (result is not None and result.is_error)
-    return error and not (decision is not None and not decision.allowed)
+    """``step.is_error and not step.denied``: :func:`regista.trace.grouping.failed`."""
+    return failed(step.flags)
 
 
 _PRICED = frozenset((LlmResponseEvent, ContextCompaction))

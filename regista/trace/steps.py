@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any
 
 from regista.trace.events import (
@@ -20,7 +21,8 @@ from regista.trace.events import (
     ToolCall,
     ToolResult,
 )
-from regista.trace.names import STEP_KINDS, StepKind
+from regista.trace.grouping import COMPLETE, DENIED, ERROR, Grouping, step_flags
+from regista.trace.names import StepKind
 from regista.types import LlmRequest, LlmResponse
 
 __all__ = ["Step", "StepKind", "build_steps"]
@@ -40,6 +42,11 @@ class Step:
     #: The first event of each class, and the list (and its length) it was made from.
     _roles: tuple[Any, int, dict[type[Any], Any]] = field(
         default=(None, -1, {}), init=False, repr=False, compare=False
+    )
+    #: Its facts (``regista.trace.grouping``'s flags), and the list (and length) they were
+    #: folded from.
+    _flags: tuple[Any, int, int] = field(
+        default=(None, -1, 0), init=False, repr=False, compare=False
     )
 
     @property
@@ -108,23 +115,31 @@ class Step:
         return 0
 
     @property
+    def flags(self) -> int:
+        """Its facts, as :mod:`regista.trace.grouping` folds them from its events (as
+        :meth:`roles`, made again when the events changed)."""
+        events = self.events
+        seen, count, flags = self._flags
+        if seen is not events or count != len(events):
+            flags = step_flags(self.kind, events)
+            self._flags = (events, len(events), flags)
+        return flags
+
+    @property
     def complete(self) -> bool:
-        """False for a step the process died in the middle of."""
-        if self.kind == "model":
-            return self.response_event is not None
-        if self.kind == "tool":
-            return self.result is not None
-        return True
+        """False for a step the process died in the middle of: its closing event (a
+        model's response, a tool's result) was not written."""
+        return bool(self.flags & COMPLETE)
 
     @property
     def is_error(self) -> bool:
-        res = self.result
-        return bool(self.errors) or (res is not None and res.is_error)
+        """An error event of the step, or its first result says ``is_error``."""
+        return bool(self.flags & ERROR)
 
     @property
     def denied(self) -> bool:
-        dec = self.decision
-        return dec is not None and not dec.allowed
+        """Its first decision did not allow the call."""
+        return bool(self.flags & DENIED)
 
     @property
     def source(self) -> str:
@@ -154,18 +169,21 @@ class Step:
 def build_steps(
     events: list[Any], resolve_request: Callable[[LlmRequestEvent], LlmRequest] | None = None
 ) -> list[Step]:
-    """Group events into steps by their ``step`` field; ``resolve_request`` rebuilds a model
-    step's full request when someone asks for it."""
-    steps: dict[int, Step] = {}
+    """Group events into steps by their ``step`` field, as :class:`~regista.trace.grouping.
+    Grouping` does; ``resolve_request`` rebuilds a model step's full request when someone
+    asks for it."""
+    groups = Grouping()
+    at, place = groups.at, groups.place
+    steps: list[Step] = []
     for ev in events:
         n = getattr(ev, "step", None)
         if n is None:
             continue
-        step = steps.get(n)
-        if step is None:
-            kind = STEP_KINDS.get(ev.type)
-            if kind is None:  # e.g. an error event of a step whose opener was lost
+        pos = at.get(n)
+        if pos is None:  # a new step, or none: a number no opener began (its opener lost)
+            pos = place(n, ev.type)
+            if pos is None:
                 continue
-            step = steps[n] = Step(index=n, kind=kind, resolve_request=resolve_request)
-        step.events.append(ev)
-    return [steps[k] for k in sorted(steps)]
+            steps.append(Step(index=n, kind=groups.kinds[pos], resolve_request=resolve_request))
+        steps[pos].events.append(ev)
+    return sorted(steps, key=attrgetter("index"))

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from regista.diff.runfile import RunFile
 from regista.errors import TraceFormatError
 from regista.trace.index import TraceIndex, read_summary
 from regista.trace.listing import Listing
@@ -58,6 +59,10 @@ def test_a_negative_step_is_refused_by_every_reader(tmp_path: Path, lineno: int)
     with pytest.raises(TraceFormatError) as summed:
         read_summary(path)
     assert str(summed.value) == said
+    # the two-run view's reader took the line for an event of no step (its step lost it)
+    with pytest.raises(TraceFormatError) as diffed, RunFile(path) as run:
+        run.read(final=True)
+    assert str(diffed.value) == said
 
 
 def test_step_zero_and_up_read_as_before(tmp_path: Path) -> None:

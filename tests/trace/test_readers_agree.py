@@ -312,8 +312,8 @@ def test_show_lists_what_the_reader_reads(traces: list[tuple[Path, Trace]]) -> N
                 r.index,
                 r.kind,
                 r.tool,
-                r.error is not None or r.failed,
-                bool(r.denied),
+                bool(r.flags & grouping.ERROR),
+                r.denied,
                 r.columns(False, None)[0],
             )
             for r in shown.rows

@@ -1,7 +1,7 @@
 """The index keeps its steps and lines as columns (``StepList``, arrays of offsets): it
 answers exactly what the index of lists and objects answered, on seeded traces of every
 shape a scan meets (steps out of order, interleaved, without their opener; repeated tool
-ids; permission decisions that change; requests that write their context or take it from
+ids; several decisions on a step (the first decides); requests that write their context or take it from
 the one before), read whole and as a file that grows by pieces cut anywhere, half-written
 lines included.
 
@@ -77,6 +77,8 @@ class _Reference:
         self.results: dict[str, list[int]] = {}
         context: int | None = None
         at = 0
+        decided: set[int] = set()
+        resulted: set[int] = set()
         for lineno, line in enumerate(lines):
             self.offsets.append(at)
             self.lengths.append(len(line))
@@ -101,18 +103,20 @@ class _Reference:
                 self.steps.append(StepEntry(index=number, kind=_OPENERS[etype]))  # type: ignore[arg-type]
             entry = self.steps[pos]
             entry.lines.append(lineno)
-            if etype == "tool.call":
+            # A step's facts as ``Step`` reads them: its first call's name, its first
+            # decision, its first result, an error event; complete by its closing event.
+            if etype == "tool.call" and entry.tool is None:
                 entry.tool = ev["name"]
             elif etype == "error":
                 entry.error = True
-            elif etype == "permission.decision":
+            elif etype == "permission.decision" and number not in decided:
+                decided.add(number)
                 entry.denied = ev["allowed"] is False
-            elif etype == "tool.result":
-                if not entry.complete and not entry.error:
-                    entry.error = ev.get("is_error") is True
-                entry.complete = True
-            elif etype in ("llm.response", "context.compaction"):
-                entry.complete = True
+            elif etype == "tool.result" and number not in resulted:
+                resulted.add(number)
+                entry.error = entry.error or ev.get("is_error") is True
+            closing = {"model": "llm.response", "tool": "tool.result"}
+            entry.complete = entry.complete or etype == closing.get(entry.kind, etype)
 
 
 def _same(index: TraceIndex, lines: list[bytes]) -> None:
