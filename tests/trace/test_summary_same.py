@@ -54,7 +54,9 @@ def plain_summary(trace: Trace) -> TraceSummary:
     if end is not None:
         cost, turns = end.cost_usd, end.turns
     steps = trace.steps()
-    numbers = {st.index for st in steps}
+    # An error event of no step (no number, or one no opener had begun when it came; see
+    # regista.trace.grouping) is an error of the run.
+    grouped = {id(ev) for st in steps for ev in st.events}
     return TraceSummary(
         session_id=trace.session_id,
         task=start.task,
@@ -71,7 +73,7 @@ def plain_summary(trace: Trace) -> TraceSummary:
         replay_of=start.replay_of,
         forked_from=start.forked_from,
         complete=end is not None,
-        errors=sum(map(_failed, steps)) + sum(1 for ev in errors if ev.step not in numbers),
+        errors=sum(map(_failed, steps)) + sum(1 for ev in errors if id(ev) not in grouped),
         denials=denials,
         compactions=compactions,
         status=end_outcome(end),
