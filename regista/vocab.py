@@ -244,7 +244,7 @@ def step_line(step: Step) -> str:
     if step.kind == "tool":
         call, res, dec = step.tool_call, step.result, step.decision
         args = short_repr(call.input, 70) if call else ""
-        if dec is not None and not dec.allowed:
+        if step.denied and dec is not None:
             return f"{args}  ⛔ denied: {dec.reason or ''}".rstrip()
         if res is None:
             return f"{args}  … (no result recorded)"
