@@ -159,6 +159,8 @@ class StepFacts:
     request_hash: str | None = None
     summary: bytes | None = None
     flags: int = 0
+    #: What each type of event does to its flags (``regista.trace.grouping.RULES``).
+    rules: dict[str | bytes, tuple[int, int, int]] = field(default_factory=dict, repr=False)
 
     @property
     def complete(self) -> bool:
@@ -548,7 +550,7 @@ class RunFile:
                     _str(data.get("error_type"))
                     _str(data.get("message"))
                 return
-            step = self._steps[number] = StepFacts(number, begun)
+            step = self._steps[number] = StepFacts(number, begun, rules=RULES[begun])
             self._order = None
         if kind == LLM_REQUEST:
             _int(data.get("step"))
@@ -610,15 +612,19 @@ class RunFile:
                 raise _Odd
             error = {"type": _str(data.get("error_type")), "message": _str(data.get("message"))}
             step.errors.append(error)
-        # Its facts (regista.trace.grouping.RULES).
-        rule = RULES[step.kind].get(kind)
-        if rule is not None and not step.flags & rule[0]:
-            said = (
-                data.get("is_error") is True
-                if kind == TOOL_RESULT
-                else kind == PERMISSION_DECISION and data.get("allowed") is False
-            )
-            step.flags |= rule[2] if said else rule[1]
+        # Its facts (regista.trace.grouping.RULES): what the line says read when it counts.
+        rule = step.rules.get(kind)
+        if rule is not None:
+            flags = step.flags
+            guard, bits, said = rule
+            if not flags & guard:
+                if said & ~(flags | bits) and (
+                    data.get("is_error") is True
+                    if kind == TOOL_RESULT
+                    else data.get("allowed") is False
+                ):
+                    bits = said
+                step.flags = flags | bits
         step.lines.append(lineno)
 
     def _config(self, data: dict[str, Any]) -> bytes:

@@ -73,8 +73,7 @@ __all__ = [
 #: The one table of step kinds (:data:`~regista.trace.names.STEP_KINDS`), keyed by the event
 #: type as a decoded event says it and as the bytes a scan of lines meets.
 KIND_OF: Final[dict[str | bytes, StepKind]] = {
-    **STEP_KINDS,
-    **{name.encode(): kind for name, kind in STEP_KINDS.items()},
+    key: kind for name, kind in STEP_KINDS.items() for key in (name, name.encode())
 }
 # A line's type and step number, as a reader of lines finds them in its first bytes (where
 # the writer puts its envelope; white space from other writers tolerated).
@@ -113,7 +112,7 @@ def _rules(kind: StepKind) -> dict[str | bytes, tuple[int, int, int]]:
     closing = _CLOSING[kind]
     guard, bits, said = rules.get(closing, (0, 0, 0))
     rules[closing] = (guard, bits | COMPLETE, said | COMPLETE)
-    return {**rules, **{name.encode(): rule for name, rule in rules.items()}}
+    return {key: rule for name, rule in rules.items() for key in (name, name.encode())}
 
 
 #: Per kind of step: what each type of event does to its flags, ``(guard, bits, said)``

@@ -552,7 +552,8 @@ class TraceIndex:
                 now = flags[pos]
                 guard, bits, said = rule
                 if not now & guard:
-                    if bits != said and (
+                    # read only when what it says would add something
+                    if said & ~(now | bits) and (
                         refused
                         if etype == _B_PERMISSION_DECISION
                         else self._result_failed(offset, length, lineno)

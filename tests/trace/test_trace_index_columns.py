@@ -1,11 +1,12 @@
 """The index keeps its steps and lines as columns (``StepList``, arrays of offsets): it
 answers exactly what the index of lists and objects answered, on seeded traces of every
 shape a scan meets (steps out of order, interleaved, without their opener; repeated tool
-ids; several decisions on a step (the first decides); requests that write their context or take it from
-the one before), read whole and as a file that grows by pieces cut anywhere, half-written
-lines included.
+ids; several decisions on a step, of which the first decides; requests that write their
+context or take it from the one before), read whole and as a file that grows by pieces cut
+anywhere, half-written lines included.
 
-The reference here is that index's bookkeeping, written plainly over decoded lines."""
+The reference here is that index's bookkeeping, written plainly over decoded lines, with
+``Step``'s facts."""
 
 from __future__ import annotations
 
