@@ -10,14 +10,16 @@ kind) and of :meth:`regista.trace.reader.Trace.summary`, which it says the same 
 
 from __future__ import annotations
 
+from collections import Counter
 from functools import cached_property
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 from regista.breakdown import took_ms
 from regista.pricing import total_cost
 from regista.tokens import Tokens, token_totals, tokens_of
 from regista.trace import grouping
-from regista.trace.grouping import RULES, opens, says
+from regista.trace.grouping import RULES, opens
 from regista.trace.names import (
     CONTEXT_COMPACTION,
     ERROR,
@@ -40,6 +42,7 @@ __all__ = ["Glance", "Row", "StepsPass", "marks_text", "ms_text", "tokens_text"]
 _DENIED, _ERROR, _UNFINISHED = "[yellow]denied[/]", "[red]error[/]", "[yellow]unfinished[/]"
 # A step's facts (regista.trace.grouping's flags).
 _IS_COMPLETE, _IS_DENIED, _IS_ERROR = grouping.COMPLETE, grouping.DENIED, grouping.ERROR
+_FLAGS = attrgetter("flags")
 
 
 def ms_text(value: float) -> str:
@@ -216,7 +219,8 @@ class StepsPass:
             if row is not None:  # its facts (regista.trace.grouping)
                 rule = row.rules.get(what)
                 if rule is not None and not row.flags & rule[0]:
-                    row.flags |= rule[2] if rule[1] != rule[2] and says(ev) else rule[1]
+                    read = rule[3]
+                    row.flags |= rule[2] if read is not None and getattr(ev, read) else rule[1]
             # What the summary adds up comes from every event; a row reads the first event
             # of each kind in its step.
             if what == LLM_RESPONSE:
@@ -282,7 +286,8 @@ class StepsPass:
             turns = max(0, turns + 1)
         # One failure is counted once: a step in error (a denial is counted apart), or an
         # error event outside any step.
-        failed = sum(1 for row in self.rows if grouping.failed(row.flags))
+        each = Counter(map(_FLAGS, self.rows))
+        failed = sum(n for flags, n in each.items() if grouping.failed(flags))
         self._start, self._end = trace.start, end
         self._counts: dict[str, Any] = {
             "turns": turns,

@@ -52,7 +52,7 @@ from regista.trace.events import (
     SessionEnd,
     SessionStart,
 )
-from regista.trace.grouping import COMPLETE, RULES, NegativeStep, opens
+from regista.trace.grouping import COMPLETE, RULES, NegativeStep, Rule, opens
 from regista.trace.index import open_trace_file, pread
 from regista.trace.lines import parse_line
 from regista.trace.migrations import migrate
@@ -160,7 +160,7 @@ class StepFacts:
     summary: bytes | None = None
     flags: int = 0
     #: What each type of event does to its flags (``regista.trace.grouping.RULES``).
-    rules: dict[str | bytes, tuple[int, int, int]] = field(default_factory=dict, repr=False)
+    rules: dict[str | bytes, Rule] = field(default_factory=dict, repr=False)
 
     @property
     def complete(self) -> bool:
@@ -612,19 +612,15 @@ class RunFile:
                 raise _Odd
             error = {"type": _str(data.get("error_type")), "message": _str(data.get("message"))}
             step.errors.append(error)
-        # Its facts (regista.trace.grouping.RULES): what the line says read when it counts.
+        # Its facts (regista.trace.grouping.RULES).
         rule = step.rules.get(kind)
         if rule is not None:
             flags = step.flags
-            guard, bits, said = rule
+            guard, if_false, if_true, read = rule
             if not flags & guard:
-                if said & ~(flags | bits) and (
-                    data.get("is_error") is True
-                    if kind == TOOL_RESULT
-                    else data.get("allowed") is False
-                ):
-                    bits = said
-                step.flags = flags | bits
+                if read is not None and data.get(read) is True:
+                    if_false = if_true
+                step.flags = flags | if_false
         step.lines.append(lineno)
 
     def _config(self, data: dict[str, Any]) -> bytes:

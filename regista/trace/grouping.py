@@ -7,9 +7,10 @@ and derives a step's facts from it, so they say the same of the same file
 heads uses it before the event models are loaded.
 
 **Grouping.** Events carry their step's number. A step is begun by the first event of its
-number whose type opens a step (:data:`KIND_OF`); an event of a number that no opener began
-belongs to no step (an ``error`` event then counts as an error of the run, apart from its
-steps); an event without a number belongs to none. A number below 0 is refused
+number whose type opens a step (:data:`KIND_OF`); an event of a number that no opener had
+begun when it came belongs to no step (an ``error`` event then counts as an error of the
+run, apart from its steps, even when an opener of its number comes later); an event without
+a number belongs to none. A number below 0 is refused
 (:class:`NegativeStep`): a reader of lines says so in the reference's words by reading the
 line with ``parse_line``.
 
@@ -22,11 +23,12 @@ line with ``parse_line``.
 - :data:`DENIED`: its *first* ``permission.decision`` did not allow the call;
 - ``failed`` (:func:`failed`): an error, and not denied (a denial is counted apart).
 
-A rule is ``(guard, bits, said)``: an event whose step's flags hold none of ``guard`` adds
-``said`` when the event says so (a ``tool.result``'s ``is_error``, a decision's refusal:
-:func:`says`), else ``bits``. A reader of objects folds with :func:`fold` or
-:func:`step_flags`; a reader of bytes looks the rule up itself, in its own loop, and reads
-what the event says only when the guard lets the rule apply.
+A rule is ``(guard, if_false, if_true, field)``: an event whose step's flags hold none of
+``guard`` adds ``if_true`` when its ``field`` is true (a ``tool.result``'s ``is_error``, a
+decision's ``allowed``), else ``if_false`` (a rule with no field reads nothing: the two are
+the same). A reader of objects folds with :func:`fold` or :func:`step_flags`, or looks the
+rule up in its own loop, as a reader of dicts or bytes does, reading the field its own way
+and only when the guard lets the rule apply.
 """
 
 from __future__ import annotations
@@ -63,10 +65,10 @@ __all__ = [
     "TYPE_IN_HEAD",
     "Grouping",
     "NegativeStep",
+    "Rule",
     "failed",
     "fold",
     "opens",
-    "says",
     "step_flags",
 ]
 
@@ -103,28 +105,27 @@ _CLOSING: Final[dict[StepKind, str]] = {
 }
 
 
-def _rules(kind: StepKind) -> dict[str | bytes, tuple[int, int, int]]:
-    rules: dict[str, tuple[int, int, int]] = {
-        _ERROR_EVENT: (0, ERROR, ERROR),
-        TOOL_RESULT: (RESULTED, RESULTED, RESULTED | ERROR),
-        PERMISSION_DECISION: (DECIDED, DECIDED, DECIDED | DENIED),
+#: A rule: ``(guard, if_false, if_true, field)`` (module docstring).
+Rule = tuple[int, int, int, str | None]
+
+
+def _rules(kind: StepKind) -> dict[str | bytes, Rule]:
+    rules: dict[str, Rule] = {
+        _ERROR_EVENT: (0, ERROR, ERROR, None),
+        TOOL_RESULT: (RESULTED, RESULTED, RESULTED | ERROR, "is_error"),
+        PERMISSION_DECISION: (DECIDED, DECIDED | DENIED, DECIDED, "allowed"),
     }
     closing = _CLOSING[kind]
-    guard, bits, said = rules.get(closing, (0, 0, 0))
-    rules[closing] = (guard, bits | COMPLETE, said | COMPLETE)
+    guard, if_false, if_true, read = rules.get(closing, (0, 0, 0, None))
+    rules[closing] = (guard, if_false | COMPLETE, if_true | COMPLETE, read)
     return {key: rule for name, rule in rules.items() for key in (name, name.encode())}
 
 
-#: Per kind of step: what each type of event does to its flags, ``(guard, bits, said)``
-#: (module docstring), keyed by the type as a string and as bytes; a type not in it does
-#: nothing.
-RULES: Final[dict[StepKind, dict[str | bytes, tuple[int, int, int]]]] = {
-    kind: _rules(kind) for kind in KINDS
-}
+#: Per kind of step: what each type of event does to its flags (a :data:`Rule`), keyed by
+#: the type as a string and as bytes; a type not in it does nothing.
+RULES: Final[dict[StepKind, dict[str | bytes, Rule]]] = {kind: _rules(kind) for kind in KINDS}
 #: :data:`RULES` by :data:`KIND_CODE`.
-RULES_BY_CODE: Final[tuple[dict[str | bytes, tuple[int, int, int]], ...]] = tuple(
-    RULES[kind] for kind in KINDS
-)
+RULES_BY_CODE: Final[tuple[dict[str | bytes, Rule], ...]] = tuple(RULES[kind] for kind in KINDS)
 
 
 class NegativeStep(ValueError):
@@ -189,24 +190,13 @@ class Grouping:
         return len(self.numbers)
 
 
-def says(event: Any) -> bool:
-    """What a decoded event says that a rule reads: a ``tool.result``'s ``is_error``, a
-    ``permission.decision``'s refusal (``allowed`` false); ``False`` for any other."""
-    what = event.type
-    if what == TOOL_RESULT:
-        return event.is_error is True
-    if what == PERMISSION_DECISION:
-        return event.allowed is False
-    return False
-
-
-def fold(flags: int, kind: StepKind, etype: str | bytes, said: bool) -> int:
-    """A step's ``flags`` after one more event of its, of type ``etype`` (``said``: what it
-    says, :func:`says`)."""
+def fold(flags: int, kind: StepKind, etype: str | bytes, value: bool) -> int:
+    """A step's ``flags`` after one more event of its, of type ``etype`` (``value``: the
+    truth of the field its rule reads, if any)."""
     rule = RULES[kind].get(etype)
     if rule is None or flags & rule[0]:
         return flags
-    return flags | (rule[2] if said else rule[1])
+    return flags | (rule[2] if value else rule[1])
 
 
 def step_flags(kind: StepKind, events: Iterable[Any]) -> int:
@@ -216,7 +206,8 @@ def step_flags(kind: StepKind, events: Iterable[Any]) -> int:
     for event in events:
         rule = rules.get(event.type)
         if rule is not None and not flags & rule[0]:
-            flags |= rule[2] if says(event) else rule[1]
+            read = rule[3]
+            flags |= rule[2] if read is not None and getattr(event, read) is True else rule[1]
     return flags
 
 

@@ -550,16 +550,20 @@ class TraceIndex:
             if rule is not None:
                 flags = steps._flags
                 now = flags[pos]
-                guard, bits, said = rule
+                guard, if_false, if_true, read = rule
                 if not now & guard:
-                    # read only when what it says would add something
-                    if said & ~(now | bits) and (
-                        refused
-                        if etype == _B_PERMISSION_DECISION
-                        else self._result_failed(offset, length, lineno)
+                    # its field read only where the two would add different facts
+                    if (
+                        read is not None
+                        and (if_false ^ if_true) & ~now
+                        and (
+                            not refused
+                            if etype == _B_PERMISSION_DECISION
+                            else self._result_failed(offset, length, lineno)
+                        )
                     ):
-                        bits = said
-                    flags[pos] = now | bits
+                        if_false = if_true
+                    flags[pos] = now | if_false
 
     def _result_failed(self, offset: int, length: int, lineno: int) -> bool:
         """Whether the ``tool.result`` line at ``offset`` says ``is_error: true``, as its

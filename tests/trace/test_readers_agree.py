@@ -365,7 +365,8 @@ _TYPES = [
 
 def _plain(events: list[tuple[str, int | None, bool]]) -> list[tuple[Any, ...]]:
     """Per step: number, kind, its events' positions, complete, error, denied, failed; as
-    docs/readers.md says it, without the core."""
+    docs/readers.md says it, without the core. An event is ``(type, number, field)``: a
+    result's ``is_error``, a decision's ``allowed`` (else ignored)."""
     opener = {"llm.request": "model", "tool.call": "tool", "context.compaction": "compaction"}
     steps: dict[int, tuple[str, list[int]]] = {}
     for at, (what, n, _) in enumerate(events):
@@ -382,10 +383,10 @@ def _plain(events: list[tuple[str, int | None, bool]]) -> list[tuple[Any, ...]]:
         mine = [events[a] for a in ats]
         closing = {"model": "llm.response", "tool": "tool.result"}.get(kind)
         complete = closing is None or any(what == closing for what, _, _ in mine)
-        results = [said for what, _, said in mine if what == "tool.result"]
-        decisions = [said for what, _, said in mine if what == "permission.decision"]
+        results = [value for what, _, value in mine if what == "tool.result"]
+        allowed = [value for what, _, value in mine if what == "permission.decision"]
         error = any(what == "error" for what, _, _ in mine) or bool(results and results[0])
-        denied = bool(decisions and decisions[0])
+        denied = bool(allowed) and not allowed[0]
         out.append((n, kind, ats, complete, error, denied, error and not denied))
     return out
 
@@ -396,7 +397,7 @@ def _core(events: list[tuple[str, int | None, bool]], raw: bool) -> list[tuple[A
     groups = grouping.Grouping()
     ats: list[list[int]] = []
     flags: list[int] = []
-    for at, (what, n, said) in enumerate(events):
+    for at, (what, n, value) in enumerate(events):
         key: str | bytes = what.encode() if raw else what
         pos = groups.place(n, key)
         if pos is None:
@@ -405,7 +406,7 @@ def _core(events: list[tuple[str, int | None, bool]], raw: bool) -> list[tuple[A
             ats.append([])
             flags.append(0)
         ats[pos].append(at)
-        flags[pos] = grouping.fold(flags[pos], groups.kinds[pos], key, said)
+        flags[pos] = grouping.fold(flags[pos], groups.kinds[pos], key, value)
     order = sorted(range(len(ats)), key=groups.numbers.__getitem__)
     return [
         (
@@ -443,10 +444,10 @@ def test_the_core_groups_and_folds_as_the_rule_says() -> None:
 
 
 def test_the_core_says_what_a_step_says(traces: list[tuple[Path, Trace]]) -> None:
-    """``Step``'s facts are the core's fold of its events (as ``says`` reads them)."""
+    """``Step``'s facts are the core's fold of its events."""
     for _, trace in traces:
         for step in trace.steps():
-            events = [(ev.type, ev.step, grouping.says(ev)) for ev in step.events]
+            events = [(ev.type, ev.step, _field(ev)) for ev in step.events]
             flags = grouping.step_flags(step.kind, step.events)
             plain = _plain(events)
             assert len(plain) == 1 and plain[0][3:] == (
@@ -455,6 +456,10 @@ def test_the_core_says_what_a_step_says(traces: list[tuple[Path, Trace]]) -> Non
                 bool(flags & grouping.DENIED),
                 grouping.failed(flags),
             )
+
+
+def _field(ev: Any) -> bool:
+    return bool(getattr(ev, "is_error", False) or getattr(ev, "allowed", False))
 
 
 def test_a_negative_number_is_refused_by_the_core() -> None:
