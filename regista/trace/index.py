@@ -519,7 +519,11 @@ class TraceIndex:
                 self._tool_calls += 1
             refused = False
             if etype == _B_PERMISSION_DECISION:
-                refused = self._refused(offset, length, lineno, head)
+                # the writer's compact form first; else the key with white space, or the line
+                if b'"allowed":false' in head:
+                    refused = True
+                elif b'"allowed":true' not in head:
+                    refused = self._refused(offset, length, lineno, head)
                 self._denials += refused
             sm = _STEP.search(head)
             if sm is None:
