@@ -160,7 +160,7 @@ class StepFacts:
     summary: bytes | None = None
     flags: int = 0
     #: What each type of event does to its flags (``regista.trace.grouping.RULES``).
-    rules: dict[str | bytes, Rule] = field(default_factory=dict, repr=False)
+    rules: dict[str, Rule] = field(default_factory=dict, repr=False)
 
     @property
     def complete(self) -> bool:

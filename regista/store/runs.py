@@ -29,7 +29,7 @@ from regista.defaults import DEFAULT_SWEEP_DIR, DEFAULT_TRACE_DIR
 from regista.errors import UserError
 from regista.savings import Savings
 from regista.tokens import Tokens, tokens_of
-from regista.trace.grouping import KIND_OF, STEP_IN_HEAD, TYPE_IN_HEAD
+from regista.trace.grouping import KIND_OF_BYTES, STEP_IN_HEAD, TYPE_IN_HEAD
 from regista.vocab import RunOutcome, run_outcome
 
 __all__ = [
@@ -279,7 +279,7 @@ def _steps_so_far(f: BinaryIO, size: int) -> int:
     higher number after it belongs to no step, ``regista.trace.grouping``). The last line
     alone may belong to an earlier step: parallel tool calls write every call before the
     first decision. Read back from the end until an opener (:data:`~regista.trace.
-    grouping.KIND_OF`); past :data:`_MAX_TAIL`, the highest step number seen. A number
+    grouping.KIND_OF_BYTES`); past :data:`_MAX_TAIL`, the highest step number seen. A number
     below 0 is no step's (a listing refuses no run for it; ``show`` says what is wrong)."""
     pos, rest, highest, first, want = size, b"", -1, True, _BLOCK // 4
     while pos > 0 and size - pos < _MAX_TAIL:
@@ -303,7 +303,7 @@ def _steps_so_far(f: BinaryIO, size: int) -> int:
             if number < 0:
                 continue
             t = TYPE_IN_HEAD.search(head)
-            if t is not None and t.group(1) in KIND_OF:
+            if t is not None and t.group(1) in KIND_OF_BYTES:
                 return number + 1
             highest = max(highest, number)
     return highest + 1

@@ -50,6 +50,7 @@ from regista.trace.names import (
 )
 
 __all__ = [
+    "BYTES_RULES_BY_CODE",
     "COMPLETE",
     "DECIDED",
     "DENIED",
@@ -58,9 +59,9 @@ __all__ = [
     "KINDS",
     "KIND_CODE",
     "KIND_OF",
+    "KIND_OF_BYTES",
     "RESULTED",
     "RULES",
-    "RULES_BY_CODE",
     "STEP_IN_HEAD",
     "TYPE_IN_HEAD",
     "Grouping",
@@ -73,9 +74,13 @@ __all__ = [
 ]
 
 #: The one table of step kinds (:data:`~regista.trace.names.STEP_KINDS`), keyed by the event
-#: type as a decoded event says it and as the bytes a scan of lines meets.
-KIND_OF: Final[dict[str | bytes, StepKind]] = {
-    key: kind for name, kind in STEP_KINDS.items() for key in (name, name.encode())
+#: type as a decoded event says it; :data:`KIND_OF_BYTES` is the same table keyed by the bytes
+#: a scan of lines meets. (Kept apart: a type and its bytes hash alike, so one dict holding
+#: both would compare a string with bytes at each lookup, slowly, and with a BytesWarning
+#: under ``python -b``.)
+KIND_OF: Final[dict[str, StepKind]] = STEP_KINDS
+KIND_OF_BYTES: Final[dict[bytes, StepKind]] = {
+    name.encode(): kind for name, kind in STEP_KINDS.items()
 }
 # A line's type and step number, as a reader of lines finds them in its first bytes (where
 # the writer puts its envelope; white space from other writers tolerated).
@@ -109,7 +114,7 @@ _CLOSING: Final[dict[StepKind, str]] = {
 Rule = tuple[int, int, int, str | None]
 
 
-def _rules(kind: StepKind) -> dict[str | bytes, Rule]:
+def _rules(kind: StepKind) -> dict[str, Rule]:
     rules: dict[str, Rule] = {
         _ERROR_EVENT: (0, ERROR, ERROR, None),
         TOOL_RESULT: (RESULTED, RESULTED, RESULTED | ERROR, "is_error"),
@@ -118,14 +123,16 @@ def _rules(kind: StepKind) -> dict[str | bytes, Rule]:
     closing = _CLOSING[kind]
     guard, if_false, if_true, read = rules.get(closing, (0, 0, 0, None))
     rules[closing] = (guard, if_false | COMPLETE, if_true | COMPLETE, read)
-    return {key: rule for name, rule in rules.items() for key in (name, name.encode())}
+    return rules
 
 
 #: Per kind of step: what each type of event does to its flags (a :data:`Rule`), keyed by
-#: the type as a string and as bytes; a type not in it does nothing.
-RULES: Final[dict[StepKind, dict[str | bytes, Rule]]] = {kind: _rules(kind) for kind in KINDS}
-#: :data:`RULES` by :data:`KIND_CODE`.
-RULES_BY_CODE: Final[tuple[dict[str | bytes, Rule], ...]] = tuple(RULES[kind] for kind in KINDS)
+#: the type; a type not in it does nothing.
+RULES: Final[dict[StepKind, dict[str, Rule]]] = {kind: _rules(kind) for kind in KINDS}
+#: :data:`RULES` keyed by the type's bytes, by :data:`KIND_CODE` (for a scan of lines).
+BYTES_RULES_BY_CODE: Final[tuple[dict[bytes, Rule], ...]] = tuple(
+    {name.encode(): rule for name, rule in RULES[kind].items()} for kind in KINDS
+)
 
 
 class NegativeStep(ValueError):
@@ -146,6 +153,8 @@ def opens(number: int, etype: str | bytes) -> StepKind | None:
     """
     if number < 0:
         raise NegativeStep(number)
+    if isinstance(etype, bytes):
+        return KIND_OF_BYTES.get(etype)
     return KIND_OF.get(etype)
 
 
@@ -193,7 +202,10 @@ class Grouping:
 def fold(flags: int, kind: StepKind, etype: str | bytes, value: bool) -> int:
     """A step's ``flags`` after one more event of its, of type ``etype`` (``value``: the
     truth of the field its rule reads, if any)."""
-    rule = RULES[kind].get(etype)
+    if isinstance(etype, bytes):
+        rule = BYTES_RULES_BY_CODE[KIND_CODE[kind]].get(etype)
+    else:
+        rule = RULES[kind].get(etype)
     if rule is None or flags & rule[0]:
         return flags
     return flags | (rule[2] if value else rule[1])

@@ -41,7 +41,7 @@ from regista.errors import (
 from regista.trace import grouping
 from regista.trace.formats import compressed_error, device_error, is_pipe
 from regista.trace.grouping import (
-    RULES_BY_CODE,
+    BYTES_RULES_BY_CODE,
     STEP_IN_HEAD,
     TYPE_IN_HEAD,
     NegativeStep,
@@ -550,7 +550,7 @@ class TraceIndex:
                 steps._set_tool(pos, nm.group(1).decode("utf-8", "replace") if nm else "?")
             # Its facts (regista.trace.grouping.RULES), what the line says read only when
             # the rule reads it.
-            rule = RULES_BY_CODE[steps._kinds[pos]].get(etype)
+            rule = BYTES_RULES_BY_CODE[steps._kinds[pos]].get(etype)
             if rule is not None:
                 flags = steps._flags
                 now = flags[pos]

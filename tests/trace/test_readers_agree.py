@@ -473,7 +473,11 @@ def test_a_negative_number_is_refused_by_the_core() -> None:
 
 
 def test_one_table_of_kinds() -> None:
-    assert {k: v for k, v in grouping.KIND_OF.items() if isinstance(k, str)} == STEP_KINDS
-    assert {k.decode(): v for k, v in grouping.KIND_OF.items() if isinstance(k, bytes)} == (
-        STEP_KINDS
-    )
+    assert grouping.KIND_OF is STEP_KINDS
+    assert {k.decode(): v for k, v in grouping.KIND_OF_BYTES.items()} == STEP_KINDS
+    for kind, code in grouping.KIND_CODE.items():
+        as_bytes = grouping.BYTES_RULES_BY_CODE[code]
+        assert {k.decode(): v for k, v in as_bytes.items()} == grouping.RULES[kind]  # type: ignore[index]
+    # no dict mixes the two forms (a type and its bytes hash alike)
+    for table in (grouping.KIND_OF, *grouping.RULES.values()):
+        assert all(isinstance(k, str) for k in table)
