@@ -188,9 +188,9 @@ def run_ms(trace: Any) -> float | None:
 
 
 def run_facts(trace: Any, s: Any) -> dict[str, Any]:
-    """A run's facts as the JSON views give them (``/v1/runs``, MCP, the share page):
-    ``trace`` a :class:`~regista.trace.reader.Trace`, ``s`` its summary. Each view adds
-    its own."""
+    """A run's facts as the JSON views give them (``show --json``, ``/v1/runs``, MCP, the
+    share page): ``trace`` a :class:`~regista.trace.reader.Trace` (or a listing of one),
+    ``s`` its summary. Each view adds its own."""
     from regista.trace.reader import cost_and_tokens
 
     return {
@@ -205,6 +205,7 @@ def run_facts(trace: Any, s: Any) -> dict[str, Any]:
         "tool_calls": s.tool_calls,
         "errors": s.errors,
         "denials": s.denials,
+        "compactions": s.compactions,
         **cost_and_tokens(s),
         "duration_ms": run_ms(trace),
         "output": s.output,

@@ -150,27 +150,10 @@ def print_repeats(console: Any, found: dict[str, Any] | None, width: int | None)
 
 
 def facts(s: Glance, trace: Trace | Listing) -> dict[str, Any]:
-    """``show --json``: the run's facts, with its cost and tokens as every view gives them."""
-    from regista.trace.reader import cost_and_tokens
+    """``show --json``: the run's facts, as every view gives them."""
+    from regista.breakdown import run_facts
 
-    took = run_ms(trace)
-    return {
-        "session_id": s.session_id,
-        "task": s.task,
-        "model": s.model,
-        "provider": s.provider,
-        "outcome": s.stop_reason or "unfinished",
-        "status": s.status,
-        "turns": s.turns,
-        "steps": s.steps,
-        "tool_calls": s.tool_calls,
-        "errors": s.errors,
-        "denials": s.denials,
-        "compactions": s.compactions,
-        **cost_and_tokens(s),
-        "duration_ms": took,
-        "output": s.output,
-    }
+    return run_facts(trace, s)
 
 
 def _limit(width: int | None) -> int | None:
