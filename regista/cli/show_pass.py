@@ -16,10 +16,9 @@ from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 from regista.breakdown import took_ms
-from regista.pricing import total_cost
-from regista.tokens import Tokens, token_totals, tokens_of
+from regista.tokens import Tokens, tokens_of
 from regista.trace import grouping
-from regista.trace.grouping import RULES, opens
+from regista.trace.grouping import COUNTS, RULES, opens
 from regista.trace.names import (
     CONTEXT_COMPACTION,
     ERROR,
@@ -203,10 +202,11 @@ class StepsPass:
         end = trace.end
         rows: dict[int, Row] = {}
         get = rows.get
-        usages: list[Tokens] = []  # of each response and compaction
+        usages: list[Tokens] = []  # of each response and compaction (grouping.PRICED)
         costs: list[float | None] = []
-        turns = -1
-        tool_calls = denials = compactions = loose = 0
+        turn = -1
+        tallies = [0] * grouping.TALLIES  # the run's, by the core's COUNTS
+        count_of = COUNTS.get
         for ev in trace.events:
             what = ev.type
             # The step: begun by its opening event; an event before it belongs to none.
@@ -221,6 +221,12 @@ class StepsPass:
                 if rule is not None and not row.flags & rule[0]:
                     read = rule[3]
                     row.flags |= rule[2] if read is not None and getattr(ev, read) else rule[1]
+            # What it adds to the run's tallies (regista.trace.grouping.COUNTS).
+            count = count_of(what)
+            if count is not None:
+                tally, read, loose = count
+                if (read is None or getattr(ev, read) is not True) and (row is None or not loose):
+                    tallies[tally] += 1
             # What the summary adds up comes from every event; a row reads the first event
             # of each kind in its step.
             if what == LLM_RESPONSE:
@@ -229,7 +235,7 @@ class StepsPass:
                 if counted is not None:
                     usages.append(counted)
                 if end is None:
-                    turns = max(turns, ev.turn)
+                    turn = max(turn, ev.turn)
                     costs.append(ev.cost_usd)
                 if row is not None and row.response is None:
                     row.response = ev
@@ -245,19 +251,16 @@ class StepsPass:
                     if row.kind == "tool":  # its call opened it
                         row.gist = tool_gist(row.call, ev, limit)
             elif what == TOOL_CALL:
-                tool_calls += 1
                 if row is not None and row.call is None:
                     row.call = ev
                     row.tool = ev.name
             elif what == PERMISSION_DECISION:
-                denials += not ev.allowed
                 if row is not None:
                     row.last = ev
             elif what == LLM_REQUEST:
                 if row is not None and row.model is None:
                     row.model = ev.model
             elif what == CONTEXT_COMPACTION:
-                compactions += 1
                 usage = ev.usage
                 counted = tokens_of(usage) if usage else None
                 if counted is not None:
@@ -270,51 +273,29 @@ class StepsPass:
                     if row.kind == "compaction":
                         row.tokens = "" if counted is None else counted.short()
                         row.gist = compaction_gist(ev, limit)
-            elif what == ERROR:
-                loose += row is None  # an error of the run, of no step
-                if row is not None:
-                    row.last = ev
-                    if row.error is None:
-                        row.error = ev
+            elif what == ERROR and row is not None:
+                row.last = ev
+                if row.error is None:
+                    row.error = ev
         #: The steps in order.
         self.rows = [rows[k] for k in sorted(rows)]
-        tokens = token_totals(usages)
-        if end is not None:
-            cost, turns = end.cost_usd, end.turns
-        else:
-            cost = total_cost(costs)
-            turns = max(0, turns + 1)
-        # One failure is counted once: a step in error (a denial is counted apart), or an
-        # error event outside any step.
-        each = Counter(map(_FLAGS, self.rows))
-        failed = sum(n for flags, n in each.items() if grouping.failed(flags))
         self._start, self._end = trace.start, end
-        self._counts: dict[str, Any] = {
-            "turns": turns,
-            "steps": len(rows),
-            "tool_calls": tool_calls,
-            "cost_usd": cost,
-            "errors": failed + loose,
-            "denials": denials,
-            "compactions": compactions,
-        }
+        # The run's counts (regista.trace.grouping.run_counts); the costs and turns were
+        # kept only when the run did not end (its session.end says them).
+        self._counts: dict[str, Any] = grouping.run_counts(
+            tallies, len(rows), Counter(map(_FLAGS, self.rows)), end, turn, costs, usages
+        )
         #: The run's tokens (:mod:`regista.tokens`).
-        self.tokens = tokens
+        self.tokens: Tokens = self._counts["tokens"]
         #: What the summary says that a header shows (without the models).
-        self.glance = Glance(self._start, end, tokens=tokens, **self._counts)
+        self.glance = Glance(self._start, end, **self._counts)
 
     @cached_property
     def summary(self) -> TraceSummary:
         """What :meth:`Trace.summary` says (made when asked: it needs the models)."""
         from regista.trace.reader import TraceSummary
 
-        return TraceSummary.of(
-            self._start,
-            self._end,
-            usage=self.tokens.as_usage(),
-            tokens=self.tokens,
-            **self._counts,
-        )
+        return TraceSummary.of(self._start, self._end, usage=self.tokens.as_usage(), **self._counts)
 
 
 class Glance:

@@ -29,12 +29,21 @@ decision's ``allowed``), else ``if_false`` (a rule with no field reads nothing: 
 the same). A reader of objects folds with :func:`fold` or :func:`step_flags`, or looks the
 rule up in its own loop, as a reader of dicts or bytes does, reading the field its own way
 and only when the guard lets the rule apply.
+
+**The run's counts.** What a run's summary says beyond its steps is tallied from single
+events by :data:`COUNTS` (per type: ``(tally, field, loose)``): a ``tool.call`` adds one to
+:data:`TOOL_CALLS`, a ``context.compaction`` to :data:`COMPACTIONS`, a
+``permission.decision`` whose ``allowed`` is not true to :data:`DENIALS`, an ``error`` of no
+step to :data:`LOOSE_ERRORS`. The usage and cost of the events of :data:`PRICED` (model
+answers and compactions) add up to the run's tokens and cost. :func:`run_counts` makes the
+run's counts of its tallies and its steps' flags (errors: the failed steps and the loose
+errors; turns and cost from ``session.end``, else from the answers and the sum).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from regista.trace.names import (
@@ -42,6 +51,7 @@ from regista.trace.names import (
     LLM_RESPONSE,
     PERMISSION_DECISION,
     STEP_KINDS,
+    TOOL_CALL,
     TOOL_RESULT,
     StepKind,
 )
@@ -51,8 +61,12 @@ from regista.trace.names import (
 
 __all__ = [
     "BYTES_RULES_BY_CODE",
+    "COMPACTIONS",
     "COMPLETE",
+    "COUNTS",
+    "COUNTS_BYTES",
     "DECIDED",
+    "DENIALS",
     "DENIED",
     "ERROR",
     "FACTS",
@@ -60,16 +74,24 @@ __all__ = [
     "KIND_CODE",
     "KIND_OF",
     "KIND_OF_BYTES",
+    "LOOSE_ERRORS",
+    "PRICED",
+    "PRICED_BYTES",
     "RESULTED",
     "RULES",
     "STEP_IN_HEAD",
+    "TALLIES",
+    "TOOL_CALLS",
     "TYPE_IN_HEAD",
+    "Count",
     "Grouping",
     "NegativeStep",
     "Rule",
+    "count",
     "failed",
     "fold",
     "opens",
+    "run_counts",
     "step_flags",
 ]
 
@@ -226,3 +248,90 @@ def step_flags(kind: StepKind, events: Iterable[Any]) -> int:
 def failed(flags: int) -> bool:
     """A step in error that was not denied (a denial is counted apart)."""
     return flags & (ERROR | DENIED) == ERROR
+
+
+# -- the run's counts ----------------------------------------------------------------------
+
+# A run's tallies, by their place in the list of them a reader keeps.
+TOOL_CALLS: Final = 0
+DENIALS: Final = 1
+COMPACTIONS: Final = 2
+LOOSE_ERRORS: Final = 3
+#: How many tallies a run keeps.
+TALLIES: Final = 4
+
+#: What one event adds to the run's tallies: ``(tally, field, loose)``: one to ``tally``,
+#: when its ``field`` (if any) is not true, and when ``loose``, only if the event belongs to
+#: no step.
+Count = tuple[int, str | None, bool]
+
+#: Per type of event, what it adds to the run's tallies (a :data:`Count`); a type not in it
+#: adds nothing.
+COUNTS: Final[dict[str, Count]] = {
+    TOOL_CALL: (TOOL_CALLS, None, False),
+    PERMISSION_DECISION: (DENIALS, "allowed", False),
+    CONTEXT_COMPACTION: (COMPACTIONS, None, False),
+    _ERROR_EVENT: (LOOSE_ERRORS, None, True),
+}
+#: :data:`COUNTS` keyed by the type's bytes (for a scan of lines).
+COUNTS_BYTES: Final[dict[bytes, Count]] = {name.encode(): c for name, c in COUNTS.items()}
+#: The types of event whose usage and cost add up to the run's tokens and cost (in the
+#: order met), and whose ``turn`` (a model's answer's) says the run's turns.
+PRICED: Final = frozenset((LLM_RESPONSE, CONTEXT_COMPACTION))
+PRICED_BYTES: Final = frozenset(name.encode() for name in PRICED)
+
+
+def count(tallies: list[int], etype: str | bytes, in_step: bool, value: bool) -> None:
+    """Add to ``tallies`` what one event of type ``etype`` counts for (``in_step``: it
+    belongs to a step; ``value``: the truth of the field its count reads, if any)."""
+    rule = COUNTS_BYTES.get(etype) if isinstance(etype, bytes) else COUNTS.get(etype)
+    if rule is None:
+        return
+    tally, read, loose = rule
+    if (read is None or not value) and not (loose and in_step):
+        tallies[tally] += 1
+
+
+def run_counts(
+    tallies: list[int],
+    steps: int,
+    flags: Mapping[int, int],
+    end: Any,
+    turn: int,
+    costs: Iterable[float | None],
+    usages: Iterable[Any],
+) -> dict[str, Any]:
+    """A run's counts, as :class:`~regista.trace.reader.TraceSummary` names them (``turns``,
+    ``steps``, ``tool_calls``, ``cost_usd``, ``errors``, ``denials``, ``compactions``,
+    ``tokens``).
+
+    Args:
+        tallies: The run's tallies (:data:`COUNTS`).
+        steps: How many steps it has.
+        flags: How many steps have each value of flags (at least every step in error).
+        end: Its ``session.end`` event, or ``None``.
+        turn: The highest ``turn`` of its model answers (-1: none).
+        costs: The ``cost_usd`` of its :data:`PRICED` events, in order.
+        usages: The usage of its :data:`PRICED` events (as
+            :func:`regista.tokens.token_totals` reads them).
+    """
+    from regista.pricing import total_cost
+    from regista.tokens import token_totals
+
+    if end is not None:
+        cost, turns = end.cost_usd, end.turns
+    else:
+        cost, turns = total_cost(costs), max(0, turn + 1)
+    # One failure is counted once: a step in error (a denial is counted apart), or an error
+    # event of no step.
+    failures = sum(n for f, n in flags.items() if failed(f))
+    return {
+        "turns": turns,
+        "steps": steps,
+        "tool_calls": tallies[TOOL_CALLS],
+        "cost_usd": cost,
+        "errors": failures + tallies[LOOSE_ERRORS],
+        "denials": tallies[DENIALS],
+        "compactions": tallies[COMPACTIONS],
+        "tokens": token_totals(usages),
+    }

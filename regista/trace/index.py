@@ -50,7 +50,6 @@ from regista.trace.grouping import (
 )
 from regista.trace.names import (
     CONTEXT_COMPACTION,
-    ERROR,
     LLM_REQUEST,
     LLM_RESPONSE,
     PERMISSION_DECISION,
@@ -93,8 +92,10 @@ _B_TOOL_CALL = TOOL_CALL.encode()
 _B_PERMISSION_DECISION = PERMISSION_DECISION.encode()
 _B_TOOL_RESULT = TOOL_RESULT.encode()
 _B_CONTEXT_COMPACTION = CONTEXT_COMPACTION.encode()
-_B_ERROR = ERROR.encode()
 _B_SESSION_END = SESSION_END.encode()
+# What a line adds to the run's tallies, and whether its usage and cost add up to the run's
+# (regista.trace.grouping).
+_COUNTS, _PRICED = grouping.COUNTS_BYTES, grouping.PRICED_BYTES
 
 
 @dataclass
@@ -222,15 +223,18 @@ class StepList(Sequence[StepEntry]):
             return number
         return self._odd.get(number)
 
+    def flag_counts(self) -> dict[int, int]:
+        """How many steps have each value of flags (``regista.trace.grouping``)."""
+        flags = self._flags[: self._len]
+        return {f: n for f in range(_ALL + 1) if (n := flags.count(f))}
+
     def counts(self) -> tuple[int, int, int]:
         """Steps with an error (a denied one counted as denied only), denied steps, and
         tool steps: what a header shows, without making an entry per step."""
-        n = self._len
-        flags = self._flags[:n]
-        each = [flags.count(f) for f in range(_ALL + 1)]
-        denied = sum(each[f] for f in range(_ALL + 1) if f & _DENIED)
-        errors = sum(each[f] for f in range(_ALL + 1) if failed(f))
-        return errors, denied, self._kinds[:n].count(_KIND_CODE["tool"])
+        each = self.flag_counts()
+        denied = sum(n for f, n in each.items() if f & _DENIED)
+        errors = sum(n for f, n in each.items() if failed(f))
+        return errors, denied, self._kinds[: self._len].count(_KIND_CODE["tool"])
 
     def marked(self) -> Iterator[tuple[int, StepKind, bool, bool]]:
         """``(position, kind, error, denied)`` of the compactions and the steps with an
@@ -395,13 +399,11 @@ class TraceIndex:
         # What a summary needs beyond the steps: the lines that carry usage and cost
         # (responses, compactions), and counts of events the steps do not hold.
         self._usage_lines = array("i")
-        self._loose_errors = 0
+        #: The run's tallies (regista.trace.grouping.COUNTS).
+        self._tallies = [0] * grouping.TALLIES
         # The chunk being scanned, and its offset in the file.
         self._raw = b""
         self._raw_at = 0
-        self._denials = 0
-        self._tool_calls = 0
-        self._compactions = 0
         # Compact requests (schema 2) leave out what earlier lines hold: where to find it.
         self._context_line: int | None = None
         #: The request lines that write ``system`` (and ``tools``), in order: a request
@@ -512,22 +514,27 @@ class TraceIndex:
         with self._lock:
             self.offsets.append(offset)
             self.lengths.append(length)
-            if etype in (_B_LLM_RESPONSE, _B_CONTEXT_COMPACTION):
+            if etype in _PRICED:
                 self._usage_lines.append(lineno)
-                self._compactions += etype == _B_CONTEXT_COMPACTION
-            elif etype == _B_TOOL_CALL:
-                self._tool_calls += 1
+            # What it adds to the run's tallies (regista.trace.grouping.COUNTS): the one
+            # field a count reads is a decision's ``allowed``.
             refused = False
-            if etype == _B_PERMISSION_DECISION:
-                # the writer's compact form first; else the key with white space, or the line
-                if b'"allowed":false' in head:
-                    refused = True
-                elif b'"allowed":true' not in head:
-                    refused = self._refused(offset, length, lineno, head)
-                self._denials += refused
+            count = _COUNTS.get(etype)
+            if count is not None:
+                if etype == _B_PERMISSION_DECISION:
+                    # the writer's compact form first; else the key with white space, or
+                    # the line
+                    if b'"allowed":false' in head:
+                        refused = True
+                    elif b'"allowed":true' not in head:
+                        refused = self._refused(offset, length, lineno, head)
+                    self._tallies[count[0]] += refused
+                elif not count[2]:
+                    self._tallies[count[0]] += 1
             sm = _STEP.search(head)
             if sm is None:
-                self._loose_errors += etype == _B_ERROR
+                if count is not None and count[2]:  # counted only when of no step
+                    self._tallies[count[0]] += 1
                 return
             number = int(sm.group(1))
             steps = self.steps
@@ -540,7 +547,8 @@ class TraceIndex:
                     self._decode_line(offset, length, lineno)
                     raise
                 if kind is None:  # an event of a step whose opener was lost
-                    self._loose_errors += etype == _B_ERROR
+                    if count is not None and count[2]:
+                        self._tallies[count[0]] += 1
                     return
                 pos = steps._open(number, kind, lineno)
             else:
@@ -813,8 +821,6 @@ class TraceIndex:
             TraceError: Nothing was scanned yet.
             TraceFormatError: A response or compaction line is corrupt.
         """
-        from regista.pricing import total_cost
-        from regista.tokens import token_totals
         from regista.trace.reader import TraceSummary
         from regista.types import Usage
 
@@ -824,7 +830,7 @@ class TraceIndex:
             raise TraceError(f"{self.path}: not scanned yet")
         raws: list[Any] = []
         costs: list[float | None] = []
-        turns = 0
+        turn = -1
         for lineno in list(self._usage_lines):
             fields = self._usage_fields(lineno)
             if fields is None:  # not the plain shape: the validated event (or its error)
@@ -833,29 +839,16 @@ class TraceIndex:
                 raw = ev.response.get("usage") if is_response else ev.usage
                 odd = Usage.model_validate(raw or {})  # read as ``Usage`` reads it
                 fields = (odd, ev.turn if is_response else None, ev.cost_usd)
-            raw, turn, event_cost = fields
+            raw, event_turn, event_cost = fields
             raws.append(raw)
-            turns = turns if turn is None else max(turns, turn + 1)
+            if event_turn is not None and event_turn > turn:
+                turn = event_turn
             costs.append(event_cost)
-        tokens = token_totals(raws)
-        usage = tokens.as_usage()
-        cost = total_cost(costs)
-        if end is not None:
-            cost, turns = end.cost_usd, end.turns
-        errors, _, _ = self.steps.counts()
-        return TraceSummary.of(
-            start,
-            end,
-            turns=turns,
-            steps=len(self.steps),
-            tool_calls=self._tool_calls,
-            cost_usd=cost,
-            usage=usage,
-            tokens=tokens,
-            errors=errors + self._loose_errors,
-            denials=self._denials,
-            compactions=self._compactions,
+        steps = self.steps
+        facts = grouping.run_counts(
+            self._tallies, len(steps), steps.flag_counts(), end, turn, costs, raws
         )
+        return TraceSummary.of(start, end, usage=facts["tokens"].as_usage(), **facts)
 
     def _usage_fields(self, lineno: int) -> tuple[Any, int | None, float | None] | None:
         """(usage, turn of a response, cost) of a response or compaction line, read without

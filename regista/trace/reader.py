@@ -17,26 +17,24 @@ from pathlib import Path
 from typing import Any
 
 from regista._gc import paused_gc
-from regista.pricing import total_cost
-from regista.tokens import Tokens, token_totals
+from regista.tokens import Tokens
 from regista.trace.events import (
     ContextCompaction,
     ErrorEvent,
     LlmRequestEvent,
     LlmResponseEvent,
-    PermissionDecision,
     SessionEnd,
     SessionStart,
-    ToolCall,
     ToolResult,
 )
-from regista.trace.grouping import failed
+from regista.trace.grouping import COUNTS, PRICED, TALLIES, run_counts
 from regista.trace.lines import (
     checked_events,
     parse_line,
     parse_lines,
     read_events,
 )
+from regista.trace.names import CONTEXT_COMPACTION, ERROR, LLM_RESPONSE, TOOL_RESULT
 from regista.trace.steps import Step, build_steps
 from regista.types import LlmRequest, LlmResponse, Usage
 from regista.vocab import RunOutcome, end_outcome
@@ -275,53 +273,44 @@ class Trace:
     def summary(self) -> TraceSummary:
         start, end = self.start, self.end
         events = self.events
-        # Each kind of event picked out, and counted, by C loops over the whole list: a
-        # big trace has hundreds of thousands of events and a summary reads a few kinds.
-        types = list(map(type, events))
+        # Each type of event picked out, and counted, by C loops over the whole list: a
+        # big trace has hundreds of thousands of events and a summary reads a few types.
+        types = list(map(_TYPE, events))
         counts = Counter(types)
 
-        def of(cls: type[Any]) -> list[Any]:
-            if not counts[cls]:
+        def of(name: str) -> list[Any]:
+            if not counts[name]:
                 return []
-            return list(compress(events, map(operator.is_, types, repeat(cls))))
+            return list(compress(events, map(operator.eq, types, repeat(name))))
 
-        responses, compactions = of(LlmResponseEvent), of(ContextCompaction)
-        tokens = token_totals(
-            [*map(dict.get, map(_RESPONSE, responses), repeat("usage")), *map(_USAGE, compactions)]
-        )
-        usage = tokens.as_usage()
-        if end is not None:
-            cost, turns = end.cost_usd, end.turns
-        else:
-            turns = max(0, max(map(_TURN, responses), default=-1) + 1)
-            # Added in trace order (as the run added them): float sums depend on it.
-            priced = compress(events, map(_PRICED.__contains__, types))
-            costs = list(map(_COST, priced if compactions else responses))
-            cost = total_cost(costs)
-        errors: list[ErrorEvent] = of(ErrorEvent)
-        results = of(ToolResult)
-        denials = list(map(_ALLOWED, of(PermissionDecision))).count(False)
         steps = self.steps()
         by_index = dict(zip(map(_INDEX, steps), steps, strict=True))
-        # One failure is counted once: a step in error (a denial is counted apart), or an
-        # error event outside any step. Only a step with an error event or an error result
-        # can be in error.
-        suspects = {ev.step for ev in errors}
+        # The run's tallies, by the core's rule for each type (regista.trace.grouping).
+        tallies = [0] * TALLIES
+        for name, (tally, read, loose) in COUNTS.items():
+            picked = of(name)
+            if read is not None:
+                picked = [ev for ev in picked if getattr(ev, read) is not True]
+            if loose:
+                picked = [ev for ev in picked if _loose(ev, by_index)]
+            tallies[tally] += len(picked)
+        responses, compactions = of(LLM_RESPONSE), of(CONTEXT_COMPACTION)
+        # Added in trace order (as the run added them): float sums depend on it.
+        priced = compress(events, map(PRICED.__contains__, types))
+        # Only a step with an error event or an error result can be in error.
+        suspects = set(map(_STEP, of(ERROR)))
+        results = of(TOOL_RESULT)
         suspects.update(map(_STEP, compress(results, map(_IS_ERROR, results))))
-        failed = sum(_failed(by_index[n]) for n in suspects if n in by_index)
-        return TraceSummary.of(
-            start,
+        facts = run_counts(
+            tallies,
+            len(steps),
+            Counter(by_index[n].flags for n in suspects if n in by_index),
             end,
-            turns=turns,
-            steps=len(steps),
-            tool_calls=counts[ToolCall],
-            cost_usd=cost,
-            usage=usage,
-            tokens=tokens,
-            errors=failed + sum(1 for ev in errors if _loose(ev, by_index)),
-            denials=denials,
-            compactions=counts[ContextCompaction],
+            max(map(_TURN, responses), default=-1),
+            map(_COST, priced),
+            [*map(dict.get, map(_RESPONSE, responses), repeat("usage")), *map(_USAGE, compactions)],
         )
+        return TraceSummary.of(start, end, usage=facts["tokens"].as_usage(), **facts)
 
     def __len__(self) -> int:
         return len(self.events)
@@ -378,15 +367,9 @@ def _loose(error: ErrorEvent, steps: dict[int, Step]) -> bool:
     return step is None or all(ev is not error for ev in step.events)
 
 
-def _failed(step: Step) -> bool:
-    """``step.is_error and not step.denied``: :func:`regista.trace.grouping.failed`."""
-    return failed(step.flags)
-
-
-_PRICED = frozenset((LlmResponseEvent, ContextCompaction))
+_TYPE = operator.attrgetter("type")
 _TURN = operator.attrgetter("turn")
 _COST = operator.attrgetter("cost_usd")
-_ALLOWED = operator.attrgetter("allowed")
 _INDEX = operator.attrgetter("index")
 _STEP = operator.attrgetter("step")
 _IS_ERROR = operator.attrgetter("is_error")

@@ -22,7 +22,9 @@ import asyncio
 import os
 import random
 import warnings
+from collections import Counter
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import orjson
@@ -481,3 +483,65 @@ def test_one_table_of_kinds() -> None:
     # no dict mixes the two forms (a type and its bytes hash alike)
     for table in (grouping.KIND_OF, *grouping.RULES.values()):
         assert all(isinstance(k, str) for k in table)
+
+
+def _plain_counts(
+    events: list[tuple[str, int | None, bool]], costs: list[float | None], turns: list[int]
+) -> dict[str, Any]:
+    """A run's counts as docs/readers.md says them, without the core (no ``session.end``):
+    ``costs`` and ``turns`` are its answers' and compactions' costs, and its answers' turns."""
+    begun: set[int] = set()
+    loose = 0
+    for what, n, _ in events:
+        if n is not None and n not in begun and what in STEP_KINDS:
+            begun.add(n)
+        loose += what == "error" and (n is None or n not in begun)
+    steps = _plain(events)
+    return {
+        "turns": max(turns) + 1 if turns else 0,
+        "steps": len(steps),
+        "tool_calls": sum(what == "tool.call" for what, _, _ in events),
+        "cost_usd": None if None in costs else sum(costs, 0.0),
+        "errors": sum(1 for step in steps if step[-1]) + loose,
+        "denials": sum(what == "permission.decision" and not v for what, _, v in events),
+        "compactions": sum(what == "context.compaction" for what, _, _ in events),
+    }
+
+
+def test_the_core_counts_a_run_as_the_rule_says() -> None:
+    rng = random.Random(_SEED)
+    for _ in range(2000):
+        events = _events(rng)
+        priced = [what for what, _, _ in events if what in ("llm.response", "context.compaction")]
+        costs = [None if rng.random() < 0.05 else rng.randrange(100) / 8 for _ in priced]
+        turns = [rng.randrange(9) for what in priced if what == "llm.response"]
+        want = _plain_counts(events, costs, turns)
+        for raw in (False, True):
+            groups = grouping.Grouping()
+            flags: list[int] = []
+            tallies = [0] * grouping.TALLIES
+            for what, n, value in events:
+                key: str | bytes = what.encode() if raw else what
+                pos = groups.place(n, key)
+                if pos == len(flags):
+                    flags.append(0)
+                if pos is not None:
+                    flags[pos] = grouping.fold(flags[pos], groups.kinds[pos], key, value)
+                grouping.count(tallies, key, pos is not None, value)
+            counts = grouping.run_counts(
+                tallies,
+                len(flags),
+                Counter(flags),
+                None,
+                max(turns, default=-1),
+                costs,
+                [{"input_tokens": 2}] * len(priced),
+            )
+            assert counts.pop("tokens").input == 2 * len(priced)
+            assert counts == want, events
+    # a run that ended says its turns and cost
+    end = SimpleNamespace(turns=3, cost_usd=None)
+    assert grouping.run_counts([0] * grouping.TALLIES, 0, {}, end, 7, [1.0], [])["turns"] == 3
+    assert {"llm.response", "context.compaction"} == grouping.PRICED
+    assert {k.decode(): v for k, v in grouping.COUNTS_BYTES.items()} == grouping.COUNTS
+    assert {k.decode() for k in grouping.PRICED_BYTES} == grouping.PRICED

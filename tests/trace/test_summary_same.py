@@ -21,7 +21,8 @@ from regista.trace.events import (
     SessionEnd,
     ToolCall,
 )
-from regista.trace.reader import Trace, TraceSummary, _failed
+from regista.trace.grouping import failed
+from regista.trace.reader import Trace, TraceSummary
 from regista.types import Usage
 from regista.vocab import end_outcome
 
@@ -73,7 +74,8 @@ def plain_summary(trace: Trace) -> TraceSummary:
         replay_of=start.replay_of,
         forked_from=start.forked_from,
         complete=end is not None,
-        errors=sum(map(_failed, steps)) + sum(1 for ev in errors if id(ev) not in grouped),
+        errors=sum(failed(s.flags) for s in steps)
+        + sum(1 for ev in errors if id(ev) not in grouped),
         denials=denials,
         compactions=compactions,
         status=end_outcome(end),
