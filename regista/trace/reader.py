@@ -275,28 +275,40 @@ class Trace:
         events = self.events
         # Each type of event picked out, and counted, by C loops over the whole list: a
         # big trace has hundreds of thousands of events and a summary reads a few types.
-        types = list(map(_TYPE, events))
+        # (By class, compared by identity: each type has its own.)
+        types = list(map(type, events))
         counts = Counter(types)
+        class_of = {_type_of(cls): cls for cls in counts}
 
         def of(name: str) -> list[Any]:
-            if not counts[name]:
+            cls = class_of.get(name)
+            if cls is None:
                 return []
-            return list(compress(events, map(operator.eq, types, repeat(name))))
+            return list(compress(events, map(operator.is_, types, repeat(cls))))
 
         steps = self.steps()
         by_index = dict(zip(map(_INDEX, steps), steps, strict=True))
         # The run's tallies, by the core's rule for each type (regista.trace.grouping).
         tallies = [0] * TALLIES
         for name, (tally, read, loose) in COUNTS.items():
+            if read is None and not loose:
+                cls = class_of.get(name)
+                tallies[tally] += 0 if cls is None else counts[cls]
+                continue
             picked = of(name)
             if read is not None:
-                picked = [ev for ev in picked if getattr(ev, read) is not True]
+                says = map(operator.attrgetter(read), picked)
+                picked = list(compress(picked, map(operator.is_not, says, repeat(True))))
             if loose:
                 picked = [ev for ev in picked if _loose(ev, by_index)]
             tallies[tally] += len(picked)
         responses, compactions = of(LLM_RESPONSE), of(CONTEXT_COMPACTION)
-        # Added in trace order (as the run added them): float sums depend on it.
-        priced = compress(events, map(PRICED.__contains__, types))
+        turn, costs = -1, []
+        if end is None:  # else its session.end says its turns and cost
+            turn = max(map(_TURN, responses), default=-1)
+            # Added in trace order (as the run added them): float sums depend on it.
+            priced = {class_of[name] for name in PRICED if name in class_of}
+            costs = list(map(_COST, compress(events, map(priced.__contains__, types))))
         # Only a step with an error event or an error result can be in error.
         suspects = set(map(_STEP, of(ERROR)))
         results = of(TOOL_RESULT)
@@ -306,8 +318,8 @@ class Trace:
             len(steps),
             Counter(by_index[n].flags for n in suspects if n in by_index),
             end,
-            max(map(_TURN, responses), default=-1),
-            map(_COST, priced),
+            turn,
+            costs,
             [*map(dict.get, map(_RESPONSE, responses), repeat("usage")), *map(_USAGE, compactions)],
         )
         return TraceSummary.of(start, end, usage=facts["tokens"].as_usage(), **facts)
@@ -367,7 +379,11 @@ def _loose(error: ErrorEvent, steps: dict[int, Step]) -> bool:
     return step is None or all(ev is not error for ev in step.events)
 
 
-_TYPE = operator.attrgetter("type")
+def _type_of(cls: Any) -> str:
+    """The type an event class's events say (``"tool.call"`` of ``ToolCall``)."""
+    return str(cls.model_fields["type"].default)
+
+
 _TURN = operator.attrgetter("turn")
 _COST = operator.attrgetter("cost_usd")
 _INDEX = operator.attrgetter("index")
