@@ -52,7 +52,7 @@ from regista.trace.events import (
     SessionEnd,
     SessionStart,
 )
-from regista.trace.grouping import COMPLETE, RULES, NegativeStep, Rule, opens
+from regista.trace.grouping import COMPLETE, RULES, NegativeStep, opens
 from regista.trace.index import open_trace_file, pread
 from regista.trace.lines import parse_line
 from regista.trace.migrations import migrate
@@ -72,6 +72,11 @@ _KNOWN = {
     ERROR,
 }
 _SOURCES = ("live", "recorded", "edit")
+# The types whose lines ``RunFile._facts`` does not fold into a step's facts (most lines of a
+# run): no rule of regista.trace.grouping names them.
+_UNFOLDED = (LLM_REQUEST, TOOL_CALL)
+if any(etype in rules for rules in RULES.values() for etype in _UNFOLDED):
+    raise ImportError("regista.trace.grouping.RULES has a rule that RunFile does not fold")
 
 
 def _hash(data: bytes) -> bytes:
@@ -159,8 +164,6 @@ class StepFacts:
     request_hash: str | None = None
     summary: bytes | None = None
     flags: int = 0
-    #: What each type of event does to its flags (``regista.trace.grouping.RULES``).
-    rules: dict[str, Rule] = field(default_factory=dict, repr=False)
 
     @property
     def complete(self) -> bool:
@@ -550,7 +553,7 @@ class RunFile:
                     _str(data.get("error_type"))
                     _str(data.get("message"))
                 return
-            step = self._steps[number] = StepFacts(number, begun, rules=RULES[begun])
+            step = self._steps[number] = StepFacts(number, begun)
             self._order = None
         if kind == LLM_REQUEST:
             _int(data.get("step"))
@@ -561,6 +564,8 @@ class RunFile:
             if step.kind == "model" and step.config is None:
                 step.config = config
                 step.key = (_sig(b"m", _keyed(messages, refs or {})), ("model",))
+            step.lines.append(lineno)
+            return  # no rule names a request (_UNFOLDED)
         elif kind == LLM_RESPONSE:
             _int(data.get("turn"))
             _str(data.get("provider"))
@@ -580,6 +585,8 @@ class RunFile:
             args = _dict(data.get("input", {}))
             if step.kind == "tool" and step.key is None:
                 step.key = (_sig(b"t", [name, args]), ("tool", name))
+            step.lines.append(lineno)
+            return  # nor a call
         elif kind == PERMISSION_DECISION:
             _str(data.get("tool_use_id"))
             allowed = data.get("allowed")
@@ -612,8 +619,8 @@ class RunFile:
                 raise _Odd
             error = {"type": _str(data.get("error_type")), "message": _str(data.get("message"))}
             step.errors.append(error)
-        # Its facts (regista.trace.grouping.RULES).
-        rule = step.rules.get(kind)
+        # Its facts (regista.trace.grouping.RULES; a request or a call returned above).
+        rule = RULES[step.kind].get(kind)
         if rule is not None:
             flags = step.flags
             guard, if_false, if_true, read = rule
