@@ -538,9 +538,10 @@ class RunFile:
             raise _Odd
         number = data.get("step")
         if number is None:
-            if kind == ERROR:
-                _str(data.get("error_type"))
-                _str(data.get("message"))
+            if kind != ERROR:  # only an error may belong to no step: the rest need one
+                raise _Odd
+            _str(data.get("error_type"))
+            _str(data.get("message"))
             return
         step = self._steps.get(_int(number))
         if step is None:  # regista.trace.grouping: begun by an opener of its number
@@ -556,7 +557,6 @@ class RunFile:
             step = self._steps[number] = StepFacts(number, begun)
             self._order = None
         if kind == LLM_REQUEST:
-            _int(data.get("step"))
             _int(data.get("turn"))
             _str(data.get("request_hash"))
             messages = _dicts(data.get("messages"))

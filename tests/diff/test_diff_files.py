@@ -20,7 +20,7 @@ from regista.diff import diff_runs
 from regista.diff.runfile import RunFile, _digest, _keyed
 from regista.diff.runs import RunDiff, diff_files
 from regista.diff.steps import _ordinals
-from regista.errors import TraceError
+from regista.errors import TraceError, TraceFormatError
 from regista.providers import ScriptedProvider
 from regista.trace.canonical import canonical_json
 from regista.trace.reader import Trace
@@ -282,3 +282,31 @@ def test_steps_decode_while_another_thread_reads_on(tmp_path: Path) -> None:
     loaded = Trace.load(source).step_groups()
     decoded = [reader.step(f) for f in reader.steps()]
     assert [s.events for s in decoded] == [s.events for s in loaded]
+
+
+@pytest.mark.parametrize("etype", ["llm.request", "tool.call", "tool.result"])
+@pytest.mark.parametrize("step", [None, "drop"])
+def test_an_event_without_its_step_is_refused_as_when_loaded(
+    tmp_path: Path, etype: str, step: str | None
+) -> None:
+    """Only an error may have no step number; the reader took any other such line for an
+    event of no step (and its step lost it) where ``Trace.load`` refuses it."""
+    lines = SAMPLE_PATHS[0].read_bytes().split(b"\n")
+    at = next(i for i, line in enumerate(lines) if f'"type":"{etype}"'.encode() in line)
+    event = orjson.loads(lines[at])
+    if step is None:
+        event["step"] = None
+    else:
+        del event["step"]
+    lines[at] = orjson.dumps(event)
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(b"\n".join(lines))
+    with pytest.raises(TraceFormatError) as loaded:
+        Trace.load(path)
+    run = RunFile(path)
+    try:
+        with pytest.raises(TraceFormatError) as read:
+            run.read(final=True)
+    finally:
+        run.close()
+    assert str(read.value) == str(loaded.value)
