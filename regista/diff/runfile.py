@@ -520,9 +520,11 @@ class RunFile:
         """Note what a diff needs of one plain (or validated) line; ``refs``: the digests
         of the tool results a compact request refers to."""
         self.end = None
+        # The checks of the common lines are written out rather than called: calls to the
+        # checks cost as much as the fold of a step's facts does.
         if kind == TOOL_RESULT:
-            _str(data.get("tool_use_id"))
-            _str(data.get("name"))
+            if type(data.get("tool_use_id")) is not str or type(data.get("name")) is not str:
+                raise _Odd
             content = data.get("content")
             if type(content) is not str:
                 _dicts(content)
@@ -557,8 +559,8 @@ class RunFile:
             step = self._steps[number] = StepFacts(number, begun)
             self._order = None
         if kind == LLM_REQUEST:
-            _int(data.get("turn"))
-            _str(data.get("request_hash"))
+            if type(data.get("turn")) is not int or type(data.get("request_hash")) is not str:
+                raise _Odd
             messages = _dicts(data.get("messages"))
             config = self._config(data)
             if step.kind == "model" and step.config is None:
@@ -567,9 +569,13 @@ class RunFile:
             step.lines.append(lineno)
             return  # no rule names a request (_UNFOLDED)
         elif kind == LLM_RESPONSE:
-            _int(data.get("turn"))
-            _str(data.get("provider"))
-            response = _dict(data.get("response"))
+            response = data.get("response")
+            if (
+                type(data.get("turn")) is not int
+                or type(data.get("provider")) is not str
+                or type(response) is not dict
+            ):
+                raise _Odd
             if step.answer is None:
                 get = response.get
                 out = {
@@ -579,24 +585,29 @@ class RunFile:
                 }
                 step.answer = _digest(_ordinals([out]))
         elif kind == TOOL_CALL:
-            _int(data.get("turn"))
-            _str(data.get("tool_use_id"))
-            name = _str(data.get("name"))
-            args = _dict(data.get("input", {}))
+            name = data.get("name")
+            args = data.get("input", {})
+            if (
+                type(data.get("turn")) is not int
+                or type(data.get("tool_use_id")) is not str
+                or type(name) is not str
+                or type(args) is not dict
+            ):
+                raise _Odd
             if step.kind == "tool" and step.key is None:
                 step.key = (_sig(b"t", [name, args]), ("tool", name))
             step.lines.append(lineno)
             return  # nor a call
         elif kind == PERMISSION_DECISION:
-            _str(data.get("tool_use_id"))
             allowed = data.get("allowed")
-            if type(allowed) is not bool or data.get("by", "policy") not in (
-                "policy",
-                "default",
-                "recorded",
+            reason = data.get("reason")
+            if (
+                type(data.get("tool_use_id")) is not str
+                or type(allowed) is not bool
+                or data.get("by", "policy") not in ("policy", "default", "recorded")
+                or (reason is not None and type(reason) is not str)
             ):
                 raise _Odd
-            reason = _str(data.get("reason"), optional=True)
             if step.decision is None:
                 step.decision = (allowed, reason)
         elif kind == TOOL_RESULT:
