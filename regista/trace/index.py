@@ -93,6 +93,19 @@ _B_PERMISSION_DECISION = PERMISSION_DECISION.encode()
 _B_TOOL_RESULT = TOOL_RESULT.encode()
 _B_CONTEXT_COMPACTION = CONTEXT_COMPACTION.encode()
 _B_SESSION_END = SESSION_END.encode()
+#: The types of event that always belong to a step (all but an error, a session's start and
+#: its end): one whose number is not in its head is read whole.
+_STEPPED = frozenset(
+    name.encode()
+    for name in (
+        LLM_REQUEST,
+        LLM_RESPONSE,
+        TOOL_CALL,
+        PERMISSION_DECISION,
+        TOOL_RESULT,
+        CONTEXT_COMPACTION,
+    )
+)
 # What a line adds to the run's tallies, and whether its usage and cost add up to the run's
 # (regista.trace.grouping).
 _COUNTS, _PRICED = grouping.COUNTS_BYTES, grouping.PRICED_BYTES
@@ -532,11 +545,16 @@ class TraceIndex:
                 elif not count[2]:
                     self._tallies[count[0]] += 1
             sm = _STEP.search(head)
-            if sm is None:
+            if sm is not None:
+                number = int(sm.group(1))
+            elif etype in _STEPPED:
+                # Only an error may belong to no step: the reference says what is wrong
+                # (no step, or null), or where the number is (past the head).
+                number = self._decode_line(offset, length, lineno).step
+            else:
                 if count is not None and count[2]:  # counted only when of no step
                     self._tallies[count[0]] += 1
                 return
-            number = int(sm.group(1))
             steps = self.steps
             # The step (regista.trace.grouping): begun by an opener of its number.
             pos = steps.position_of(number)

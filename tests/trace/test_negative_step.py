@@ -6,6 +6,7 @@ step -1 of it: the two said different things of the same file."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -74,3 +75,40 @@ def test_step_zero_and_up_read_as_before(tmp_path: Path) -> None:
         assert [e.index for e in index.steps] == [s.index for s in trace.steps()]
     finally:
         index.close()
+
+
+def _without_step(tmp_path: Path, lineno: int, how: bytes) -> Path:
+    """The sample with line ``lineno`` (1-based) given no step: ``how`` is what replaces
+    its ``"step":N,`` (nothing, or ``"step":null,``)."""
+    lines = SAMPLE.read_bytes().split(b"\n")
+    lines[lineno - 1], found = re.subn(rb'"step":\d+,', how, lines[lineno - 1], count=1)
+    assert found
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(b"\n".join(lines))
+    return path
+
+
+@pytest.mark.parametrize("how", [b"", b'"step":null,'])
+# a request, a response, a call, a decision, a result
+@pytest.mark.parametrize("lineno", [2, 3, 4, 5, 6])
+def test_an_event_without_its_step_is_refused_by_every_reader(
+    tmp_path: Path, lineno: int, how: bytes
+) -> None:
+    """Only an ``error`` may belong to no step: any other event without its number is
+    refused, by every reader in the reference's words (the debugger's index took it for an
+    event of no step, and its header counted what the reference refuses)."""
+    path = _without_step(tmp_path, lineno, how)
+    with pytest.raises(TraceFormatError) as err:
+        Trace.load(path)
+    said = str(err.value)
+    assert f":{lineno}:" in said and "step" in said
+    with pytest.raises(TraceFormatError) as listed:
+        Listing.load(path)
+    assert str(listed.value) == said
+    assert _index_error(path) == said
+    with pytest.raises(TraceFormatError) as summed:
+        read_summary(path)
+    assert str(summed.value) == said
+    with pytest.raises(TraceFormatError) as diffed, RunFile(path) as run:
+        run.read(final=True)
+    assert str(diffed.value) == said
