@@ -52,7 +52,7 @@ from regista.trace.events import (
     SessionEnd,
     SessionStart,
 )
-from regista.trace.grouping import COMPLETE, RULES, NegativeStep, opens
+from regista.trace.grouping import COMPLETE, RULES, STEPLESS, NegativeStep, opens
 from regista.trace.index import open_trace_file, pread
 from regista.trace.lines import parse_line
 from regista.trace.migrations import migrate
@@ -540,7 +540,7 @@ class RunFile:
             raise _Odd
         number = data.get("step")
         if number is None:
-            if kind != ERROR:  # only an error may belong to no step: the rest need one
+            if kind not in STEPLESS:  # only an error may belong to no step (grouping)
                 raise _Odd
             _str(data.get("error_type"))
             _str(data.get("message"))

@@ -50,6 +50,8 @@ from regista.trace.names import (
     CONTEXT_COMPACTION,
     LLM_RESPONSE,
     PERMISSION_DECISION,
+    SESSION_END,
+    SESSION_START,
     STEP_KINDS,
     TOOL_CALL,
     TOOL_RESULT,
@@ -79,6 +81,8 @@ __all__ = [
     "PRICED_BYTES",
     "RESULTED",
     "RULES",
+    "STEPLESS",
+    "STEPLESS_BYTES",
     "STEP_IN_HEAD",
     "TALLIES",
     "TOOL_CALLS",
@@ -279,6 +283,10 @@ COUNTS_BYTES: Final[dict[bytes, Count]] = {name.encode(): c for name, c in COUNT
 #: order met), and whose ``turn`` (a model's answer's) says the run's turns.
 PRICED: Final = frozenset((LLM_RESPONSE, CONTEXT_COMPACTION))
 PRICED_BYTES: Final = frozenset(name.encode() for name in PRICED)
+#: The types of event that carry no step number, or may not (an error of the run): every
+#: other event belongs to a step, and a trace that gives one no number is refused.
+STEPLESS: Final = frozenset((SESSION_START, SESSION_END, _ERROR_EVENT))
+STEPLESS_BYTES: Final = frozenset(name.encode() for name in STEPLESS)
 
 
 def count(tallies: list[int], etype: str | bytes, in_step: bool, value: bool) -> None:

@@ -93,19 +93,6 @@ _B_PERMISSION_DECISION = PERMISSION_DECISION.encode()
 _B_TOOL_RESULT = TOOL_RESULT.encode()
 _B_CONTEXT_COMPACTION = CONTEXT_COMPACTION.encode()
 _B_SESSION_END = SESSION_END.encode()
-#: The types of event that always belong to a step (all but an error, a session's start and
-#: its end): one whose number is not in its head is read whole.
-_STEPPED = frozenset(
-    name.encode()
-    for name in (
-        LLM_REQUEST,
-        LLM_RESPONSE,
-        TOOL_CALL,
-        PERMISSION_DECISION,
-        TOOL_RESULT,
-        CONTEXT_COMPACTION,
-    )
-)
 # What a line adds to the run's tallies, and whether its usage and cost add up to the run's
 # (regista.trace.grouping).
 _COUNTS, _PRICED = grouping.COUNTS_BYTES, grouping.PRICED_BYTES
@@ -547,7 +534,7 @@ class TraceIndex:
             sm = _STEP.search(head)
             if sm is not None:
                 number = int(sm.group(1))
-            elif etype in _STEPPED:
+            elif etype not in grouping.STEPLESS_BYTES:
                 # Only an error may belong to no step: the reference says what is wrong
                 # (no step, or null), or where the number is (past the head).
                 number = self._decode_line(offset, length, lineno).step

@@ -474,6 +474,18 @@ def test_a_negative_number_is_refused_by_the_core() -> None:
     assert grouping.opens(4, "error") is None
 
 
+def test_the_stepless_types_are_those_whose_model_needs_no_step() -> None:
+    from regista.trace.events import EVENT_CLASSES
+
+    needs = {
+        kind
+        for kind, cls in EVENT_CLASSES.items()
+        if "step" in cls.model_fields and cls.model_fields["step"].is_required()
+    }
+    assert set(EVENT_CLASSES) - needs == grouping.STEPLESS
+    assert {k.decode() for k in grouping.STEPLESS_BYTES} == grouping.STEPLESS
+
+
 def test_one_table_of_kinds() -> None:
     assert grouping.KIND_OF is STEP_KINDS
     assert {k.decode(): v for k, v in grouping.KIND_OF_BYTES.items()} == STEP_KINDS
