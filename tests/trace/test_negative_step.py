@@ -22,9 +22,14 @@ SAMPLE = Path(__file__).parents[2] / "sample_traces" / "refund_happy.jsonl"
 
 def _with_step(tmp_path: Path, lineno: int, step: int) -> Path:
     """The sample with line ``lineno`` (1-based) of step 1 given number ``step``."""
+    return _step_replaced(tmp_path, lineno, b'"step":%d,' % step)
+
+
+def _step_replaced(tmp_path: Path, lineno: int, how: bytes) -> Path:
+    """The sample with line ``lineno``'s (1-based) ``"step":N,`` replaced by ``how``."""
     lines = SAMPLE.read_bytes().split(b"\n")
-    assert b'"step":1,' in lines[lineno - 1]
-    lines[lineno - 1] = lines[lineno - 1].replace(b'"step":1,', b'"step":%d,' % step, 1)
+    lines[lineno - 1], found = re.subn(rb'"step":\d+,', how, lines[lineno - 1], count=1)
+    assert found
     path = tmp_path / "t.jsonl"
     path.write_bytes(b"\n".join(lines))
     return path
@@ -42,13 +47,8 @@ def _index_error(path: Path) -> str:
     return str(err.value)
 
 
-@pytest.mark.parametrize("lineno", [4, 5, 6])  # a tool step's call, decision and result
-def test_a_negative_step_is_refused_by_every_reader(tmp_path: Path, lineno: int) -> None:
-    path = _with_step(tmp_path, lineno, -1)
-    with pytest.raises(TraceFormatError) as err:
-        Trace.load(path)
-    said = str(err.value)
-    assert f":{lineno}:" in said and "step: must not be negative" in said
+def _every_reader_says(path: Path, said: str) -> None:
+    """Every reader refuses ``path`` with the reference's words ``said``."""
     for messages in (True, False):
         with pytest.raises(TraceFormatError) as again:
             Trace.load(path, messages=messages)
@@ -60,10 +60,20 @@ def test_a_negative_step_is_refused_by_every_reader(tmp_path: Path, lineno: int)
     with pytest.raises(TraceFormatError) as summed:
         read_summary(path)
     assert str(summed.value) == said
-    # the two-run view's reader took the line for an event of no step (its step lost it)
     with pytest.raises(TraceFormatError) as diffed, RunFile(path) as run:
         run.read(final=True)
     assert str(diffed.value) == said
+
+
+@pytest.mark.parametrize("lineno", [4, 5, 6])  # a tool step's call, decision and result
+def test_a_negative_step_is_refused_by_every_reader(tmp_path: Path, lineno: int) -> None:
+    path = _with_step(tmp_path, lineno, -1)
+    with pytest.raises(TraceFormatError) as err:
+        Trace.load(path)
+    said = str(err.value)
+    assert f":{lineno}:" in said and "step: must not be negative" in said
+    # the two-run view's reader took the line for an event of no step (its step lost it)
+    _every_reader_says(path, said)
 
 
 def test_step_zero_and_up_read_as_before(tmp_path: Path) -> None:
@@ -77,17 +87,6 @@ def test_step_zero_and_up_read_as_before(tmp_path: Path) -> None:
         index.close()
 
 
-def _without_step(tmp_path: Path, lineno: int, how: bytes) -> Path:
-    """The sample with line ``lineno`` (1-based) given no step: ``how`` is what replaces
-    its ``"step":N,`` (nothing, or ``"step":null,``)."""
-    lines = SAMPLE.read_bytes().split(b"\n")
-    lines[lineno - 1], found = re.subn(rb'"step":\d+,', how, lines[lineno - 1], count=1)
-    assert found
-    path = tmp_path / "t.jsonl"
-    path.write_bytes(b"\n".join(lines))
-    return path
-
-
 @pytest.mark.parametrize("how", [b"", b'"step":null,'])
 # a request, a response, a call, a decision, a result
 @pytest.mark.parametrize("lineno", [2, 3, 4, 5, 6])
@@ -97,18 +96,9 @@ def test_an_event_without_its_step_is_refused_by_every_reader(
     """Only an ``error`` may belong to no step: any other event without its number is
     refused, by every reader in the reference's words (the debugger's index took it for an
     event of no step, and its header counted what the reference refuses)."""
-    path = _without_step(tmp_path, lineno, how)
+    path = _step_replaced(tmp_path, lineno, how)
     with pytest.raises(TraceFormatError) as err:
         Trace.load(path)
     said = str(err.value)
     assert f":{lineno}:" in said and "step" in said
-    with pytest.raises(TraceFormatError) as listed:
-        Listing.load(path)
-    assert str(listed.value) == said
-    assert _index_error(path) == said
-    with pytest.raises(TraceFormatError) as summed:
-        read_summary(path)
-    assert str(summed.value) == said
-    with pytest.raises(TraceFormatError) as diffed, RunFile(path) as run:
-        run.read(final=True)
-    assert str(diffed.value) == said
+    _every_reader_says(path, said)
