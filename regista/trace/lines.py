@@ -296,12 +296,7 @@ def _at_once(kind: str, lines: list[bytes], group: list[dict[str, Any]]) -> list
     :func:`~regista.trace.listing.modelled` builds, without error; else ``None``: read
     them one at a time."""
     events = modelled_all(kind, group)
-    if events is None or {SCHEMA_VERSION} != set(map(_version_of, group)):
-        return None  # (its type was checked: an int)
-    steps = list(map(_step_of, group))
-    if kind == ERROR:
-        steps = [n for n in steps if n is not None]
-    if steps and min(steps) < 0:
+    if events is None or not _current_and_stepped(kind, group):
         return None
     # as too_deep says: a line none of whose values is an object or a list (a decision, an
     # error, a result whose content is text: their types were checked) is one level deep
@@ -429,6 +424,20 @@ _tool_use_id: Callable[[Any], Any] = operator.attrgetter("tool_use_id")
 _content: Callable[[Any], Any] = operator.attrgetter("content")
 _version_of: Callable[[dict[str, Any]], Any] = operator.itemgetter("schema_version")
 _step_of: Callable[[dict[str, Any]], Any] = operator.itemgetter("step")
+
+
+def _current_and_stepped(kind: str, group: list[dict[str, Any]]) -> bool:
+    """Whether the decoded lines ``group`` of event ``kind`` (their fields' types checked)
+    are all of the current schema, and none has a step below 0 (an error's may be
+    ``None``): what a piece read at once leaves to :func:`parse_line` otherwise."""
+    if {SCHEMA_VERSION} != set(map(_version_of, group)):
+        return False
+    steps = list(map(_step_of, group))
+    if kind == ERROR:
+        steps = [n for n in steps if n is not None]
+    return not steps or min(steps) >= 0
+
+
 _response_of: Callable[[dict[str, Any]], Any] = operator.itemgetter("response")
 
 
@@ -688,12 +697,7 @@ def _light_lines(lines: list[bytes], seq: int, path: Path, lineno: int) -> list[
             chosen = list(map(operator.eq, kinds, repeat(kind)))
             raws = list(compress(lines, chosen))
             group = list(compress(datas, chosen))
-        if not listed_all(kind, group) or {SCHEMA_VERSION} != set(map(_version_of, group)):
-            return None  # (its type was checked: an int)
-        steps = list(map(_step, group))
-        if kind == ERROR:
-            steps = [s for s in steps if s is not None]
-        if steps and min(steps) < 0:
+        if not listed_all(kind, group) or not _current_and_stepped(kind, group):
             return None
         if kind == LLM_REQUEST:
             continue  # nothing nested to check (check_event's, without messages)
@@ -711,7 +715,7 @@ def _light_lines(lines: list[bytes], seq: int, path: Path, lineno: int) -> list[
                 return None
         if kind == LLM_RESPONSE:
             try:
-                for response in map(_response, group):
+                for response in map(_response_of, group):
                     check_response(response)
             except ValueError:
                 return None
@@ -746,8 +750,6 @@ _ASKED, _COMPACTED = object(), object()
 
 
 _B_COMPACTION_TYPE = b'"type":"context.compaction"'
-_step: Callable[[dict[str, Any]], Any] = operator.itemgetter("step")
-_response: Callable[[dict[str, Any]], Any] = operator.itemgetter("response")
 _content_key: Callable[[dict[str, Any]], Any] = operator.itemgetter("content")
 _seq: Callable[[Any], Any] = operator.attrgetter("seq")
 #: How many fields each kind :func:`_light_lines` checks has (a line with no extra field
