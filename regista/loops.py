@@ -57,7 +57,9 @@ class Repeat:
         step: The step that repeats.
         kind: ``repeated_call``, ``retry`` or ``repeated_answer``.
         first: The earlier step it repeats (the first of its kind).
-        what: What was repeated, in one line (the tool and its input, the error, the answer).
+        what: What was repeated, in one line (the tool and its input, the error, the answer),
+            as the first repeat of its :attr:`key` said it (the same input written with its
+            keys in another order is the same call).
         key: What makes two repeats the same (the whole call, error or answer, not its
             shortened :attr:`what`): the repeats of one key are one group
             (:func:`group_repeats`).
@@ -124,6 +126,9 @@ class RepeatFinder:
         #: first step of the run of retries it belongs to.
         self._tool_errors: dict[str, tuple[int, bytes]] = {}
         self._model_error: tuple[int, bytes] | None = None
+        #: What each key's repeats say (:attr:`Repeat.what`), made at its first repeat: a
+        #: loop of ten thousand turns describes its call once.
+        self._said: dict[Any, str] = {}
         self.repeats: list[Repeat] = []
 
     def add(self, step: Any) -> list[Repeat]:
@@ -149,8 +154,12 @@ class RepeatFinder:
         key = _digest([name, call.input])
         first = self._calls.setdefault(key, index)
         if first != index:
-            what = _short(f"{name} {orjson.dumps(call.input).decode(errors='replace')}")
-            found.append(Repeat(index, "repeated_call", first, what, ("call", key)))
+            group = ("call", key)
+            what = self._said.get(group)
+            if what is None:
+                dumped = orjson.dumps(call.input).decode(errors="replace")
+                what = self._said[group] = _short(f"{name} {dumped}")
+            found.append(Repeat(index, "repeated_call", first, what, group))
         result = step.result
         if result is None:
             return found
@@ -158,8 +167,11 @@ class RepeatFinder:
             error = _digest(_result_text(result.content))
             last = self._tool_errors.get(name)
             if last is not None and last[1] == error:
-                text = _short(_result_text(result.content))
-                found.append(Repeat(index, "retry", last[0], text, ("tool", name, error)))
+                group = ("tool", name, error)
+                text = self._said.get(group)
+                if text is None:
+                    text = self._said[group] = _short(_result_text(result.content))
+                found.append(Repeat(index, "retry", last[0], text, group))
                 self._tool_errors[name] = (last[0], error)  # the run keeps its first
             else:
                 self._tool_errors[name] = (index, error)
@@ -192,12 +204,18 @@ class RepeatFinder:
         first = self._answers.setdefault(key, index)
         if first == index:
             return []
-        text = " ".join(
-            str(b.get("text", "")) or f"{b.get('name', '')} {orjson.dumps(b.get('input')).decode()}"
-            for b in content
-            if isinstance(b, dict)
-        )
-        return [Repeat(index, "repeated_answer", first, _short(text), ("answer", key))]
+        group = ("answer", key)
+        text = self._said.get(group)
+        if text is None:
+            text = self._said[group] = _short(
+                " ".join(
+                    str(b.get("text", ""))
+                    or f"{b.get('name', '')} {orjson.dumps(b.get('input')).decode()}"
+                    for b in content
+                    if isinstance(b, dict)
+                )
+            )
+        return [Repeat(index, "repeated_answer", first, text, group)]
 
 
 def find_repeats(steps: Iterable[Any]) -> list[Repeat]:

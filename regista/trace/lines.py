@@ -48,6 +48,7 @@ from regista.trace.listing import (
     listed_all,
     modelled,
     modelled_all,
+    records,
     views,
 )
 from regista.trace.migrations import migrate
@@ -629,16 +630,18 @@ def _light(raw: bytes) -> Any:
 def _light_lines(lines: list[bytes], seq: int, path: Path, lineno: int) -> list[Any] | None:
     """The events of ``lines`` (lines ``lineno + 1`` on, events ``seq`` on; none of them a
     file's last) as :func:`parse_file` reads them one at a time for a listing (by
-    :func:`_light`, else by :func:`parse_line`); ``None`` when any of them is read otherwise
-    than by the common case below, or refused: they are then read one at a time, which
-    says what is wrong and where as the reference says it.
+    :func:`_light`, else by :func:`parse_line`); ``None`` when any of them is refused (or
+    out of order): they are then read one at a time, which says what is wrong and where as
+    the reference says it.
 
-    The common case: every line is decoded in one ``map`` (a request from its head, as
-    :func:`_light` reads it), and the lines of the kinds :func:`_light` reads whole are
-    checked a kind at a time, a field at a time (``map`` and sets, in C) rather than a line
-    at a time; a line of another kind, and a compaction (the longest lines by far, decoded
-    once), is read by :func:`parse_line`. ``tests/trace/test_listing_light.py`` keeps this
-    equal to the reading one line at a time, on clean, changed and half-written lines.
+    The common case, in fewer steps: the lines of the kinds a trace holds most of are
+    decoded into typed records (:func:`~regista.trace.listing.records`: their fields
+    checked as they are decoded, in C), the requests from their heads a piece at a time
+    (as :func:`_light` reads them, checked a field at a time: ``map`` and sets, in C); a
+    line the records do not take is read by :func:`_light`, and a compaction (the longest
+    lines by far, decoded once), a session's start or end, or any other line, by
+    :func:`parse_line`. ``tests/trace/test_listing_light.py`` keeps this equal to the
+    reading one line at a time, on clean, changed and half-written lines.
     """
     n = len(lines)
     # A line's kind, from the first "type" key in its head: a request or a compaction
@@ -647,126 +650,86 @@ def _light_lines(lines: list[bytes], seq: int, path: Path, lineno: int) -> list[
     # a line taken for another (an odd one, cut short) is read whole as its kind says, or
     # (a request's head that is none) makes the piece read a line at a time.
     try:
-        letters = list(
+        letters: list[int] = list(
             map(getitem, lines, map(add, map(bytes.find, lines, _B_TYPE, _ZERO, _HEAD), _SEVENTH))
         )
     except IndexError:  # a line shorter than its type: read a line at a time
         return None
     requests = list(map(_Q.__eq__, letters))
-    compactions = list(map(_T.__eq__, letters))
-    # what is decoded: each line, a request's head in its place, a compaction's nothing
-    src = lines[:]
-    asked_at = list(compress(range(n), requests))
-    found = list(map(_request_head, compress(lines, requests)))
-    if None in found:
-        return None
-    for i, head in zip(asked_at, cast(list[bytes], found), strict=True):
-        src[i] = head
-    compacted_at = [i for i in compress(range(n), compactions) if not requests[i]]
-    for i in compacted_at:
-        src[i] = b"{}"
-    try:
-        datas = list(map(orjson.loads, src))
-    except orjson.JSONDecodeError:
-        return None
-    if datas and set(map(type, datas)) != {dict}:
-        return None
-    kinds = list(map(dict.get, datas, repeat("type")))
-    asked = list(compress(datas, requests))
-    if asked and (
-        not all(map(_LEFT_OUT_OF_HEAD.isdisjoint, asked))
-        or not all(map(operator.eq, compress(kinds, requests), repeat(LLM_REQUEST)))
-    ):
-        return None
-    for i in asked_at:
-        kinds[i] = _ASKED
-    for i in compacted_at:
-        kinds[i] = _COMPACTED
-    try:
-        present = set(kinds)
-    except TypeError:  # a type that is no str, nor hashable
-        return None
-    # as _without_messages leaves them
-    deque(map(dict.__setitem__, asked, repeat("messages"), map(list, repeat((), len(asked)))), 0)
-    for kind in present:
-        if kind not in _LIGHT_KINDS and kind is not _ASKED:
-            continue
-        if kind is _ASKED:
-            kind, raws, group = LLM_REQUEST, [], asked  # (a request's depth is not checked)
-        else:
-            chosen = list(map(operator.eq, kinds, repeat(kind)))
-            raws = list(compress(lines, chosen))
-            group = list(compress(datas, chosen))
-        if not listed_all(kind, group) or not _current_and_stepped(kind, group):
+    events: list[Any] = [None] * n
+    if True in requests:
+        asked_at = list(compress(range(n), requests))
+        found = list(map(_request_head, compress(lines, requests)))
+        if None in found:
             return None
-        if kind == LLM_REQUEST:
-            continue  # nothing nested to check (check_event's, without messages)
-        # as too_deep says: a line with no object or list among its values (no extra
-        # field, of a kind that holds no object) is one level deep
-        if kind in _NESTED:
-            if any(map(too_deep, raws, group)):
-                return None
-        else:
-            odd = list(map(_PLAIN_SIZE[kind].__ne__, map(len, group)))
-            if kind == TOOL_RESULT:
-                nested = map(operator.is_not, map(type, map(_content_key, group)), repeat(str))
-                odd = list(map(operator.or_, odd, nested))
-            if any(odd) and any(map(too_deep, compress(raws, odd), compress(group, odd))):
-                return None
-        if kind == LLM_RESPONSE:
-            try:
-                for response in map(_response_of, group):
-                    check_response(response)
-            except ValueError:
-                return None
-        elif kind == TOOL_RESULT:
-            for data in group:
-                if type(data["content"]) is not str and check_event(listed(data)) is not None:
-                    return None
-    events = views(datas)
-    # a compaction, and a line of another kind (a session's start or end), the usual way
-    if present <= _READ_AT_ONCE:
-        others = compacted_at
-    else:
-        others = [
-            i for i, kind in enumerate(kinds) if kind is not _ASKED and kind not in _LIGHT_KINDS
-        ]
-    for i in others:
         try:
-            events[i] = parse_line(lines[i], path, lineno + 1 + i, None, messages=False, light=True)
-        except RegistaError:
+            asked = list(map(orjson.loads, cast(list[bytes], found)))
+        except orjson.JSONDecodeError:
             return None
+        if (
+            set(map(type, asked)) != {dict}
+            or not all(map(operator.eq, map(dict.get, asked, repeat("type")), repeat(LLM_REQUEST)))
+            or not all(map(_LEFT_OUT_OF_HEAD.isdisjoint, asked))
+        ):
+            return None
+        # as _without_messages leaves them (a request's depth is not checked, nor anything
+        # nested: check_event's, without messages)
+        deque(map(dict.__setitem__, asked, repeat("messages"), map(list, repeat((), n))), 0)
+        if not listed_all(LLM_REQUEST, asked) or not _current_and_stepped(LLM_REQUEST, asked):
+            return None  # (listed_all checks each one's type)
+        for i, event in zip(asked_at, views(asked), strict=True):
+            events[i] = event
+    record, compacted = records(), _T
+    for i in compress(range(n), map(operator.not_, requests)):
+        raw = lines[i]
+        try:
+            if letters[i] == compacted:
+                raise _NotRecorded
+            event = record(raw)
+        except _NOT_RECORDED:
+            # read the usual way: by _light, else (a session's start or end, a compaction,
+            # an odd line) by parse_line
+            event = _light(raw)
+            if event is None:
+                try:
+                    event = parse_line(raw, path, lineno + 1 + i, None, messages=False, light=True)
+                except RegistaError:
+                    return None
+        else:  # its nested values, as check_event checks them
+            kind = event.type
+            if kind == LLM_RESPONSE:
+                try:
+                    check_response(event.response)
+                except ValueError:
+                    return None
+            elif (
+                kind == TOOL_RESULT
+                and type(event.content) is not str
+                and check_event(event) is not None
+            ):
+                return None
+        events[i] = event
     if list(map(_seq, events)) != list(range(seq, seq + n)):
         return None
     return events
 
 
+class _NotRecorded(Exception):
+    """A compaction: read the usual way."""
+
+
+#: What a line that is no typed record raises (msgspec's errors are ValueErrors).
+_NOT_RECORDED = (_NotRecorded, ValueError)
 _ZERO, _HEAD, _B_TYPE = repeat(0), repeat(256), repeat(b'"type":"')
 #: Where the 7th letter of a type's value is from where its key begins, and that letter in
 #: "llm.request" and in "context.compaction" (no other kind has either there).
 _SEVENTH, _Q, _T = repeat(len('"type":"') + 6), ord("q"), ord("t")
-#: What :func:`_light_lines` puts in place of a request's kind, and a compaction's.
-_ASKED, _COMPACTED = object(), object()
-
-
-_B_COMPACTION_TYPE = b'"type":"context.compaction"'
-_content_key: Callable[[dict[str, Any]], Any] = operator.itemgetter("content")
 _seq: Callable[[Any], Any] = operator.attrgetter("seq")
-#: How many fields each kind :func:`_light_lines` checks has (a line with no extra field
-#: has this many keys).
-_PLAIN_SIZE = {
-    kind: len(FIELDS[kind])
-    for kind in (LLM_RESPONSE, TOOL_CALL, PERMISSION_DECISION, TOOL_RESULT, ERROR)
-}
-#: The kinds among them whose lines always hold an object (their depth is checked).
-_NESTED = frozenset((LLM_RESPONSE, TOOL_CALL))
 
 
 #: The kinds :func:`_light` reads whole (their nested values are checked there as
 #: :func:`check_event` checks them).
 _LIGHT_KINDS = frozenset((LLM_RESPONSE, TOOL_CALL, PERMISSION_DECISION, TOOL_RESULT, ERROR))
-#: What :func:`_light_lines` reads of a piece without :func:`parse_line` (but compactions).
-_READ_AT_ONCE = _LIGHT_KINDS | {_ASKED, _COMPACTED}
 #: What a request's head never holds when laid out as the writer lays it.
 _LEFT_OUT_OF_HEAD = frozenset(("messages", "system", "tools", "result_refs", "messages_prefix"))
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from types import NoneType, UnionType
 from typing import Any, Literal, Union, get_args, get_origin
 
+import msgspec
 import orjson
 import pytest
 from files import SAMPLES as SAMPLE_TRACES
@@ -59,10 +60,20 @@ def test_the_table_says_what_the_models_say() -> None:
             assert made == fields[name].get_default(call_default_factory=True)
 
 
+def _light_event(ev: Any) -> bool:
+    """Whether ``ev`` was read without the models: a listed view or a typed record."""
+    return isinstance(ev, Listed | msgspec.Struct)
+
+
 def _fields(ev: Any) -> bytes:
     """An event's fields (and extras) as canonical JSON, whatever its class; its ``ts`` left
     out (a line without one is stamped when read)."""
-    data = dict(vars(ev)) if isinstance(ev, Listed) else ev.model_dump()
+    if isinstance(ev, Listed):
+        data = dict(vars(ev))
+    elif isinstance(ev, msgspec.Struct):  # a typed record: its type is its class's
+        data = {**msgspec.structs.asdict(ev), "type": ev.type}
+    else:
+        data = ev.model_dump()
     data.pop("ts", None)
     return orjson.dumps(data, option=orjson.OPT_SORT_KEYS)
 
@@ -92,7 +103,7 @@ def test_a_listing_reads_the_events_the_models_read(path: Path | str, tmp_path: 
     assert _outcome(lambda: listing) == _outcome(lambda: Trace.load(path, messages=False))
     assert listing.start.type == "session.start" and listing.path == path
     if path in SAMPLES:  # written by regista: nothing for the models to do
-        assert all(isinstance(ev, Listed) for ev in listing.events)
+        assert all(map(_light_event, listing.events))
 
 
 def _line_changes(rng: random.Random, line: dict[str, Any]) -> dict[str, Any]:
@@ -247,7 +258,9 @@ def _read_as(raw: bytes) -> tuple[Any, ...]:
 
 
 def _view(event: Any) -> tuple[Any, ...]:
-    return ("read", type(event).__name__, _fields(event))
+    """What an event read says (its fields: a model, a listed view and a typed record of
+    the same line say the same)."""
+    return ("read", _fields(event))
 
 
 def _odd_layouts(rng: random.Random, raw: bytes) -> list[bytes]:
@@ -453,3 +466,63 @@ def test_a_piece_tells_requests_and_compactions_as_the_lines_read_alone() -> Non
             assert [_view(ev) for ev in got] == want
             compared += 1
     assert compared > 10  # not only left to the line at a time
+
+
+def _past_the_records(rng: random.Random, raw: bytes) -> list[bytes]:
+    """``raw`` with what a typed record must not take as it is: a number past 64 bits
+    (``orjson`` makes it a float), whole numbers for its floats (pydantic converts them), a
+    payload nested deeper than the records read, an extra field, a step below 0."""
+    from regista.trace.listing import RECORD_DEPTH
+
+    line = orjson.loads(raw)
+    out = [raw.replace(b'"seq":', b'"seq":1' + b"0" * 25, 1)]
+    for key in ("input", "response", "content"):
+        if isinstance(line.get(key), dict):
+            big = rng.choice([b"123456789012345678901234567890", b"18446744073709551615"])
+            out.append(
+                raw.replace(f'"{key}":{{'.encode(), f'"{key}":{{"n":'.encode() + big + b",", 1)
+            )
+            deep: Any = 1
+            for _ in range(RECORD_DEPTH + rng.randrange(0, 3)):
+                deep = rng.choice([[deep], {"k": deep}])
+            out.append(orjson.dumps({**line, key: {**line[key], "deep": deep}}))
+    for key, value in line.items():
+        if isinstance(value, float):
+            out.append(orjson.dumps({**line, key: int(value)}))
+    out.append(orjson.dumps({**line, "extra": 1}))
+    if "step" in line:
+        out.append(orjson.dumps({**line, "step": -1}))
+    return out
+
+
+def test_a_typed_record_holds_the_fields_the_models_read() -> None:
+    """Seeded: ``listing.records`` decodes a line of the kinds it knows into the fields
+    ``parse_line`` reads of it (its nested payloads then checked as for any event), or
+    refuses it, to be read the usual way: the writers' lines, lines changed or laid out
+    otherwise, and lines made to be past what it reads."""
+    from regista.trace.listing import RECORDED, records
+    from regista.trace.validate import check_event
+
+    rng = random.Random(int(os.environ.get("REGISTA_FUZZ_SEED", "1212")) + 59)
+    n = int(os.environ.get("REGISTA_FUZZ_ITERATIONS", "150"))
+    clean = [raw for path in SAMPLES for raw in path.read_bytes().splitlines()]
+    changed = [orjson.dumps(_line_changes(rng, orjson.loads(rng.choice(clean)))) for _ in range(n)]
+    odd = [o for _ in range(n) for o in _odd_layouts(rng, rng.choice(clean))]
+    past = [o for _ in range(n) for o in _past_the_records(rng, rng.choice(clean))]
+    decode = records()
+    taken = {"clean": 0, "other": 0}
+    for i, raw in enumerate([*clean, *changed, *odd, *past]):
+        try:
+            got = decode(raw)
+        except ValueError:  # msgspec's errors
+            kind = orjson.loads(raw).get("type") if i < len(clean) else None
+            assert kind not in RECORDED, raw[:300]  # every line regista wrote of its kinds
+            continue
+        taken["clean" if i < len(clean) else "other"] += 1
+        want = _read_as(raw)
+        if want[0] == "error":  # refused by a check of its nested values alone
+            assert check_event(got, messages=False) is not None, (raw[:300], want)
+        else:
+            assert check_event(got, messages=False) is None
+            assert _view(got) == want, raw[:300]
+    assert taken["clean"] > len(clean) // 2 and taken["other"] > n // 4
