@@ -14,9 +14,8 @@ from __future__ import annotations
 import operator
 import warnings
 from bisect import bisect
-from collections import deque
 from collections.abc import Callable
-from itertools import compress, product, repeat
+from itertools import product, repeat
 from operator import add, getitem
 from pathlib import Path
 from typing import Any, cast
@@ -45,11 +44,9 @@ from regista.trace.listing import (
     FIELDS,
     built,
     listed,
-    listed_all,
     modelled,
     modelled_all,
     records,
-    views,
 )
 from regista.trace.migrations import migrate
 from regista.trace.names import (
@@ -655,37 +652,33 @@ def _light_lines(lines: list[bytes], seq: int, path: Path, lineno: int) -> list[
         )
     except IndexError:  # a line shorter than its type: read a line at a time
         return None
-    requests = list(map(_Q.__eq__, letters))
-    events: list[Any] = [None] * n
-    if True in requests:
-        asked_at = list(compress(range(n), requests))
-        found = list(map(_request_head, compress(lines, requests)))
-        if None in found:
-            return None
+    record = records()
+    events: list[Any] = []
+    append = events.append
+    for i, raw in enumerate(lines):
+        letter = letters[i]
         try:
-            asked = list(map(orjson.loads, cast(list[bytes], found)))
-        except orjson.JSONDecodeError:
-            return None
-        if (
-            set(map(type, asked)) != {dict}
-            or not all(map(operator.eq, map(dict.get, asked, repeat("type")), repeat(LLM_REQUEST)))
-            or not all(map(_LEFT_OUT_OF_HEAD.isdisjoint, asked))
-        ):
-            return None
-        # as _without_messages leaves them (a request's depth is not checked, nor anything
-        # nested: check_event's, without messages)
-        deque(map(dict.__setitem__, asked, repeat("messages"), map(list, repeat((), n))), 0)
-        if not listed_all(LLM_REQUEST, asked) or not _current_and_stepped(LLM_REQUEST, asked):
-            return None  # (listed_all checks each one's type)
-        for i, event in zip(asked_at, views(asked), strict=True):
-            events[i] = event
-    record, compacted = records(), _T
-    for i in compress(range(n), map(operator.not_, requests)):
-        raw = lines[i]
-        try:
-            if letters[i] == compacted:
+            if letter == _Q:  # a request, from its head
+                head = _request_head(raw)
+                if head is None:
+                    return None
+                event = record(head)
+                if event.type != LLM_REQUEST:
+                    return None
+            elif letter == _T:
                 raise _NotRecorded
-            event = record(raw)
+            else:
+                event = record(raw)
+                # its nested values, as check_event checks them
+                kind = event.type
+                if kind == LLM_RESPONSE:
+                    check_response(event.response)  # (a ValueError: read the usual way)
+                elif (
+                    kind == TOOL_RESULT
+                    and type(event.content) is not str
+                    and check_event(event) is not None
+                ):
+                    return None
         except _NOT_RECORDED:
             # read the usual way: by _light, else (a session's start or end, a compaction,
             # an odd line) by parse_line
@@ -695,20 +688,7 @@ def _light_lines(lines: list[bytes], seq: int, path: Path, lineno: int) -> list[
                     event = parse_line(raw, path, lineno + 1 + i, None, messages=False, light=True)
                 except RegistaError:
                     return None
-        else:  # its nested values, as check_event checks them
-            kind = event.type
-            if kind == LLM_RESPONSE:
-                try:
-                    check_response(event.response)
-                except ValueError:
-                    return None
-            elif (
-                kind == TOOL_RESULT
-                and type(event.content) is not str
-                and check_event(event) is not None
-            ):
-                return None
-        events[i] = event
+        append(event)
     if list(map(_seq, events)) != list(range(seq, seq + n)):
         return None
     return events

@@ -17,10 +17,9 @@ the models' annotations, so the two cannot drift apart. Nested payloads are chec
 
 from __future__ import annotations
 
-import operator
 from collections import deque
 from collections.abc import Sequence
-from itertools import chain, compress, repeat
+from itertools import repeat
 from operator import itemgetter
 from pathlib import Path
 from types import NoneType
@@ -47,11 +46,9 @@ __all__ = [
     "Listing",
     "built",
     "listed",
-    "listed_all",
     "modelled",
     "modelled_all",
     "records",
-    "views",
 ]
 
 
@@ -245,7 +242,7 @@ class _Fields:
 class _Kind(_Fields):
     """What :func:`listed` knows of one kind of event."""
 
-    __slots__ = ("filled", "getters", "left_out", "names", "values")
+    __slots__ = ("filled", "left_out", "values")
 
     def __init__(self, kind: str) -> None:
         left_out = dict(LEFT_OUT.get(kind, ()))
@@ -254,18 +251,14 @@ class _Kind(_Fields):
         #: The values of the fields, in order, from a line's dict (``KeyError``: one is
         #: missing); the fields are at least two (the envelope's).
         self.values = itemgetter(*(f[0] for f in fields))
-        #: Each field's value from a line's dict, a field at a time.
-        self.getters = tuple(itemgetter(f[0]) for f in fields)
-        #: The fields' names, in order.
-        self.names = tuple(f[0] for f in fields)
         self.filled = tuple(left_out.items())
         self.left_out = frozenset(left_out)
 
 
 _KINDS = {kind: _Kind(kind) for kind in FIELDS}
 
-#: The kinds of event read as typed records (:func:`records`): those a trace holds most of
-#: but requests (read from their heads) and compactions (few and long).
+#: The kinds of event whose lines are read whole as typed records (:func:`records`): those
+#: a trace holds most of, but requests (read from their heads) and compactions (few, long).
 RECORDED = (LLM_RESPONSE, TOOL_CALL, PERMISSION_DECISION, TOOL_RESULT, ERROR)
 #: How many levels of objects and lists a payload (a call's input, an answer, a result's
 #: content) may hold and be read as a typed record: deeper ones are read the usual way.
@@ -278,6 +271,9 @@ def records() -> Any:
     """A decoder of one line of the kinds :data:`RECORDED` into a typed record: a frozen
     ``msgspec.Struct`` per kind, whose fields are its model's (:data:`FIELDS`, but ``type``,
     a class attribute the line's ``type`` picked), checked as they are decoded, in C.
+
+    A request is decoded from its head (its fields but those :data:`LEFT_OUT`, and its
+    messages: these are the record's class's, empty).
 
     It takes exactly the lines :func:`listed` takes (every field, of the exact type
     :data:`FIELDS` says; the current schema; no step below 0), but those with a field it
@@ -322,10 +318,18 @@ def _make_records() -> Any:
         _LS: Union[str, list[obj]],  # noqa: UP007
     }
     kinds = []
-    for kind in RECORDED:
+    for kind in (*RECORDED, LLM_REQUEST):
+        # a request's head (see LEFT_OUT): the fields left out, and its messages, are the
+        # class's, as listed fills them
+        left_out: dict[str, Any] = {}
+        if kind == LLM_REQUEST:
+            left_out = {
+                name: () if default is list else default for name, default in LEFT_OUT[kind]
+            }
+            left_out["messages"] = ()
         fields: list[tuple[str, Any]] = []
         for name, types, allowed, _ in FIELDS[kind]:
-            if name == "type":
+            if name == "type" or name in left_out:
                 continue  # the tag
             if name == "schema_version":
                 annotation: Any = Literal[SCHEMA_VERSION]
@@ -341,7 +345,7 @@ def _make_records() -> Any:
             msgspec.defstruct(
                 f"{title}Record",
                 fields,
-                namespace={"type": kind},
+                namespace={"type": kind, **left_out},
                 tag_field="type",
                 tag=kind,
                 forbid_unknown_fields=True,
@@ -378,55 +382,6 @@ def listed(data: dict[str, Any]) -> Listed | None:
     event = _new(Listed)
     _set(event, "__dict__", data)
     return event
-
-
-def listed_all(kind: str, lines: list[dict[str, Any]]) -> bool:
-    """:func:`listed`'s check of each of ``lines`` (decoded lines of event ``kind``; a
-    request's read as :data:`LEFT_OUT` says), made a field at a time for them all: whether
-    :func:`listed` takes every one of them (then the fields left out are filled, as it
-    fills them). Their views are :func:`views` of them."""
-    fields = _KINDS[kind]
-    if fields.filled and not all(map(fields.left_out.isdisjoint, lines)):
-        return False  # read whole: the values of these are for the models to judge
-    if set(map(tuple, lines)) == {fields.names}:  # the model's fields in its order, no other
-        # (the writer's lines): each line's value types, in the fields' order
-        keys = set(map(tuple, map(map, repeat(type), map(dict.values, lines))))
-    else:
-        try:
-            values = list(map(fields.values, lines))
-        except KeyError:
-            return False
-        keys = set(map(tuple, map(map, repeat(type), values)))
-    seen, types = fields.seen, fields.types
-    for key in keys:
-        if key not in seen:
-            if not all(t in ok for t, ok in zip(key, types, strict=True)):
-                return False
-            seen.add(key)
-    for i, allowed in fields.literals:
-        if not allowed.issuperset(map(fields.getters[i], lines)):  # strs: their type was checked
-            return False
-    for i in fields.lists:
-        if any(key[i] is list for key in keys):  # every item of each list an object
-            values = list(map(fields.getters[i], lines))
-            lists = compress(values, map(operator.is_, map(type, values), repeat(list)))
-            if not {dict}.issuperset(map(type, chain.from_iterable(lists))):
-                return False
-    for name, default in fields.filled:  # (in C: a request's head is read every 5th line)
-        made = map(list, repeat((), len(lines))) if default is list else repeat(default)
-        deque(map(dict.__setitem__, lines, repeat(name), made), 0)
-    return True
-
-
-def _view(data: dict[str, Any]) -> Listed:
-    event = _new(Listed)
-    _set(event, "__dict__", data)
-    return event
-
-
-def views(lines: list[dict[str, Any]]) -> list[Listed]:
-    """A :class:`Listed` view of each of ``lines``, which :func:`listed_all` took."""
-    return list(map(_view, lines))
 
 
 def modelled(data: dict[str, Any]) -> Any:

@@ -70,8 +70,8 @@ def _fields(ev: Any) -> bytes:
     out (a line without one is stamped when read)."""
     if isinstance(ev, Listed):
         data = dict(vars(ev))
-    elif isinstance(ev, msgspec.Struct):  # a typed record: its type is its class's
-        data = {**msgspec.structs.asdict(ev), "type": ev.type}
+    elif isinstance(ev, msgspec.Struct):  # a typed record: some fields are its class's
+        data = {name: getattr(ev, name) for name, *_ in FIELDS[ev.type]}
     else:
         data = ev.model_dump()
     data.pop("ts", None)
