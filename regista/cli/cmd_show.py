@@ -208,6 +208,17 @@ def _cut(text: str, width: int | None) -> tuple[str, bool]:
     return joined[: width - 1] + "…", True
 
 
+def _cut_long(text: str, width: int) -> str | None:
+    """:func:`_short` of ``text`` when its first words are longer than ``width`` (else
+    ``None``: measure it whole). Its start taken as it is when collapsing white space would
+    not change it (only single spaces, not first: the usual gist), as :func:`_cut` cuts it."""
+    head = text[: width + 1]
+    if len(head) > width and head.isprintable() and "  " not in head and head[0] != " ":
+        return head[: width - 1] + "…"  # (isprintable: no white space but the space)
+    head = " ".join(text[: 2 * width + 16].split())
+    return head[: width - 1] + "…" if len(head) > width else None
+
+
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
@@ -357,12 +368,9 @@ def steps_lines(
     else:
         mark_width = max([0, *(Text.from_markup(m).cell_len for m in set(marks))])
         gist_width = max(20, width - (w0 + w1 + w2 + w4 + w5) - mark_width - 2 * len(heads))
-        # What _short does, a column at a time: a gist whose first words are already
-        # longer than the width is cut there.
-        lead = slice(2 * gist_width + 16)
-        heads_of = map(" ".join, map(str.split, map(str.__getitem__, gists, repeat(lead))))
-        keep = gist_width - 1
-        cuts: list[str | None] = [h[:keep] + "…" if len(h) > gist_width else None for h in heads_of]
+        # What _short does: a gist whose first words are already longer than the width is
+        # cut there; the others are measured one by one below.
+        cuts = list(map(_cut_long, gists, repeat(gist_width)))
         for i in compress(range(len(cuts)), map(not_, cuts)):  # the others, one by one
             gist, cut = _cut(gists[i], gist_width)
             if not cut and limit is not None and len(gists[i]) >= limit:

@@ -41,6 +41,8 @@ __all__ = ["Glance", "Row", "StepsPass", "marks_text", "ms_text", "tokens_text"]
 _DENIED, _ERROR, _UNFINISHED = "[yellow]denied[/]", "[red]error[/]", "[yellow]unfinished[/]"
 # A step's facts (regista.trace.grouping's flags).
 _IS_COMPLETE, _IS_DENIED, _IS_ERROR = grouping.COMPLETE, grouping.DENIED, grouping.ERROR
+_FACTS = grouping.FACTS
+_LIVE = (None, "live")  # who answered a step: live, or not said (then live)
 _FLAGS = attrgetter("flags")
 
 
@@ -80,39 +82,30 @@ class Row:
     """One step: what its columns need, read from the first event of each kind as it came
     (and those events, for its whole gist)."""
 
-    __slots__ = (
-        "call",
-        "compaction",
-        "error",
-        "first",
-        "flags",
-        "gist",
-        "index",
-        "kind",
-        "last",
-        "model",
-        "origin",
-        "response",
-        "result",
-        "rules",
-        "scripted",
-        "tokens",
-        "tool",
-    )
+    # What a step has not read yet (a step sets its own as it reads them: most of a row's
+    # fields are never set).
+    response: Any = None
+    call: Any = None
+    result: Any = None
+    compaction: Any = None
+    error: Any = None
+    #: The model the request named.
+    model: str | None = None
+    #: Answered by an offline model.
+    scripted = False
+    tool: str | None = None
+    #: Its facts, folded from its events by the rules.
+    flags = 0
+    #: Who answered: the first response, result or compaction.
+    origin: str | None = None
+    tokens = ""
+    gist: str | None = None
 
     def __init__(self, index: int, kind: StepKind, first: Any) -> None:
         self.index, self.kind = index, kind
         # its first event, and its last one as far as a step cut short needs it (for its time)
         self.first = self.last = first
-        self.response = self.call = self.result = self.compaction = self.error = None
-        self.model: str | None = None  # of the request
-        self.scripted = False  # answered by an offline model
-        self.tool: str | None = None
         self.rules = RULES[kind]
-        self.flags = 0  # its facts, folded from its events by the rules
-        self.origin: str | None = None  # who answered: the first response, result or compaction
-        self.tokens = ""
-        self.gist: str | None = None
 
     # What regista.loops.RepeatFinder reads of a step, under the names Step gives them.
     @property
@@ -173,18 +166,29 @@ class Row:
             title = "compaction"
             closing = self.compaction
         flags = self.flags
-        complete = bool(flags & _IS_COMPLETE)
         # A denied tool never ran (its time: see ms).
         if flags & _IS_DENIED:
-            denied, ms = True, ""
+            ms = ""
         else:
-            denied = False
-            took = took_ms(self.first, closing, self.last)
-            ms = "" if took is None else ms_text(took)
-        is_error = bool(flags & _IS_ERROR)
-        origin = self.origin or "live"
-        plain = complete and not denied and not is_error and origin == "live" and not mixed
-        marks = "" if plain else marks_text(denied, is_error, complete, origin, mixed)
+            # took_ms's common case first: a duration its closing event recorded, short
+            # (ms_text's: rounded to the µs, then to the ms)
+            took = getattr(closing, "duration_ms", None)
+            if type(took) is float and 0.0 < took < 999.0:
+                ms = str(round(round(took, 3)))
+            else:
+                took = took_ms(self.first, closing, self.last)
+                ms = "" if took is None else ms_text(took)
+        origin = self.origin
+        if flags & _FACTS == _IS_COMPLETE and origin in _LIVE and not mixed:
+            marks = ""  # the usual step: nothing to mark
+        else:
+            marks = marks_text(
+                bool(flags & _IS_DENIED),
+                bool(flags & _IS_ERROR),
+                bool(flags & _IS_COMPLETE),
+                origin or "live",
+                mixed,
+            )
         return title, self.tokens, ms, marks, gist or ""
 
 

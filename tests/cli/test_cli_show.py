@@ -10,7 +10,7 @@ from builders import SIMPLE_SCRIPT, answer, simple_agent
 from hypothesis import given
 from hypothesis import strategies as st
 
-from regista.cli.cmd_show import _short
+from regista.cli.cmd_show import _cut_long, _short
 from regista.cli.main import main
 from regista.errors import ProviderError
 from regista.providers import ScriptedProvider
@@ -116,6 +116,23 @@ def test_short_of_long_texts_says_the_same(text: str, width: int) -> None:
     whole = " ".join(text.split())
     expected = whole if len(whole) <= width else whole[: width - 1] + "…"
     assert _short(text, width) == expected
+
+
+# every kind of white space str.split knows, and characters that are none
+_SPACES = " \n\t\r\x0b\x0c\x1c\x1f\x85\xa0\u1680\u2000\u2028\u2029\u202f\u3000"
+
+
+@given(st.text(alphabet=_SPACES + "ab→é\x00\u200b", max_size=120), st.integers(2, 40))
+def test_a_long_gist_is_cut_as_short_cuts_it(text: str, width: int) -> None:
+    """The table's cut of a gist whose start is already too long (taken as it is when
+    collapsing white space would not change it) is _short's, and it leaves to _short
+    only the texts that collapse to at most the width."""
+    whole = " ".join(text.split())
+    cut = _cut_long(text, width)
+    if cut is None:
+        assert len(" ".join(text[: 2 * width + 16].split())) <= width
+    else:
+        assert cut == whole[: width - 1] + "…" == _short(text, width)
 
 
 @given(st.text(alphabet=" \n\tab→é", max_size=60), st.integers(min_value=2, max_value=40))
