@@ -657,49 +657,42 @@ def _light_lines(lines: list[bytes], seq: int, path: Path, lineno: int) -> list[
     append = events.append
     for i, raw in enumerate(lines):
         letter = letters[i]
-        try:
-            if letter == _Q:  # a request, from its head
-                head = _request_head(raw)
-                if head is None:
-                    return None
-                event = record(head)
-                if event.type != LLM_REQUEST:
-                    return None
-            elif letter == _T:
-                raise _NotRecorded
-            else:
-                event = record(raw)
-                # its nested values, as check_event checks them
-                kind = event.type
-                if kind == LLM_RESPONSE:
-                    check_response(event.response)  # (a ValueError: read the usual way)
-                elif (
-                    kind == TOOL_RESULT
-                    and type(event.content) is not str
-                    and check_event(event) is not None
-                ):
-                    return None
-        except _NOT_RECORDED:
-            # read the usual way: by _light, else (a session's start or end, a compaction,
-            # an odd line) by parse_line
-            event = _light(raw)
-            if event is None:
-                try:
-                    event = parse_line(raw, path, lineno + 1 + i, None, messages=False, light=True)
-                except RegistaError:
-                    return None
+        if letter == _T:
+            event = None  # a compaction: read by parse_line (decoded once)
+        else:
+            try:
+                if letter == _Q:  # a request, from its head
+                    head = _request_head(raw)
+                    if head is None:
+                        return None
+                    event = record(head)
+                    if event.type != LLM_REQUEST:
+                        return None
+                else:
+                    event = record(raw)
+                    # its nested values, as check_event checks them
+                    kind = event.type
+                    if kind == LLM_RESPONSE:
+                        check_response(event.response)  # (a ValueError: read the usual way)
+                    elif (
+                        kind == TOOL_RESULT
+                        and type(event.content) is not str
+                        and check_event(event) is not None
+                    ):
+                        return None
+            except ValueError:  # no typed record (msgspec's errors are ValueErrors)
+                event = _light(raw)
+        if event is None:  # a session's start or end, a compaction, an odd line
+            try:
+                event = parse_line(raw, path, lineno + 1 + i, None, messages=False, light=True)
+            except RegistaError:
+                return None
         append(event)
     if list(map(_seq, events)) != list(range(seq, seq + n)):
         return None
     return events
 
 
-class _NotRecorded(Exception):
-    """A compaction: read the usual way."""
-
-
-#: What a line that is no typed record raises (msgspec's errors are ValueErrors).
-_NOT_RECORDED = (_NotRecorded, ValueError)
 _ZERO, _HEAD, _B_TYPE = repeat(0), repeat(256), repeat(b'"type":"')
 #: Where the 7th letter of a type's value is from where its key begins, and that letter in
 #: "llm.request" and in "context.compaction" (no other kind has either there).
