@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import orjson
@@ -79,12 +80,15 @@ class Repeat:
         return {"step": self.step, "kind": self.kind, "first": self.first, "what": self.what}
 
 
+_hash16 = partial(hashlib.blake2b, digest_size=16)
+
+
 def _digest(value: Any) -> bytes:
     try:
         data = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
     except (TypeError, orjson.JSONEncodeError):
         data = repr(value).encode("utf-8", "replace")
-    return hashlib.blake2b(data, digest_size=16).digest()
+    return _hash16(data).digest()
 
 
 def _short(text: str, limit: int = 80) -> str:
@@ -131,6 +135,13 @@ class RepeatFinder:
         self._said: dict[Any, str] = {}
         self.repeats: list[Repeat] = []
 
+    def _what(self, key: tuple[Any, ...], said: Callable[[], str]) -> str:
+        """What the repeats of ``key`` say, in one line (``said()`` at its first repeat)."""
+        what = self._said.get(key)
+        if what is None:
+            what = self._said[key] = _short(said())
+        return what
+
     def add(self, step: Any) -> list[Repeat]:
         """The repeats ``step`` (a :class:`~regista.trace.steps.Step`) makes, also kept in
         :attr:`repeats`."""
@@ -154,11 +165,10 @@ class RepeatFinder:
         key = _digest([name, call.input])
         first = self._calls.setdefault(key, index)
         if first != index:
-            group = ("call", key)
-            what = self._said.get(group)
-            if what is None:
-                dumped = orjson.dumps(call.input).decode(errors="replace")
-                what = self._said[group] = _short(f"{name} {dumped}")
+            group: tuple[Any, ...] = ("call", key)
+            what = self._what(
+                group, lambda: f"{name} {orjson.dumps(call.input).decode(errors='replace')}"
+            )
             found.append(Repeat(index, "repeated_call", first, what, group))
         result = step.result
         if result is None:
@@ -168,9 +178,7 @@ class RepeatFinder:
             last = self._tool_errors.get(name)
             if last is not None and last[1] == error:
                 group = ("tool", name, error)
-                text = self._said.get(group)
-                if text is None:
-                    text = self._said[group] = _short(_result_text(result.content))
+                text = self._what(group, lambda: _result_text(result.content))
                 found.append(Repeat(index, "retry", last[0], text, group))
                 self._tool_errors[name] = (last[0], error)  # the run keeps its first
             else:
@@ -204,18 +212,16 @@ class RepeatFinder:
         first = self._answers.setdefault(key, index)
         if first == index:
             return []
-        group = ("answer", key)
-        text = self._said.get(group)
-        if text is None:
-            text = self._said[group] = _short(
-                " ".join(
-                    str(b.get("text", ""))
-                    or f"{b.get('name', '')} {orjson.dumps(b.get('input')).decode()}"
-                    for b in content
-                    if isinstance(b, dict)
-                )
-            )
-        return [Repeat(index, "repeated_answer", first, text, group)]
+        text = self._what(
+            ("answer", key),
+            lambda: " ".join(
+                str(b.get("text", ""))
+                or f"{b.get('name', '')} {orjson.dumps(b.get('input')).decode()}"
+                for b in content
+                if isinstance(b, dict)
+            ),
+        )
+        return [Repeat(index, "repeated_answer", first, text, ("answer", key))]
 
 
 def find_repeats(steps: Iterable[Any]) -> list[Repeat]:
