@@ -60,7 +60,9 @@ def run(args: argparse.Namespace) -> int:
     # The whole trace stays in memory until the process ends and makes no reference
     # cycles: the cyclic collector would walk it again and again for nothing (and once
     # more right after a pause: a process that ends with the command never resumes it).
-    if getattr(args, "standalone", False):
+    # What it read is freed by the OS then, not an object at a time (as main.run's exit_fast).
+    held: list[Any] = _HELD if getattr(args, "standalone", False) else []
+    if held is _HELD:
         gc.disable()
     with paused_gc():
         with warnings.catch_warnings():
@@ -69,11 +71,13 @@ def run(args: argparse.Namespace) -> int:
             # Read without the event models where they have nothing to do (see
             # regista.trace.listing): a small trace shows before pydantic would load.
             trace = Listing.load(args.trace)
+        held.append(trace)
 
         if getattr(args, "json", False):
             import json
 
             steps = StepsPass(trace, 0)
+            held.append(steps)
             data = facts(steps.glance, trace)
             data["repeats"] = repeats_of(steps)
             print(json.dumps(data, indent=2))
@@ -83,10 +87,15 @@ def run(args: argparse.Namespace) -> int:
         console = Console(highlight=False)
         width = None if args.full else console.width
         steps = StepsPass(trace, _limit(width))
+        held.append(steps)
         console.print(header(trace, None if args.full else GIST_WIDTH, steps.glance))
         print_steps(console, trace, width, steps)
         print_repeats(console, repeats_of(steps, each=False), width)
     return 0
+
+
+#: What a command that ends its process read (see regista.cli.main.run's exit_fast).
+_HELD: list[Any] = []
 
 
 def repeats_of(steps: StepsPass, *, each: bool = True) -> dict[str, Any] | None:
