@@ -24,15 +24,18 @@ older commit) in turn with the two, for a before / after of each ratio.
 from __future__ import annotations
 
 import argparse
+import atexit
 import compileall
 import os
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
-from realistic import DIR, SHAPES, realistic_trace, trace_path
+from realistic import SHAPES, realistic_trace, trace_path
 
 BARE = """
 import sys
@@ -150,7 +153,9 @@ def main() -> None:
     for tree in (root, args.before) if args.before else (root,):
         for package in ("regista", "regista_tui"):  # bytecode as after an install
             compileall.compile_dir(tree / package, quiet=1)
-    bare = DIR / "bare_app.py"
+    # its own folder: benches run side by side must not share (and rewrite) one copy
+    bare = Path(tempfile.mkdtemp(prefix="regista-bare-")) / "bare_app.py"
+    atexit.register(shutil.rmtree, bare.parent, True)
     bare.write_text(BARE)
     tui = f"{Path(sys.executable).with_name('regista-tui')} {path}"
     peer = f"{sys.executable} {bare}"
