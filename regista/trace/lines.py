@@ -631,14 +631,14 @@ def _light_lines(lines: list[bytes], seq: int, path: Path, lineno: int) -> list[
     out of order): they are then read one at a time, which says what is wrong and where as
     the reference says it.
 
-    The common case, in fewer steps: the lines of the kinds a trace holds most of are
-    decoded into typed records (:func:`~regista.trace.listing.records`: their fields
-    checked as they are decoded, in C), the requests from their heads a piece at a time
-    (as :func:`_light` reads them, checked a field at a time: ``map`` and sets, in C); a
-    line the records do not take is read by :func:`_light`, and a compaction (the longest
-    lines by far, decoded once), a session's start or end, or any other line, by
-    :func:`parse_line`. ``tests/trace/test_listing_light.py`` keeps this equal to the
-    reading one line at a time, on clean, changed and half-written lines.
+    The common case, in fewer steps: the lines of the kinds a trace holds most of, and the
+    requests' heads (as :func:`_light` finds them), are decoded into typed records
+    (:func:`~regista.trace.listing.records`: their fields checked as they are decoded, in
+    C), their nested values then checked as :func:`check_event` checks them; a line the
+    records do not take is read by :func:`_light`, and a compaction (the longest lines by
+    far, decoded once), a session's start or end, or any other line, by :func:`parse_line`.
+    ``tests/trace/test_listing_light.py`` keeps this equal to the reading one line at a
+    time, on clean, changed and half-written lines.
     """
     n = len(lines)
     # A line's kind, from the first "type" key in its head: a request or a compaction
