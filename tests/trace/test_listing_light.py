@@ -526,3 +526,20 @@ def test_a_typed_record_holds_the_fields_the_models_read() -> None:
             assert check_event(got, messages=False) is None
             assert _view(got) == want, raw[:300]
     assert taken["clean"] > len(clean) // 2 and taken["other"] > n // 4
+    # a request, from its head: the view _light gives of the line
+    from regista.trace.lines import _light, _request_head
+
+    heads = 0
+    for raw in [*clean, *changed, *odd]:
+        head = _request_head(raw)
+        if head is None:
+            continue
+        try:
+            got = decode(head)
+        except ValueError:
+            continue
+        if got.type == "llm.request":
+            light = _light(raw)
+            assert light is not None and _view(got) == _view(light), raw[:300]
+            heads += 1
+    assert heads > n // 4
