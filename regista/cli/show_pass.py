@@ -100,25 +100,17 @@ class Row:
     origin: str | None = None
     tokens = ""
     gist: str | None = None
+    # What regista.loops.RepeatFinder reads of a step, under the names Step gives them (set
+    # with call, response and error).
+    tool_call: Any = None
+    response_event: Any = None
+    errors: tuple[Any, ...] = ()
 
     def __init__(self, index: int, kind: StepKind, first: Any) -> None:
         self.index, self.kind = index, kind
         # its first event, and its last one as far as a step cut short needs it (for its time)
         self.first = self.last = first
         self.rules = RULES[kind]
-
-    # What regista.loops.RepeatFinder reads of a step, under the names Step gives them.
-    @property
-    def tool_call(self) -> Any:
-        return self.call
-
-    @property
-    def response_event(self) -> Any:
-        return self.response
-
-    @property
-    def errors(self) -> list[Any]:
-        return [] if self.error is None else [self.error]
 
     @property
     def denied(self) -> bool:
@@ -242,7 +234,7 @@ class StepsPass:
                     turn = max(turn, ev.turn)
                     costs.append(ev.cost_usd)
                 if row is not None and row.response is None:
-                    row.response = ev
+                    row.response = row.response_event = ev
                     row.origin = row.origin or ev.source
                     if row.kind == "model":
                         row.scripted = ev.provider == "scripted"
@@ -256,7 +248,7 @@ class StepsPass:
                         row.gist = tool_gist(row.call, ev, limit)
             elif what == TOOL_CALL:
                 if row is not None and row.call is None:
-                    row.call = ev
+                    row.call = row.tool_call = ev
                     row.tool = ev.name
             elif what == PERMISSION_DECISION:
                 if row is not None:
@@ -281,6 +273,7 @@ class StepsPass:
                 row.last = ev
                 if row.error is None:
                     row.error = ev
+                    row.errors = (ev,)
         #: The steps in order.
         self.rows = [rows[k] for k in sorted(rows)]
         self._start, self._end = trace.start, end
