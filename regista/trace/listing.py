@@ -275,14 +275,15 @@ def records() -> Any:
     A request is decoded from its head (its fields but those :data:`LEFT_OUT`, and its
     messages: these are the record's class's, empty).
 
-    It takes exactly the lines :func:`listed` takes (every field, of the exact type
-    :data:`FIELDS` says; the current schema; no step below 0), but those with a field it
-    does not know (an extra field: pydantic keeps it), a number outside 64 bits (``orjson``
-    makes it a float), a payload nested deeper than :data:`RECORD_DEPTH`, or a whole number
-    for a ``float`` (pydantic converts it, as the decoder does). It raises
-    ``msgspec.ValidationError`` or ``msgspec.DecodeError`` for any other line: read it the
-    usual way. Nested payloads are left to :func:`~regista.trace.validate.check_event`, as
-    for any event. ``tests/trace/test_listing_light.py`` keeps the two ways equal.
+    It takes the lines :func:`listed` takes (every field, of the exact type :data:`FIELDS`
+    says; the current schema; no step below 0), but not those with a field it does not know
+    (an extra field: pydantic keeps it), a number outside 64 bits (``orjson`` makes it a
+    float) or a payload nested deeper than :data:`RECORD_DEPTH`; and it takes a whole number
+    for a ``float``, converted as pydantic converts it (:func:`listed` leaves that line to
+    the models). It raises ``msgspec.ValidationError`` or ``msgspec.DecodeError`` for any
+    other line: read it the usual way. Nested payloads are left to
+    :func:`~regista.trace.validate.check_event`, as for any event.
+    ``tests/trace/test_listing_light.py`` keeps the two ways equal.
     """
     global _records
     if _records is None:
@@ -330,7 +331,7 @@ def _make_records() -> Any:
         fields: list[tuple[str, Any]] = []
         for name, types, allowed, _ in FIELDS[kind]:
             if name == "type" or name in left_out:
-                continue  # the tag
+                continue  # the tag, or the class's
             if name == "schema_version":
                 annotation: Any = Literal[SCHEMA_VERSION]
             elif name == "step":

@@ -200,3 +200,27 @@ def test_the_command_in_its_own_process_prints_everything_and_exits_with_its_cod
     bad.write_text("not json\n")
     done = subprocess.run([*exe, str(bad)], capture_output=True, text=True, check=False)
     assert done.returncode != 0 and done.stdout == "" and done.stderr.count("\n") == 1
+
+
+@given(
+    st.one_of(
+        st.floats(min_value=0.0, max_value=2000.0, allow_nan=False),
+        st.sampled_from([0.0005, 2.4995, 2.5, 3.5, 998.9999, 999.0, 999.4996, 999.5, 1e-9]),
+        st.integers(0, 2000),
+    )
+)
+def test_a_rows_time_is_took_ms_as_ms_text_says_it(recorded: float) -> None:
+    """The table's duration of a step is ``ms_text(took_ms(...))``: its usual case (a
+    short duration its closing event recorded) made in line says the same."""
+    from types import SimpleNamespace
+
+    from regista.breakdown import took_ms
+    from regista.cli.show_pass import Row, ms_text
+    from regista.trace.grouping import COMPLETE
+
+    call = SimpleNamespace(type="tool.call", ts="2026-01-01T00:00:00Z", name="t", input={})
+    result = SimpleNamespace(type="tool.result", ts="2026-01-01T00:00:01.25Z", duration_ms=recorded)
+    row = Row(1, "tool", call)
+    row.call, row.result, row.gist, row.flags = call, result, "", COMPLETE
+    took = took_ms(call, result, call)
+    assert row.columns(False, None)[2] == ("" if took is None else ms_text(took))
