@@ -225,7 +225,7 @@ class SweepScreen(Screen[None]):
         try:
             sweep = engine.load_sweep(self.path)
             view = SweepView(sweep, width)
-        except engine.RegistaError as exc:
+        except (engine.RegistaError, OSError) as exc:  # (a file the sweep was replacing)
             self.app.call_from_thread(self._failed, str(exc))
             return
         self.app.call_from_thread(self._loaded, view)

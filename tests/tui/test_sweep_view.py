@@ -109,23 +109,35 @@ async def test_the_cancel_key_stops_a_running_sweep(tmp_path: Path) -> None:
     # the view needs to show the first one's end and take the key, even on a busy machine.
     env = {**os.environ, "REGISTA_DEMO_DELAY": "1.0"}
     env.pop("REGISTA_SAMPLE_DB", None)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "regista", *sweep_argv(out, "-j", "1")],
-        cwd=tmp_path,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    said = tmp_path / "sweep.err"
+    with open(said, "wb") as err:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "regista", *sweep_argv(out, "-j", "1")],
+            cwd=tmp_path,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+        )
+
+    def where() -> str:
+        """What the view and the sweep's process said, for a wait that failed."""
+        forks = [f.status for f in load_sweep(out).forks] if (out / "sweep.json").exists() else []
+        tail = said.read_text(errors="replace")[-2000:]
+        return f"status {_status(app)!r}; exit {proc.poll()}; forks {forks}; stderr: {tail}"
+
     try:
         app = RegistaApp(sweep=out)
         async with app.run_test(size=(140, 40)) as pilot:
             await until(pilot, lambda: (out / "sweep.json").exists(), "the sweep file")
             await until(pilot, lambda: isinstance(app.screen, SweepScreen), "the view")
-            await until(
-                pilot,
-                lambda: "Sweep running: 1 of 3" in _status(app),
-                "the view following the sweep to its first fork's end",
-            )
+            try:
+                await until(
+                    pilot,
+                    lambda: "Sweep running: 1 of 3" in _status(app),
+                    "the view following the sweep to its first fork's end",
+                )
+            except AssertionError as exc:
+                raise AssertionError(f"{exc} ({where()})") from None
             await pilot.press("x")
             await until(pilot, lambda: proc.poll() is not None, "the sweep's end")
             await until(pilot, lambda: "cut short" in _status(app), "the view saying so")
