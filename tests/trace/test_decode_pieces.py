@@ -14,7 +14,7 @@ import orjson
 import pytest
 from files import SAMPLES as SAMPLE_TRACES
 from files import found
-from test_listing_light import _line_changes, _odd_layouts
+from test_listing_light import _line_changes, changed_piece
 from test_listing_light import _model_state as _full_state
 
 from regista.errors import RegistaError
@@ -110,22 +110,8 @@ def test_a_piece_is_read_as_it_is_read_one_line_at_a_time(
     for i in range(n * 3):
         source = rng.choice(sources)
         start = rng.randrange(1, len(source))
-        lines = source[start : start + rng.randrange(1, 40)]
-        for _ in range(i % 3):  # none, one or two lines changed
-            k = rng.randrange(len(lines))
-            how = rng.randrange(5)
-            if how < 3 and lines[k] not in source:  # changed already (and perhaps cut)
-                continue
-            if how == 0:
-                lines[k] = orjson.dumps(_line_changes(rng, orjson.loads(lines[k])))
-            elif how == 1:
-                lines[k] = rng.choice(_odd_layouts(rng, lines[k]))
-            elif how == 2 and b'"llm.request"' in lines[k]:
-                lines[k] = _request_changes(rng, lines[k])
-            elif how == 3 and len(lines) > 1:
-                del lines[k]
-            else:
-                lines.insert(k, rng.choice(source))
+        # none, one or two lines changed
+        lines = changed_piece(rng, source, start, i % 3, _request_changes)
         want = by_pydantic(lines, start, source[:start])
         decoder = _primed(source[:start])
         before = _decoder_state(decoder)

@@ -302,6 +302,36 @@ def test_a_listing_reads_the_writers_lines_in_fewer_steps_as_it_reads_any() -> N
     assert fast > len(clean) // 2 + n // 4  # changed and odd lines are read too, not only left
 
 
+def changed_piece(
+    rng: random.Random,
+    source: list[bytes],
+    start: int,
+    changes: int,
+    request_changes: Any = None,
+) -> list[bytes]:
+    """1 to 39 lines of ``source`` from ``start``, ``changes`` times one changed (a field,
+    a layout, with ``request_changes`` a request's own), left out or one added."""
+    lines = source[start : start + rng.randrange(1, 40)]
+    for _ in range(changes):
+        k = rng.randrange(len(lines))
+        how = rng.randrange(4 if request_changes is None else 5)
+        if request_changes is None and how >= 2:
+            how += 1  # (no change of a request's own)
+        if how < 3 and lines[k] not in source:  # changed already (and perhaps cut)
+            continue
+        if how == 0:
+            lines[k] = orjson.dumps(_line_changes(rng, orjson.loads(lines[k])))
+        elif how == 1:
+            lines[k] = rng.choice(_odd_layouts(rng, lines[k]))
+        elif how == 2 and b'"llm.request"' in lines[k]:
+            lines[k] = request_changes(rng, lines[k])
+        elif how == 3 and len(lines) > 1:
+            del lines[k]
+        else:
+            lines.insert(k, rng.choice(source))
+    return lines
+
+
 def _one_at_a_time(lines: list[bytes], seq: int) -> list[tuple[Any, ...]] | None:
     """``lines`` read one at a time as ``parse_file`` reads them for a listing; ``None``
     when one is refused (or out of order)."""
@@ -336,20 +366,7 @@ def test_a_listing_reads_a_piece_of_lines_as_it_reads_them_one_at_a_time() -> No
     for i in range(n * 2):
         source = rng.choice(sources)
         start = rng.randrange(len(source))
-        lines = source[start : start + rng.randrange(1, 40)]
-        for _ in range(i % 3):  # none, one or two lines changed
-            k = rng.randrange(len(lines))
-            how = rng.randrange(4)
-            if how < 2 and lines[k] not in source:  # changed already (and perhaps cut)
-                continue
-            if how == 0:
-                lines[k] = orjson.dumps(_line_changes(rng, orjson.loads(lines[k])))
-            elif how == 1:
-                lines[k] = rng.choice(_odd_layouts(rng, lines[k]))
-            elif how == 2 and len(lines) > 1:
-                del lines[k]
-            else:
-                lines.insert(k, rng.choice(source))
+        lines = changed_piece(rng, source, start, i % 3)  # none, one or two lines changed
         want = _one_at_a_time(lines, start)
         got = _light_lines(lines, start, Path("t.jsonl"), start)
         if got is None:
